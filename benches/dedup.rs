@@ -1,0 +1,182 @@
+//! All pairs and clusters of a whole store, next to one `query` per document on the same
+//! store in the same run.
+//!
+//! Data sets (N documents each):
+//! - `random`: random fingerprints, 1% of them planted near-duplicates (a copy of an earlier
+//!   document with 0..=3 bits flipped);
+//! - `skewed`: the same, but 5% of documents share one value of block 0 (templated pages), so
+//!   one group of family `block0` holds N/20 documents.
+//!
+//! ```text
+//! cargo bench --bench dedup -- --n 1000000 --runs 3
+//! cargo bench --bench dedup -- --n 10000000 --runs 3 --sample 100000 --dir /tmp/dedup-10m
+//! ```
+//!
+//! Options: `--n N` (default 1,000,000), `--k K` (3), `--runs R` (3; the median is reported),
+//! `--sample S` (documents queried for the per-document baseline, default min(N, 200,000);
+//! when S < N the baseline is extrapolated to N, and said so), `--sets random,skewed`,
+//! `--dir DIR` (keep the stores in DIR/<set>-<N> and reuse them in later runs).
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use simhash_store::{Durability, Entry, Fingerprint, Store};
+
+struct SplitMix(u64);
+
+impl SplitMix {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        ((u128::from(self.next()) * u128::from(n)) >> 64) as u64
+    }
+}
+
+struct Opts {
+    n: usize,
+    k: u32,
+    runs: usize,
+    sample: usize,
+    sets: Vec<String>,
+    dir: Option<PathBuf>,
+}
+
+fn parse_args() -> Opts {
+    let mut opts = Opts {
+        n: 1_000_000,
+        k: 3,
+        runs: 3,
+        sample: 0,
+        sets: vec!["random".into(), "skewed".into()],
+        dir: None,
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        let mut value = || args.next().unwrap_or_else(|| panic!("{arg} needs a value"));
+        match arg.as_str() {
+            "--n" => opts.n = value().replace('_', "").parse().expect("--n N"),
+            "--k" => opts.k = value().parse().expect("--k K"),
+            "--runs" => opts.runs = value().parse().expect("--runs R"),
+            "--sample" => opts.sample = value().replace('_', "").parse().expect("--sample S"),
+            "--sets" => opts.sets = value().split(',').map(str::to_owned).collect(),
+            "--dir" => opts.dir = Some(PathBuf::from(value())),
+            // Flags cargo passes to every bench target.
+            "--bench" => {}
+            other => panic!("unknown argument {other}"),
+        }
+    }
+    if opts.sample == 0 {
+        opts.sample = opts.n.min(200_000);
+    }
+    opts
+}
+
+/// Fingerprints of the data set: 1% planted near-duplicates; for `skewed`, 5% share block 0.
+fn fingerprints(set: &str, n: usize) -> Vec<u64> {
+    let mut rng = SplitMix(42);
+    let mut fps: Vec<u64> = Vec::with_capacity(n);
+    for i in 0..n {
+        let mut fp = if i > 0 && rng.below(100) == 0 {
+            let base = fps[rng.below(i as u64) as usize];
+            (0..rng.below(4)).fold(base, |f, _| f ^ (1u64 << rng.below(64)))
+        } else {
+            rng.next()
+        };
+        if set == "skewed" && rng.below(20) == 0 {
+            fp = (fp & 0x0000_ffff_ffff_ffff) | (0x5a5au64 << 48);
+        }
+        fps.push(fp);
+    }
+    fps
+}
+
+fn load(path: &std::path::Path, fps: &[u64]) -> Store {
+    let store = Store::builder()
+        .durability(Durability::NoWal)
+        .open(path)
+        .expect("open the store");
+    if store.len() == fps.len() as u64 {
+        return store;
+    }
+    let start = Instant::now();
+    for (c, chunk) in fps.chunks(50_000).enumerate() {
+        let base = (c * 50_000) as u64;
+        store
+            .insert_batch(chunk.iter().enumerate().map(|(i, &fp)| Entry::new(base + i as u64, Fingerprint(fp))))
+            .expect("insert");
+    }
+    store.flush().expect("flush");
+    store.compact().expect("compact");
+    eprintln!("  loaded {} documents in {:.1} s", fps.len(), start.elapsed().as_secs_f64());
+    store
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn main() {
+    let opts = parse_args();
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    println!(
+        "dedup benchmark: N = {}, k = {}, {} runs (median), {} cores, baseline sample {}",
+        opts.n, opts.k, opts.runs, cores, opts.sample
+    );
+    println!("| set | N | all pairs + clusters (s) | pairs | clusters | largest | one query per document (s) | ratio |");
+    println!("|---|---|---|---|---|---|---|---|");
+    for set in &opts.sets {
+        let tmp;
+        let path = match &opts.dir {
+            Some(dir) => dir.join(format!("{set}-{}", opts.n)),
+            None => {
+                tmp = tempfile::tempdir().expect("tempdir");
+                tmp.path().to_path_buf()
+            }
+        };
+        eprintln!("{set}: preparing {}", path.display());
+        let fps = fingerprints(set, opts.n);
+        let store = load(&path, &fps);
+
+        let mut times = Vec::new();
+        let mut found = None;
+        for run in 0..opts.runs {
+            let start = Instant::now();
+            let (clusters, stats) = store.pairs(opts.k).clusters().expect("scan");
+            let secs = start.elapsed().as_secs_f64();
+            eprintln!("  run {run}: {secs:.2} s, {} pairs, {} clusters", stats.pairs, clusters.len());
+            times.push(secs);
+            let largest = clusters.iter().map(|c| c.members.len()).max().unwrap_or(0);
+            found = Some((stats.pairs, clusters.len(), largest));
+        }
+        let dedup = median(times);
+        let (pairs, clusters, largest) = found.unwrap_or_default();
+
+        // The baseline: one query per document (on all cores, as `query_batch` does), each
+        // pair seen from both ends; on a sample of evenly spaced documents, extrapolated to N.
+        let step = (opts.n / opts.sample.max(1)).max(1);
+        let sample: Vec<Fingerprint> = fps.iter().step_by(step).map(|&fp| Fingerprint(fp)).collect();
+        let mut times = Vec::new();
+        for run in 0..opts.runs {
+            let start = Instant::now();
+            let answers = store.query_batch(&sample, opts.k).expect("queries");
+            let secs = start.elapsed().as_secs_f64() * opts.n as f64 / sample.len() as f64;
+            let matched: usize = answers.iter().map(|a| a.len() - 1).sum();
+            eprintln!("  baseline run {run}: {secs:.2} s for N (sample {}: {matched} matches besides itself)", sample.len());
+            times.push(secs);
+        }
+        let baseline = median(times);
+        let extrapolated = if sample.len() < opts.n { " (extrapolated)" } else { "" };
+        println!(
+            "| {set} | {} | {dedup:.2} | {pairs} | {clusters} | {largest} | {baseline:.1}{extrapolated} | {:.1}x |",
+            opts.n,
+            baseline / dedup
+        );
+    }
+}

@@ -1,0 +1,112 @@
+//! Fingerprint throughput on Chinese text, next to jieba's segmentation alone on the same text.
+//!
+//! ```text
+//! cargo bench --bench fingerprint
+//! ```
+//!
+//! The text is every `*.txt` of `../shared/corpus` (relative to the crate) when that folder
+//! exists (real Chinese news), else generated Chinese text of the same size. Throughput is in
+//! bytes of UTF-8 text; each iteration fingerprints (or segments) every document once.
+
+use std::hint::black_box;
+use std::path::Path;
+use std::sync::LazyLock;
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use jieba_rs::Jieba;
+use simhash_store::{SimhashConfig, Simhasher};
+
+static JIEBA: LazyLock<Jieba> = LazyLock::new(Jieba::new);
+
+/// The benchmark documents: the shared corpus if present, else generated text.
+fn documents() -> (Vec<String>, &'static str) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
+    let mut docs = Vec::new();
+    if let Ok(entries) = std::fs::read_dir(&dir) {
+        let mut paths: Vec<_> = entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "txt"))
+            .collect();
+        paths.sort();
+        docs = paths.iter().filter_map(|p| std::fs::read_to_string(p).ok()).collect();
+    }
+    if docs.is_empty() {
+        (generated(), "generated")
+    } else {
+        (docs, "shared/corpus")
+    }
+}
+
+/// Three documents (about 11 KB in all) of Chinese sentences with some English, from a
+/// fixed-seed generator.
+fn generated() -> Vec<String> {
+    const WORDS: &[&str] = &[
+        "历史", "学者", "认为", "王朝", "时期", "经济", "发展", "政治", "制度", "改革", "社会", "文化",
+        "人口", "农业", "商业", "城市", "军队", "战争", "皇帝", "大臣", "百姓", "土地", "税收", "记载",
+        "研究", "资料", "事件", "影响", "变化", "问题", "新闻", "记者", "报道", "公司", "市场", "增长",
+        "政府", "政策", "技术", "网络", "数据", "用户", "服务", "系统", "安全", "部门", "地区", "国际",
+    ];
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move |n: usize| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % n as u64) as usize
+    };
+    [7_800usize, 1_500, 1_500]
+        .iter()
+        .map(|&len| {
+            let mut text = String::new();
+            while text.len() < len {
+                for _ in 0..4 + next(8) {
+                    text.push_str(WORDS[next(WORDS.len())]);
+                }
+                text.push_str(if next(6) == 0 { "，the data and the system。" } else { "。" });
+            }
+            text
+        })
+        .collect()
+}
+
+fn bench(c: &mut Criterion) {
+    let (docs, source) = documents();
+    let bytes: usize = docs.iter().map(String::len).sum();
+    let default = Simhasher::default();
+    let Ok(words_only) =
+        Simhasher::new(SimhashConfig::default().with_cjk_char_shingles(0).with_word_char_shingles(0))
+    else {
+        return;
+    };
+    // Load the dictionaries before timing.
+    let _ = default.fingerprint("预热");
+    let _ = JIEBA.cut("预热", true);
+
+    let mut group = c.benchmark_group(format!("fingerprint_zh/{source}"));
+    group.throughput(Throughput::Bytes(bytes as u64));
+    group.sample_size(30);
+    group.bench_function("simhasher_default", |b| {
+        b.iter(|| {
+            for d in &docs {
+                black_box(default.fingerprint(black_box(d)).ok());
+            }
+        })
+    });
+    group.bench_function("simhasher_words_only", |b| {
+        b.iter(|| {
+            for d in &docs {
+                black_box(words_only.fingerprint(black_box(d)).ok());
+            }
+        })
+    });
+    group.bench_function("jieba_cut_hmm", |b| {
+        b.iter(|| {
+            for d in &docs {
+                black_box(JIEBA.cut(black_box(d), true));
+            }
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -1,0 +1,83 @@
+//! Query latency at 1M random fingerprints, k = 3 and k = 6, next to brute force over the same
+//! fingerprints in the same run: an in-memory popcount scan of a `Vec<u64>` and the store's own
+//! full scan (`Strategy::FullScan`).
+//!
+//! `cargo bench --bench query` (set `SIMHASH_BENCH_N` for another size).
+
+use std::hint::black_box;
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
+use simhash_store::{Entry, Fingerprint, Store, Strategy};
+
+struct SplitMix(u64);
+impl SplitMix {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+}
+
+fn bench(c: &mut Criterion) {
+    let n: usize = std::env::var("SIMHASH_BENCH_N").ok().and_then(|v| v.parse().ok()).unwrap_or(1_000_000);
+    let mut rng = SplitMix(42);
+    let fps: Vec<u64> = (0..n).map(|_| rng.next()).collect();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = Store::builder()
+        .durability(simhash_store::Durability::NoWal)
+        .open(dir.path())
+        .expect("open");
+    for (chunk_no, chunk) in fps.chunks(50_000).enumerate() {
+        let base = (chunk_no * 50_000) as u64;
+        store
+            .insert_batch(chunk.iter().enumerate().map(|(i, &fp)| Entry::new(base + i as u64, Fingerprint(fp))))
+            .expect("insert");
+    }
+    store.flush().expect("flush");
+    store.compact().expect("compact");
+
+    // Half the queries are planted near-duplicates (2 bits from a stored one), half random.
+    let queries: Vec<Fingerprint> = (0..1024)
+        .map(|i| {
+            if i % 2 == 0 {
+                let base = fps[(rng.next() % n as u64) as usize];
+                Fingerprint(base ^ (1 << (rng.next() % 64)) ^ (1 << (rng.next() % 64)))
+            } else {
+                Fingerprint(rng.next())
+            }
+        })
+        .collect();
+
+    let mut group = c.benchmark_group(format!("query_{n}"));
+    for k in [3u32, 6] {
+        let mut qi = 0usize;
+        group.bench_function(BenchmarkId::new("store", k), |b| {
+            b.iter(|| {
+                qi = (qi + 1) % queries.len();
+                black_box(store.query(queries[qi], k).expect("query"))
+            })
+        });
+        let mut qi = 0usize;
+        group.bench_function(BenchmarkId::new("memory_brute_force", k), |b| {
+            b.iter(|| {
+                qi = (qi + 1) % queries.len();
+                let q = queries[qi].0;
+                black_box(fps.iter().filter(|&&fp| (fp ^ q).count_ones() <= k).count())
+            })
+        });
+    }
+    group.sample_size(10);
+    let mut qi = 0usize;
+    group.bench_function(BenchmarkId::new("store_full_scan", 3), |b| {
+        b.iter(|| {
+            qi = (qi + 1) % queries.len();
+            black_box(store.query_with(queries[qi], 3, Strategy::FullScan).expect("query"))
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

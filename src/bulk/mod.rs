@@ -1,0 +1,297 @@
+//! Bulk loading: [`BulkLoader`] gathers documents in memory up to a budget, sorts them,
+//! writes them as SST files, one set per column family, and ingests those into the store,
+//! bypassing the write-ahead log and the memtables.
+//!
+//! - `runs.rs`: the in-memory run and its net effect on the store (upsert semantics).
+//! - `sst.rs`: sorting and writing a run's SST files, and ingestion.
+//! - `journal.rs`: the crash-safe ingestion of a run across column families, and recovery.
+//! - `progress.rs`: progress reports.
+//! - `options.rs`: [`BulkOptions`], [`BulkProgress`], [`BulkSummary`].
+//!
+//! The design, and why runs are ingested one by one rather than merged, is in
+//! `docs/design.md`, "Bulk loading".
+
+mod journal;
+mod options;
+mod progress;
+mod runs;
+mod sst;
+
+use std::path::Path;
+
+use rayon::prelude::*;
+
+pub(crate) use journal::recover;
+pub use options::{BulkOptions, BulkPhase, BulkProgress, BulkSummary};
+
+use crate::error::{Error, Result};
+use crate::fingerprint::Fingerprint;
+use crate::options::Durability;
+use crate::store::Store;
+use journal::Journal;
+use progress::Progress;
+use runs::RunBuffer;
+use sst::Destination;
+
+/// Input bytes counted for an add of a precomputed fingerprint.
+const FINGERPRINT_BYTES: u64 = 8;
+
+/// A text waiting to be fingerprinted.
+struct PendingText {
+    id: u64,
+    key: Option<String>,
+    text: String,
+}
+
+/// Loads many documents into a [`Store`] fast: SST files written and ingested, not one write
+/// batch per document. Made by [`Store::bulk_loader`] or [`Store::bulk_loader_with`].
+///
+/// Documents are gathered in memory up to the budget ([`BulkOptions::memory_budget`]); then
+/// that *run* is sorted, written as SST files and ingested while the store's write lock is
+/// held (other writes wait; queries go on). A load larger than the budget is several runs,
+/// each ingested when it fills, the last in [`BulkLoader::finish`]. Adding is single-threaded
+/// (`&mut self`); texts are fingerprinted in parallel on all cores in chunks, and sorting
+/// and writing use all cores too.
+///
+/// **Upserts.** Loading into a store that holds documents replaces, never doubles: a loaded
+/// id that is stored replaces the stored document, and a loaded external key that another
+/// stored document carries removes that document. Within a load the last add of an id wins,
+/// and so does the last add of an external key. The result is that of
+/// [`Store::insert_batch`] of the same adds in the same order (up to the `added` time of a
+/// document that an add removed through its key and a later add stored again).
+///
+/// **Crashes.** Each run is ingested under a journal: whenever the process dies, the store
+/// opens consistent ([`Store::verify`] clean) with every run that began ingesting, and every
+/// document of a returned `finish` is there. Documents still in memory are lost; run the
+/// same load again to complete it (upserts make that idempotent). A loader dropped without
+/// `finish` discards what it holds in memory.
+///
+/// ```
+/// use simhash_store::{BulkOptions, Fingerprint, Store};
+///
+/// let dir = tempfile::tempdir()?;
+/// let store = Store::open(dir.path())?;
+/// let mut loader = store.bulk_loader_with(BulkOptions::new().memory_budget(/* 64 MiB */ 64 << 20))?;
+/// loader.add(1, Fingerprint(0x0123_4567_89ab_cdef))?;
+/// loader.add_with_key(2, Fingerprint(0x0123_4567_89ab_cdee), "https://example.com/b")?;
+/// loader.add_text(3, Some("https://example.com/c"), "Bulk loading writes sorted SST files and ingests them.")?;
+/// loader.add_text(4, None, "  ,.  ")?; // no features: skipped
+/// let summary = loader.finish()?;
+/// assert_eq!((summary.added, summary.skipped), (3, 1));
+/// assert_eq!(store.len(), 3);
+/// assert_eq!(store.query(Fingerprint(0x0123_4567_89ab_cdef), 1)?.len(), 2);
+/// assert!(store.verify()?.is_clean());
+/// # Ok::<_, simhash_store::Error>(())
+/// ```
+pub struct BulkLoader<'a> {
+    store: &'a Store,
+    options: BulkOptions,
+    buf: RunBuffer,
+    texts: Vec<PendingText>,
+    text_bytes: usize,
+    dir: tempfile::TempDir,
+    progress: Progress,
+    summary: BulkSummary,
+}
+
+impl std::fmt::Debug for BulkLoader<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BulkLoader")
+            .field("store", &self.store.path())
+            .field("options", &self.options)
+            .field("buffered", &self.buf.len())
+            .field("runs", &self.summary.runs)
+            .finish()
+    }
+}
+
+impl Store {
+    /// A [`BulkLoader`] with default options (1 GiB memory budget, temporary files inside the
+    /// store directory).
+    ///
+    /// # Errors
+    /// As [`Store::bulk_loader_with`].
+    pub fn bulk_loader(&self) -> Result<BulkLoader<'_>> {
+        self.bulk_loader_with(BulkOptions::default())
+    }
+
+    /// A [`BulkLoader`] with `options`.
+    ///
+    /// # Errors
+    /// [`Error::ReadOnly`]; [`Error::Io`] if the temporary directory cannot be created;
+    /// [`Error::InvalidArgument`] if its path is not UTF-8.
+    pub fn bulk_loader_with(&self, options: BulkOptions) -> Result<BulkLoader<'_>> {
+        self.check_writable()?;
+        let root = options
+            .temp_dir
+            .clone()
+            .unwrap_or_else(|| self.path.join(journal::DEFAULT_TEMP_DIR));
+        std::fs::create_dir_all(&root).map_err(|e| Error::io("creating the directory", &root, e))?;
+        let dir = tempfile::Builder::new()
+            .prefix("load-")
+            .tempdir_in(&root)
+            .map_err(|e| Error::io("creating a temporary directory in", &root, e))?;
+        if dir.path().to_str().is_none() {
+            return Err(Error::InvalidArgument(format!(
+                "the bulk loader's temporary directory {} is not valid UTF-8: choose another with BulkOptions::temp_dir",
+                dir.path().display()
+            )));
+        }
+        let progress = Progress::new(options.progress.clone());
+        let buf = RunBuffer::with_budget(options.memory_budget);
+        Ok(BulkLoader {
+            store: self,
+            options,
+            buf,
+            texts: Vec::new(),
+            text_bytes: 0,
+            dir,
+            progress,
+            summary: BulkSummary::default(),
+        })
+    }
+}
+
+impl BulkLoader<'_> {
+    /// Adds document `id` with fingerprint `fp` and no external key (upsert).
+    ///
+    /// # Errors
+    /// Errors of writing and ingesting a run, when this add fills the memory budget.
+    pub fn add(&mut self, id: u64, fp: Fingerprint) -> Result<()> {
+        self.progress.add(FINGERPRINT_BYTES);
+        self.push(id, fp, None, None)
+    }
+
+    /// Adds document `id` with fingerprint `fp` and external key `key` (a URL, a path):
+    /// upsert by id and by key.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for an empty key or one over 4096 bytes; as
+    /// [`BulkLoader::add`].
+    pub fn add_with_key(&mut self, id: u64, fp: Fingerprint, key: &str) -> Result<()> {
+        RunBuffer::check_key(id, key)?;
+        self.progress.add(FINGERPRINT_BYTES + key.len() as u64);
+        self.push(id, fp, Some(key), None)
+    }
+
+    /// Adds document `id` from its text, fingerprinted with [`Store::simhasher`], with an
+    /// optional external key. Texts are gathered into chunks
+    /// ([`BulkOptions::text_chunk_size`]) and fingerprinted in parallel on all cores. A text
+    /// with no features is skipped and counted in [`BulkSummary::skipped`].
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for a bad key; fingerprinting errors other than
+    /// [`Error::NoFeatures`] of any text of the chunk this add completes; as
+    /// [`BulkLoader::add`].
+    pub fn add_text(&mut self, id: u64, key: Option<&str>, text: &str) -> Result<()> {
+        if let Some(key) = key {
+            RunBuffer::check_key(id, key)?;
+        }
+        self.progress.add((text.len() + key.map_or(0, str::len)) as u64);
+        self.text_bytes += text.len() + 64;
+        self.texts.push(PendingText { id, key: key.map(str::to_owned), text: text.to_owned() });
+        if self.text_bytes >= self.options.text_chunk_bytes {
+            self.fingerprint_texts()?;
+        }
+        Ok(())
+    }
+
+    /// Fingerprints the pending texts in parallel and adds them in order.
+    fn fingerprint_texts(&mut self) -> Result<()> {
+        if self.texts.is_empty() {
+            return Ok(());
+        }
+        let texts = std::mem::take(&mut self.texts);
+        self.text_bytes = 0;
+        let hasher = self.store.simhasher();
+        let fps: Vec<Result<Fingerprint>> = texts.par_iter().map(|t| hasher.fingerprint(&t.text)).collect();
+        let mut first_error = None;
+        for (t, fp) in texts.iter().zip(fps) {
+            match fp {
+                Ok(fp) => self.push(t.id, fp, t.key.as_deref(), Some(t.text.len() as u64))?,
+                Err(Error::NoFeatures) => self.summary.skipped += 1,
+                Err(e) => {
+                    first_error.get_or_insert(e);
+                }
+            }
+        }
+        first_error.map_or(Ok(()), Err)
+    }
+
+    fn push(&mut self, id: u64, fp: Fingerprint, key: Option<&str>, text_len: Option<u64>) -> Result<()> {
+        self.buf.push(id, fp, key, text_len);
+        if self.buf.bytes() >= self.options.memory_budget || self.buf.len() >= u32::MAX as usize - 1 {
+            self.ingest_run()?;
+        }
+        Ok(())
+    }
+
+    /// Sorts, writes and ingests the buffered run under the write lock.
+    fn ingest_run(&mut self) -> Result<()> {
+        if self.buf.is_empty() {
+            return Ok(());
+        }
+        let buf = std::mem::replace(&mut self.buf, RunBuffer::with_budget(self.options.memory_budget));
+        self.progress.report(BulkPhase::Writing);
+        let store = self.store;
+        let _guard = store.lock_writes();
+        if store.durability() == Durability::NoWal {
+            // The journal's count includes documents of unflushed writes: make them durable
+            // first, so recovery never counts documents a crash lost.
+            store.flush()?;
+        }
+        let before = store.len();
+        let net = runs::plan(store, &buf)?;
+        let dest = if before == 0 { Destination::Bottom } else { Destination::Upper };
+        let prefix = format!("{:05}", self.summary.runs);
+        let written = sst::write_run(&buf, &net, self.dir.path(), &prefix, dest, Store::now_micros())?;
+        drop(buf);
+        sync_dir(self.dir.path())?;
+        let journal = Journal {
+            doc_count: net.count_after(before),
+            files: written
+                .files
+                .iter()
+                .map(|(family, path)| (family.to_string(), path.to_string_lossy().into_owned()))
+                .collect(),
+        };
+        self.progress.report(BulkPhase::Ingesting);
+        journal::begin(store, &journal)?;
+        let crash_after = if self.summary.runs == 0 { self.options.crash_after } else { None };
+        journal::apply(store, &journal, crash_after)?;
+        journal::commit(store, journal.doc_count)?;
+
+        self.summary.added += net.added;
+        self.summary.replaced += net.replaced;
+        self.summary.removed += net.removed;
+        self.summary.superseded += net.superseded;
+        self.summary.sst_bytes += written.bytes;
+        self.summary.runs += 1;
+        self.progress.runs = self.summary.runs;
+        Ok(())
+    }
+
+    /// Ingests what is left and returns what the load did. Every document added is in the
+    /// store when it returns (durably: SST files and the count are synced).
+    ///
+    /// # Errors
+    /// Fingerprinting errors of the last chunk of texts; RocksDB and I/O errors of writing or
+    /// ingesting. If ingestion itself fails, the journal stays and the next
+    /// [`Store::open`] completes the run: reopen the store before writing to it again.
+    pub fn finish(mut self) -> Result<BulkSummary> {
+        self.fingerprint_texts()?;
+        self.ingest_run()?;
+        self.progress.report(BulkPhase::Done);
+        let mut summary = std::mem::take(&mut self.summary);
+        summary.bytes = self.progress.bytes;
+        summary.elapsed = self.progress.elapsed();
+        Ok(summary)
+    }
+}
+
+/// Makes the directory's entries (the new SST files) durable before the journal names them.
+fn sync_dir(dir: &Path) -> Result<()> {
+    std::fs::File::open(dir)
+        .and_then(|f| f.sync_all())
+        .map_err(|e| Error::io("syncing the directory", dir, e))
+}

@@ -1,0 +1,144 @@
+//! `simhash-store dedup`: every near-duplicate pair of a store, the clusters they form, the
+//! documents to drop, a summary and a picture of the distance and cluster-size distributions.
+
+use std::cell::Cell;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use simhash_store::{ClusterBuilder, DedupSummary, DedupWriter, OutputFormat, Representative};
+
+use super::{StoreArg, EXIT_OK};
+
+const EXAMPLES: &str = "\
+Examples:
+  simhash-store dedup --store pages.db --out dedup/
+  simhash-store dedup --store pages.db -k 5 --out dedup/ --format csv --representative longest
+
+Writes into --out:
+  pairs.jsonl     every pair within k: {\"a\": id, \"b\": id, \"distance\": d}, a < b
+  clusters.jsonl  every document with a near-duplicate: id, cluster (its lowest member id),
+                  representative (the member kept), keep, key
+  drop.jsonl      the documents to drop: every clustered document but the representative
+  summary.json    the numbers printed at the end
+  summary.svg     pairs per distance and clusters per size (log scale): open it in a browser
+                  to choose k: pairs at the largest distances that are not duplicates mean k
+                  is too large
+(.csv instead of .jsonl with --format csv.) Documents without a near-duplicate appear in no
+file. The store is opened read-only, so this runs beside a process that writes to it, on a
+consistent snapshot.";
+
+/// Arguments of `dedup`.
+#[derive(clap::Args, Debug)]
+#[command(after_help = EXAMPLES)]
+pub struct Args {
+    #[command(flatten)]
+    store: StoreArg,
+
+    /// The largest Hamming distance between near-duplicates (0..=64). Up to 3 is one pass
+    /// over each block family; larger values also compare neighbouring block values.
+    #[arg(short = 'k', long, default_value_t = 3, value_name = "BITS", value_parser = clap::value_parser!(u32).range(0..=64))]
+    k: u32,
+
+    /// The directory to write the results into (created if missing; files are replaced).
+    #[arg(long, value_name = "DIR")]
+    out: PathBuf,
+
+    /// The format of the pairs, clusters and drop files: jsonl or csv.
+    #[arg(long, default_value = "jsonl", value_name = "FORMAT", value_parser = parse_format)]
+    format: OutputFormat,
+
+    /// Which document of each cluster to keep: lowest-id, longest (longest text) or
+    /// first-loaded.
+    #[arg(long, default_value = "lowest-id", value_name = "RULE", value_parser = parse_representative)]
+    representative: Representative,
+
+    /// Documents held in memory per chunk of a block value shared by many documents.
+    #[arg(long, default_value_t = 65_536, value_name = "DOCS")]
+    chunk_size: usize,
+
+    /// Print the summary as JSON.
+    #[arg(long)]
+    json: bool,
+
+    /// No progress bar.
+    #[arg(long, short = 'q')]
+    quiet: bool,
+}
+
+fn parse_format(s: &str) -> Result<OutputFormat, String> {
+    s.parse().map_err(|e: simhash_store::Error| e.to_string())
+}
+
+fn parse_representative(s: &str) -> Result<Representative, String> {
+    s.parse().map_err(|e: simhash_store::Error| e.to_string())
+}
+
+fn progress_bar(quiet: bool) -> ProgressBar {
+    let bar = if quiet {
+        ProgressBar::hidden()
+    } else {
+        ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::stderr())
+    };
+    let style = ProgressStyle::with_template("{spinner} scanning {bar:30} {percent}% of {human_len} keys, {msg} [{elapsed}, eta {eta}]")
+        .unwrap_or_else(|_| ProgressStyle::default_bar());
+    bar.set_style(style);
+    bar.enable_steady_tick(Duration::from_millis(200));
+    bar
+}
+
+/// Runs `dedup`.
+///
+/// # Errors
+/// The store cannot be opened or read, or the output cannot be written.
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let store = args.store.open_read_only()?;
+    let start = Instant::now();
+    let mut writer = DedupWriter::create(&args.out, args.format)
+        .with_context(|| format!("cannot write the results into {}", args.out.display()))?;
+    let bar = progress_bar(args.quiet);
+    let found = Cell::new(0u64);
+    let mut builder = ClusterBuilder::new();
+    let stats = store
+        .pairs(args.k)
+        .chunk_size(args.chunk_size)
+        .on_progress(|p| {
+            bar.set_length(p.total);
+            bar.set_position(p.scanned);
+            bar.set_message(format!("{} pairs", found.get()));
+        })
+        .for_each(|pair| {
+            found.set(found.get() + 1);
+            builder.add_pair(pair.a, pair.b);
+            writer.write_pair(pair)
+        })
+        .with_context(|| format!("scanning {} for pairs", store.path().display()))?;
+    bar.set_message("clustering");
+    let mut clusters = builder.finish();
+    clusters
+        .choose_representatives(&store, args.representative)
+        .context("reading the documents of the clusters")?;
+    let files = writer.finish(&clusters)?;
+    bar.finish_and_clear();
+
+    let summary = DedupSummary::new(store.len(), &stats, &clusters);
+    let svg = args.out.join("summary.svg");
+    std::fs::write(&svg, summary.to_svg()).with_context(|| format!("writing {}", svg.display()))?;
+    let json_path = args.out.join("summary.json");
+    let json = serde_json::to_string_pretty(&summary)?;
+    std::fs::write(&json_path, format!("{json}\n")).with_context(|| format!("writing {}", json_path.display()))?;
+
+    if args.json {
+        println!("{json}");
+    } else {
+        println!("{summary}");
+        println!("time:                {:.1} s", start.elapsed().as_secs_f64());
+        println!("written:");
+        for path in files.iter().chain([&json_path, &svg]) {
+            println!("  {}", path.display());
+        }
+    }
+    Ok(ExitCode::from(EXIT_OK))
+}

@@ -1,0 +1,80 @@
+//! `simhash-store fingerprint`: one JSON line per input document, nothing stored.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use simhash_store::{SimhashConfig, Simhasher, Store};
+
+use super::pipeline;
+use super::progress::Progress;
+use super::{Exit, InputArgs, EXIT_PROBLEMS};
+
+const EXAMPLES: &str = "\
+Examples:
+  simhash-store fingerprint pages.warc.gz > fingerprints.jsonl
+  simhash-store fingerprint --store pages.db new/*.html     # with the store's configuration
+  echo 'a title to fingerprint' | simhash-store fingerprint - --format lines
+
+Output, one line per document:
+  {\"key\": \"https://example.com/a\", \"id\": null, \"fingerprint\": \"3f2a9c0e11d4b788\", \"features\": 212}
+`features` is the number of distinct features (words): a fingerprint of few features says little.
+The output can be loaded with `simhash-store load` without fingerprinting again.";
+
+/// Arguments of `fingerprint`.
+#[derive(clap::Args, Debug)]
+#[command(after_help = EXAMPLES)]
+pub struct Args {
+    #[command(flatten)]
+    input: InputArgs,
+
+    /// Fingerprint with the configuration recorded in this store (default: the default
+    /// configuration, the one new stores get).
+    #[arg(long, short = 's', value_name = "DIR")]
+    store: Option<std::path::PathBuf>,
+}
+
+/// Runs `fingerprint`.
+///
+/// # Errors
+/// An input cannot be opened, standard output cannot be written.
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    args.input.check_exist()?;
+    let hasher = match &args.store {
+        Some(dir) => Store::builder()
+            .read_only(true)
+            .open(dir)
+            .with_context(|| format!("cannot open the store at {}", dir.display()))?
+            .simhasher()
+            .clone(),
+        None => Simhasher::new(SimhashConfig::default())?,
+    };
+    let mut progress = Progress::new("fingerprinting", args.input.quiet);
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    let tally = pipeline::run(&args.input, &hasher, &mut progress, |docs| {
+        for d in docs {
+            let line = serde_json::json!({
+                "key": d.key,
+                "id": d.id,
+                "fingerprint": d.fingerprint,
+                "features": d.features,
+            });
+            writeln!(out, "{line}").context("cannot write to standard output")?;
+        }
+        Ok(())
+    })?;
+    out.flush().context("cannot write to standard output")?;
+    progress.finish();
+    eprintln!(
+        "{} documents fingerprinted; skipped {} bad records ({}), {} with no text to fingerprint",
+        tally.docs,
+        tally.bad_total(),
+        tally.bad_summary(),
+        tally.empty
+    );
+    if let Some(bad) = tally.stopped {
+        return Err(Exit { code: EXIT_PROBLEMS, message: format!("stopped at a bad record (--strict): {bad}") }.into());
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,182 @@
+//! `simhash-store load`: read inputs, fingerprint on all cores, store.
+
+use std::collections::HashMap;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use simhash_store::{Entry, Store};
+
+use super::pipeline::{self, Doc};
+use super::progress::Progress;
+use super::{Exit, InputArgs, StoreArg, EXIT_PROBLEMS};
+
+const EXAMPLES: &str = "\
+Examples:
+  simhash-store load CC-MAIN-*.warc.gz --store pages.db
+  simhash-store load site-mirror/ --store pages.db          # a folder of HTML/text files
+  simhash-store load docs.jsonl --key-field url --text-field content --store docs.db
+  cat titles.txt | simhash-store load - --format lines --store titles.db
+  simhash-store export --store a.db | simhash-store load - --store b.db  # copy without re-fingerprinting
+
+A document whose key (URL, path) is already stored replaces it under the same id, so loading
+the same files twice leaves the store as it was. New documents get ids after the largest one
+stored; JSON Lines may give ids (--id-field).
+
+Exit codes: 0 loaded (bad records, if any, were skipped and reported), 1 error, 2 usage,
+3 stopped at a bad record under --strict (what came before it is loaded).";
+
+/// Arguments of `load`.
+#[derive(clap::Args, Debug)]
+#[command(after_help = EXAMPLES)]
+pub struct Args {
+    #[command(flatten)]
+    store: StoreArg,
+
+    #[command(flatten)]
+    input: InputArgs,
+
+    /// Print the summary as one JSON object on standard output.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Documents written per batch.
+const WRITE_BATCH: usize = 10_000;
+
+/// Assigns ids and writes documents in batches.
+struct Writer<'a> {
+    store: &'a Store,
+    next_id: u64,
+    pending: Vec<Entry>,
+    /// Keys of `pending` and their ids: a key seen twice before it is written keeps one id.
+    pending_keys: HashMap<String, u64>,
+    /// Documents that took the id of a stored document with the same key.
+    replaced: u64,
+}
+
+impl<'a> Writer<'a> {
+    fn new(store: &'a Store) -> anyhow::Result<Writer<'a>> {
+        let next_id = store.next_id().context("cannot read the largest id of the store")?;
+        Ok(Writer { store, next_id, pending: Vec::new(), pending_keys: HashMap::new(), replaced: 0 })
+    }
+
+    fn id_for(&mut self, doc: &Doc) -> anyhow::Result<u64> {
+        if let Some(id) = doc.id {
+            self.next_id = self.next_id.max(id.saturating_add(1));
+            return Ok(id);
+        }
+        if let Some(key) = &doc.key {
+            if let Some(&id) = self.pending_keys.get(key) {
+                return Ok(id);
+            }
+            if let Some(id) = self.store.id_for_key(key)? {
+                self.replaced += 1;
+                return Ok(id);
+            }
+        }
+        let id = self.next_id;
+        self.next_id += 1;
+        Ok(id)
+    }
+
+    fn add(&mut self, docs: Vec<Doc>) -> anyhow::Result<()> {
+        for doc in docs {
+            let id = self.id_for(&doc)?;
+            let mut entry = Entry::new(id, doc.fingerprint);
+            entry.text_len = doc.text_len;
+            if let Some(key) = doc.key {
+                self.pending_keys.insert(key.clone(), id);
+                entry.key = Some(key);
+            }
+            self.pending.push(entry);
+            if self.pending.len() >= WRITE_BATCH {
+                self.write()?;
+            }
+        }
+        Ok(())
+    }
+
+    fn write(&mut self) -> anyhow::Result<()> {
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        let n = self.pending.len();
+        self.store
+            .insert_batch(std::mem::take(&mut self.pending))
+            .with_context(|| format!("cannot write {n} documents to the store at {}", self.store.path().display()))?;
+        self.pending_keys.clear();
+        Ok(())
+    }
+
+    fn finish(mut self) -> anyhow::Result<u64> {
+        self.write()?;
+        self.store.flush().context("cannot flush the store")?;
+        Ok(self.replaced)
+    }
+}
+
+/// Loads `input` into `store`: returns what happened and how many documents replaced a
+/// stored one with the same key. What was read before an error is written before the error
+/// is returned.
+///
+/// # Errors
+/// An input cannot be opened, the store cannot be written.
+pub fn load_inputs(store: &Store, input: &InputArgs, progress: &mut Progress) -> anyhow::Result<(pipeline::Tally, u64)> {
+    let hasher = store.simhasher().clone();
+    let mut writer = Writer::new(store)?;
+    let result = pipeline::run(input, &hasher, progress, |docs| writer.add(docs));
+    progress.finish();
+    let replaced = writer.finish()?;
+    Ok((result?, replaced))
+}
+
+/// Runs `load`.
+///
+/// # Errors
+/// An input or the store cannot be opened or written.
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    args.input.check_exist()?;
+    let store = Store::open(&args.store.store)
+        .with_context(|| format!("cannot open or create the store at {}", args.store.store.display()))?;
+    let before = store.len();
+    let mut progress = Progress::new("loading", args.input.quiet);
+    let (tally, replaced) = load_inputs(&store, &args.input, &mut progress)?;
+    let elapsed = progress.elapsed().as_secs_f64();
+    let after = store.len();
+    if args.json {
+        let summary = serde_json::json!({
+            "loaded": tally.docs,
+            "replaced": replaced,
+            "empty": tally.empty,
+            "bad_records": tally.bad.iter().map(|(k, n)| (k.as_str(), *n)).collect::<HashMap<_, _>>(),
+            "documents_before": before,
+            "documents_after": after,
+            "seconds": elapsed,
+            "input_bytes": progress.bytes(),
+        });
+        println!("{summary}");
+    } else {
+        println!(
+            "loaded {} documents ({} replaced a stored document with the same key) in {:.2} s: {:.0} docs/s, {:.1} MB/s",
+            tally.docs,
+            replaced,
+            elapsed,
+            tally.docs as f64 / elapsed.max(1e-6),
+            progress.bytes() as f64 / 1e6 / elapsed.max(1e-6)
+        );
+        println!("skipped: {} bad records ({}), {} with no text to fingerprint", tally.bad_total(), tally.bad_summary(), tally.empty);
+        println!("the store at {} holds {} documents (was {})", args.store.store.display(), after, before);
+    }
+    if let Some(bad) = tally.stopped {
+        return Err(Exit {
+            code: EXIT_PROBLEMS,
+            message: format!(
+                "stopped at a bad record (--strict): {bad}\nthe {} documents before it are loaded; fix or remove the record, \
+                 or run without --strict to skip such records",
+                tally.docs
+            ),
+        }
+        .into());
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,193 @@
+//! The subcommands of `simhash-store`, one file each (an `Args` struct and a `run` function
+//! returning the exit code), and what they share: opening the store, input options, the
+//! read-extract-fingerprint pipeline, progress bars and exit codes.
+
+pub mod dedup;
+pub mod demo;
+pub mod export;
+pub mod fingerprint;
+pub mod get;
+pub mod load;
+pub mod pipeline;
+pub mod progress;
+pub mod query;
+pub mod remove;
+pub mod stats;
+pub mod verify;
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Context;
+use simhash_store::{Format, ReaderOptions, Store};
+
+/// Success.
+pub const EXIT_OK: u8 = 0;
+/// An error: the store cannot be opened, an input cannot be read, a write failed.
+pub const EXIT_ERROR: u8 = 1;
+/// The command line is wrong (clap uses the same code).
+pub const EXIT_USAGE: u8 = 2;
+/// Problems found: `verify` found inconsistencies, or a bad record stopped `--strict`.
+pub const EXIT_PROBLEMS: u8 = 3;
+
+/// The examples at the end of `simhash-store --help`.
+pub const MAIN_EXAMPLES: &str = "\
+Examples:
+  simhash-store demo                                   # a synthetic crawl, loaded and scored
+  simhash-store load crawl/*.warc.gz --store pages.db  # WARC/WET, HTML, JSONL, text, folders
+  simhash-store query --store pages.db --key https://example.com/a
+  simhash-store query --store pages.db --file new.html -k 5 --json
+  simhash-store stats --store pages.db
+  simhash-store export --store pages.db > pages.jsonl  # rebuild with `load pages.jsonl`
+
+The store directory can also be given as SIMHASH_STORE=DIR.
+
+Exit codes:
+  0  success
+  1  error (the message names the file and what to do)
+  2  usage error
+  3  problems found: `verify` found inconsistencies, or a bad input record under --strict";
+
+/// An error that exits with a code other than [`EXIT_ERROR`].
+#[derive(Debug)]
+pub struct Exit {
+    /// The exit code.
+    pub code: u8,
+    /// What to print.
+    pub message: String,
+}
+
+impl fmt::Display for Exit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Exit {}
+
+/// A usage error (exit code 2) with a message saying what to pass.
+pub fn usage(message: impl Into<String>) -> anyhow::Error {
+    Exit { code: EXIT_USAGE, message: message.into() }.into()
+}
+
+/// Prints an error and turns the result into the process exit code.
+pub fn exit(result: anyhow::Result<ExitCode>) -> ExitCode {
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            let code = e.downcast_ref::<Exit>().map_or(EXIT_ERROR, |x| x.code);
+            eprintln!("error: {e:#}");
+            ExitCode::from(code)
+        }
+    }
+}
+
+/// The store directory, shared by every subcommand that uses a store.
+#[derive(clap::Args, Debug, Clone)]
+pub struct StoreArg {
+    /// The store directory (created by `load` if it does not exist).
+    #[arg(long, short = 's', value_name = "DIR", env = "SIMHASH_STORE")]
+    pub store: PathBuf,
+}
+
+impl StoreArg {
+    /// Opens an existing store for reading and writing.
+    pub fn open(&self) -> anyhow::Result<Store> {
+        self.require_existing()?;
+        Store::open(&self.store).with_context(|| format!("cannot open the store at {}", self.store.display()))
+    }
+
+    /// Opens an existing store read-only (works beside a process that writes to it).
+    pub fn open_read_only(&self) -> anyhow::Result<Store> {
+        self.require_existing()?;
+        Store::builder()
+            .read_only(true)
+            .open(&self.store)
+            .with_context(|| format!("cannot open the store at {}", self.store.display()))
+    }
+
+    fn require_existing(&self) -> anyhow::Result<()> {
+        if !self.store.join("CURRENT").exists() {
+            anyhow::bail!(
+                "there is no store at {}: create one with `simhash-store load INPUT --store {}`",
+                self.store.display(),
+                self.store.display()
+            );
+        }
+        Ok(())
+    }
+}
+
+/// How inputs are read: shared by `load` and `fingerprint`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct InputArgs {
+    /// Input files or folders (`-` for standard input). Formats: WARC/WET (`.warc`, `.wet`,
+    /// gzipped or not), JSON Lines (`.jsonl`), HTML files, text files; a folder is read
+    /// recursively, each file by its own format.
+    #[arg(required = true, value_name = "INPUT")]
+    pub inputs: Vec<PathBuf>,
+
+    /// The format of every input instead of detecting it: warc, jsonl, html, text (one
+    /// document per file) or lines (one document per line).
+    #[arg(long, value_name = "FORMAT", value_parser = parse_format)]
+    pub format: Option<Format>,
+
+    /// JSON Lines: the field holding the id (a non-negative integer).
+    #[arg(long, default_value = "id", value_name = "FIELD")]
+    pub id_field: String,
+
+    /// JSON Lines: the field holding the key (URL, path); repeat to give fallbacks.
+    #[arg(long, value_name = "FIELD", default_values = ["key", "url"])]
+    pub key_field: Vec<String>,
+
+    /// JSON Lines: the field holding the text.
+    #[arg(long, default_value = "text", value_name = "FIELD")]
+    pub text_field: String,
+
+    /// The largest document accepted, in bytes; larger ones are skipped and reported.
+    #[arg(long, default_value_t = 16 * 1024 * 1024, value_name = "BYTES")]
+    pub max_doc_bytes: usize,
+
+    /// Keep all visible text of HTML pages instead of extracting the main text (navigation,
+    /// headers, footers and link lists are removed by default).
+    #[arg(long)]
+    pub keep_boilerplate: bool,
+
+    /// Stop at the first bad record (exit code 3) instead of reporting it and going on.
+    /// What was loaded before it stays loaded.
+    #[arg(long)]
+    pub strict: bool,
+
+    /// No progress bar.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+}
+
+fn parse_format(s: &str) -> Result<Format, String> {
+    Format::from_name(s).map_err(|e| e.to_string())
+}
+
+impl InputArgs {
+    /// The reader options these arguments say.
+    pub fn reader_options(&self) -> ReaderOptions {
+        let mut opts = ReaderOptions::default();
+        opts.format = self.format;
+        opts.max_doc_bytes = self.max_doc_bytes;
+        opts.id_field = self.id_field.clone();
+        opts.key_fields = self.key_field.clone();
+        opts.text_field = self.text_field.clone();
+        opts.extract_main_text = !self.keep_boilerplate;
+        opts
+    }
+
+    /// Fails with a message naming the first input that does not exist.
+    pub fn check_exist(&self) -> anyhow::Result<()> {
+        for input in &self.inputs {
+            if input != Path::new("-") && !input.exists() {
+                anyhow::bail!("input {} does not exist: check the path", input.display());
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,205 @@
+//! Read, extract, fingerprint: shared by `load` and `fingerprint`.
+//!
+//! One thread reads the inputs in order and sends batches of records; the main thread
+//! decodes, extracts the main text and fingerprints each batch on all cores (rayon), then hands
+//! the documents to the caller's sink in input order. Memory is bounded by two batches in
+//! flight.
+
+use std::collections::BTreeMap;
+use std::sync::mpsc;
+
+use rayon::prelude::*;
+use simhash_store::{
+    read_input, BadRecord, BadRecordKind, Body, Error, Fingerprint, Location, ReaderOptions, Record, Simhasher,
+    MAX_EXTERNAL_KEY_LEN,
+};
+
+use super::progress::Progress;
+use super::InputArgs;
+
+/// Records per batch.
+const BATCH_RECORDS: usize = 256;
+/// Input bytes per batch.
+const BATCH_BYTES: usize = 32 * 1024 * 1024;
+
+/// A document ready to store or print.
+#[derive(Debug, Clone)]
+pub struct Doc {
+    /// The external key.
+    pub key: Option<String>,
+    /// The id given by the input.
+    pub id: Option<u64>,
+    /// Where it was read.
+    pub location: Location,
+    /// Its fingerprint.
+    pub fingerprint: Fingerprint,
+    /// The number of distinct features, when fingerprinted here.
+    pub features: Option<usize>,
+    /// The length of its text in bytes, when fingerprinted here.
+    pub text_len: Option<u64>,
+}
+
+/// What happened to the records read.
+#[derive(Debug, Default)]
+pub struct Tally {
+    /// Documents handed to the sink.
+    pub docs: u64,
+    /// Bad records skipped, by kind.
+    pub bad: BTreeMap<BadRecordKind, u64>,
+    /// Documents whose text gave no feature (empty, or only punctuation and stop words).
+    pub empty: u64,
+    /// The bad record that stopped a `--strict` run.
+    pub stopped: Option<BadRecord>,
+}
+
+impl Tally {
+    /// Bad records in all.
+    pub fn bad_total(&self) -> u64 {
+        self.bad.values().sum()
+    }
+
+    /// "3 truncated, 1 too large", or "none".
+    pub fn bad_summary(&self) -> String {
+        if self.bad.is_empty() {
+            return "none".into();
+        }
+        self.bad.iter().map(|(k, n)| format!("{n} {k}")).collect::<Vec<_>>().join(", ")
+    }
+}
+
+enum Outcome {
+    Doc(Doc),
+    Bad(BadRecord),
+    Empty,
+}
+
+fn process(record: Record, opts: &ReaderOptions, hasher: &Simhasher) -> Result<Outcome, Error> {
+    if let Some(key) = &record.key {
+        if key.len() > MAX_EXTERNAL_KEY_LEN {
+            return Ok(Outcome::Bad(BadRecord {
+                location: record.location.clone(),
+                kind: BadRecordKind::TooLarge,
+                message: format!("its key has {} bytes, over the limit of {MAX_EXTERNAL_KEY_LEN}", key.len()),
+            }));
+        }
+    }
+    if let Body::Fingerprint(fp) = record.body {
+        return Ok(Outcome::Doc(Doc {
+            key: record.key,
+            id: record.id,
+            location: record.location,
+            fingerprint: fp,
+            features: None,
+            text_len: None,
+        }));
+    }
+    let text = match record.text(opts) {
+        Ok(Some(text)) => text,
+        Ok(None) => return Ok(Outcome::Empty),
+        Err(bad) => return Ok(Outcome::Bad(bad)),
+    };
+    let (fingerprint, features) = match hasher.fingerprint_with_count(&text) {
+        Ok(x) => x,
+        Err(Error::NoFeatures) => return Ok(Outcome::Empty),
+        Err(e) => return Err(e),
+    };
+    let text_len = text.len() as u64;
+    drop(text);
+    Ok(Outcome::Doc(Doc {
+        key: record.key,
+        id: record.id,
+        location: record.location,
+        fingerprint,
+        features: Some(features),
+        text_len: Some(text_len),
+    }))
+}
+
+type Batch = Result<Vec<Result<Record, BadRecord>>, Error>;
+
+fn read_all(args: &InputArgs, opts: &ReaderOptions, tx: mpsc::SyncSender<Batch>) {
+    for input in &args.inputs {
+        let records = match read_input(input, opts) {
+            Ok(r) => r,
+            Err(e) => {
+                let _ = tx.send(Err(e));
+                return;
+            }
+        };
+        let mut batch = Vec::with_capacity(BATCH_RECORDS);
+        let mut bytes = 0;
+        for item in records {
+            bytes += item.as_ref().map_or(0, |r| r.body.len());
+            batch.push(item);
+            if batch.len() >= BATCH_RECORDS || bytes >= BATCH_BYTES {
+                if tx.send(Ok(std::mem::take(&mut batch))).is_err() {
+                    return;
+                }
+                bytes = 0;
+            }
+        }
+        if !batch.is_empty() && tx.send(Ok(batch)).is_err() {
+            return;
+        }
+    }
+}
+
+/// Reads every input, fingerprints the documents with `hasher` and hands them to `sink` in
+/// input order, a batch at a time. Bad records are printed (above the progress bar) and
+/// counted; under `--strict` the first one stops the run after the documents before it were
+/// handed over.
+///
+/// # Errors
+/// An input that cannot be opened, or an error of `sink`.
+pub fn run(
+    args: &InputArgs,
+    hasher: &Simhasher,
+    progress: &mut Progress,
+    mut sink: impl FnMut(Vec<Doc>) -> anyhow::Result<()>,
+) -> anyhow::Result<Tally> {
+    let opts = args.reader_options();
+    let mut tally = Tally::default();
+    std::thread::scope(|scope| -> anyhow::Result<()> {
+        let (tx, rx) = mpsc::sync_channel::<Batch>(2);
+        let opts_ref = &opts;
+        scope.spawn(move || read_all(args, opts_ref, tx));
+        for batch in rx {
+            let batch = batch?;
+            let bytes: u64 = batch.iter().map(|r| r.as_ref().map_or(0, |r| r.body.len() as u64)).sum();
+            let outcomes: Vec<Result<Outcome, Error>> = batch
+                .into_par_iter()
+                .map(|item| match item {
+                    Ok(record) => process(record, &opts, hasher),
+                    Err(bad) => Ok(Outcome::Bad(bad)),
+                })
+                .collect();
+            let mut docs = Vec::with_capacity(outcomes.len());
+            for outcome in outcomes {
+                match outcome? {
+                    Outcome::Doc(d) => docs.push(d),
+                    Outcome::Empty => tally.empty += 1,
+                    Outcome::Bad(bad) => {
+                        progress.println(&format!("bad record: {bad}"));
+                        *tally.bad.entry(bad.kind).or_default() += 1;
+                        if args.strict {
+                            tally.stopped = Some(bad);
+                            break;
+                        }
+                    }
+                }
+            }
+            let n = docs.len() as u64;
+            tally.docs += n;
+            if !docs.is_empty() {
+                sink(docs)?;
+            }
+            progress.inc(n, bytes);
+            if tally.stopped.is_some() {
+                // Dropping the receiver ends the reader thread at its next send.
+                break;
+            }
+        }
+        Ok(())
+    })?;
+    Ok(tally)
+}

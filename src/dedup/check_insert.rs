@@ -1,0 +1,113 @@
+//! Check then insert: store a document only if nothing stored is a near-duplicate of it,
+//! atomically against other writers of the store.
+
+use crate::error::Result;
+use crate::fingerprint::Fingerprint;
+use crate::query::Match;
+use crate::store::Store;
+use crate::write::Entry;
+
+/// What [`Store::insert_if_new`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum InsertOutcome {
+    /// Nothing stored was within the distance: the document was stored.
+    Inserted,
+    /// These stored documents are within the distance (sorted by distance, then id): the
+    /// document was not stored.
+    Duplicate(Vec<Match>),
+}
+
+impl InsertOutcome {
+    /// Whether the document was stored.
+    pub fn is_inserted(&self) -> bool {
+        matches!(self, InsertOutcome::Inserted)
+    }
+
+    /// The near-duplicates that kept it out (empty if it was stored).
+    pub fn matches(&self) -> &[Match] {
+        match self {
+            InsertOutcome::Inserted => &[],
+            InsertOutcome::Duplicate(m) => m,
+        }
+    }
+}
+
+impl From<(u64, Fingerprint)> for Entry {
+    fn from((id, fingerprint): (u64, Fingerprint)) -> Entry {
+        Entry::new(id, fingerprint)
+    }
+}
+
+impl Store {
+    /// Stores `entry` unless a stored document is within Hamming distance `k` of it; then
+    /// returns those documents and stores nothing. The query and the insert hold the store's
+    /// write lock together, so two threads inserting near-duplicates of each other at the same
+    /// time cannot both get in: the second sees the first.
+    ///
+    /// The document `entry` would replace — the same id, or the holder of the same external
+    /// key — does not count as a near-duplicate of it: re-crawling a page updates it.
+    ///
+    /// ```
+    /// use simhash_store::{Fingerprint, Store};
+    /// let dir = tempfile::tempdir()?;
+    /// let store = Store::open(dir.path())?;
+    /// assert!(store.insert_if_new((1, Fingerprint(0xff00)), 3)?.is_inserted());
+    /// let outcome = store.insert_if_new((2, Fingerprint(0xff01)), 3)?;
+    /// assert_eq!(outcome.matches().iter().map(|m| m.id).collect::<Vec<_>>(), [1]);
+    /// assert_eq!(store.get(2)?, None);
+    /// # Ok::<_, simhash_store::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`crate::Error::ReadOnly`]; as [`Store::query`] and [`Store::insert_entry`].
+    pub fn insert_if_new(&self, entry: impl Into<Entry>, k: u32) -> Result<InsertOutcome> {
+        let entry = entry.into();
+        self.check_writable()?;
+        // Every writer takes this lock, so nothing is written between the query and the insert.
+        let guard = self.lock_writes();
+        let matches: Vec<Match> = self
+            .query(entry.fingerprint, k)?
+            .into_iter()
+            .filter(|m| m.id != entry.id && (entry.key.is_none() || m.key != entry.key))
+            .collect();
+        if !matches.is_empty() {
+            return Ok(InsertOutcome::Duplicate(matches));
+        }
+        self.insert_batch_locked(&guard, [entry])?;
+        Ok(InsertOutcome::Inserted)
+    }
+
+    /// Fingerprints `text` with [`Store::simhasher`], then [`Store::insert_if_new`] it under
+    /// `id` and the optional external `key`, recording its length. Returns the fingerprint
+    /// with the outcome.
+    ///
+    /// ```
+    /// use simhash_store::Store;
+    /// let dir = tempfile::tempdir()?;
+    /// let store = Store::open(dir.path())?;
+    /// let page = "Near-duplicate detection finds pages that are almost the same: one article \
+    ///             under two addresses, a copy with another advert, a reposted story.";
+    /// let (_, first) = store.insert_text_if_new(1, Some("https://a.example/1"), page, 3)?;
+    /// assert!(first.is_inserted());
+    /// let (_, copy) = store.insert_text_if_new(2, Some("https://b.example/1"), page, 3)?;
+    /// assert_eq!(copy.matches()[0].key.as_deref(), Some("https://a.example/1"));
+    /// # Ok::<_, simhash_store::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`crate::Error::NoFeatures`] for a text with nothing to fingerprint; as
+    /// [`Store::insert_if_new`].
+    pub fn insert_text_if_new(
+        &self,
+        id: u64,
+        key: Option<&str>,
+        text: &str,
+        k: u32,
+    ) -> Result<(Fingerprint, InsertOutcome)> {
+        let fp = self.simhasher.fingerprint(text)?;
+        let mut entry = Entry::new(id, fp).with_text_len(text.len() as u64);
+        entry.key = key.map(str::to_owned);
+        Ok((fp, self.insert_if_new(entry, k)?))
+    }
+}

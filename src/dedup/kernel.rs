@@ -1,0 +1,318 @@
+//! Comparing the fingerprints of one chunk of documents with itself or with another chunk:
+//! the inner loop of the all-pairs scan.
+//!
+//! Small chunks are compared all against all with a popcount loop. Large ones are joined:
+//! the 48 bits outside the family's block are split into `k + 1` sub-blocks, and since two
+//! fingerprints within `k` bits differ in at most `k` of those 48 bits, at least one sub-block
+//! is equal (pigeonhole). Both chunks are sorted by each sub-block in turn and only equal runs
+//! are compared; a pair is reported from the first sub-block on which it is equal, so once.
+//! The join turns the `n^2` comparisons of a huge group (templated pages sharing a block) into
+//! about `(k + 1) n log n` plus the pairs that really are close.
+
+use std::ops::ControlFlow;
+
+use crate::dedup::Pair;
+use crate::fingerprint::BLOCKS;
+
+/// A document in a chunk: (fingerprint, id).
+pub(crate) type Doc = (u64, u64);
+
+/// Below this many comparisons the all-against-all loop beats sorting for the join.
+pub(crate) const JOIN_MIN_COMPARISONS: usize = 1 << 16;
+
+/// The join is used up to `k + 1 = 12` sub-blocks (4 bits each); beyond that an equal
+/// sub-block is too likely by chance for it to pay off.
+const MAX_SUB_BLOCKS: u32 = 12;
+
+/// What to compare in block family `family` for distance `k`.
+#[derive(Debug, Clone)]
+pub(crate) struct Kernel {
+    k: u32,
+    /// A pair is reported by the first family whose blocks are within `radius` bits.
+    radius: u32,
+    family: usize,
+    /// Masks of the sub-blocks of the 48 bits outside block `family`; empty: never join.
+    sub_masks: Vec<u64>,
+    /// Comparisons from which the join is used instead of the nested loop.
+    join_min: usize,
+}
+
+/// Bits of block `i` within a fingerprint.
+fn block_mask(i: usize) -> u64 {
+    0xffffu64 << (48 - 16 * i)
+}
+
+impl Kernel {
+    /// The kernel of family `family` (0..4) for distance `k` (0..=64).
+    pub(crate) fn new(k: u32, family: usize) -> Kernel {
+        Kernel::with_join_min(k, family, JOIN_MIN_COMPARISONS)
+    }
+
+    pub(crate) fn with_join_min(k: u32, family: usize, join_min: usize) -> Kernel {
+        let subs = k + 1;
+        let sub_masks = if subs <= MAX_SUB_BLOCKS {
+            let outside = !block_mask(family);
+            let positions: Vec<u32> = (0..64).filter(|b| outside & (1u64 << b) != 0).collect();
+            let (base, extra) = (positions.len() as u32 / subs, positions.len() as u32 % subs);
+            let mut masks = Vec::with_capacity(subs as usize);
+            let mut at = 0usize;
+            for t in 0..subs {
+                let width = (base + u32::from(t < extra)) as usize;
+                masks.push(positions[at..at + width].iter().fold(0u64, |m, b| m | (1u64 << b)));
+                at += width;
+            }
+            masks
+        } else {
+            Vec::new()
+        };
+        Kernel {
+            k,
+            radius: k / BLOCKS as u32,
+            family,
+            sub_masks,
+            join_min,
+        }
+    }
+
+    /// The block family this kernel compares in.
+    pub(crate) fn family(&self) -> usize {
+        self.family
+    }
+
+    /// Whether this family reports the pair `x`, `y` (already known to be within `k`): no
+    /// earlier family has its blocks within `radius` bits.
+    #[inline]
+    fn reports(&self, x: u64, y: u64) -> bool {
+        let z = x ^ y;
+        (0..self.family).all(|j| (z & block_mask(j)).count_ones() > self.radius)
+    }
+
+    #[inline]
+    fn check<F: FnMut(Pair) -> ControlFlow<()>>(&self, x: Doc, y: Doc, emit: &mut F) -> ControlFlow<()> {
+        let d = (x.0 ^ y.0).count_ones();
+        if d <= self.k && self.reports(x.0, y.0) {
+            emit(Pair::new(x.1, y.1, d))?;
+        }
+        ControlFlow::Continue(())
+    }
+
+    /// Whether the pair is equal on a sub-block before `t` (so the join reports it there).
+    #[inline]
+    fn seen_before(&self, x: u64, y: u64, t: usize) -> bool {
+        let z = x ^ y;
+        self.sub_masks[..t].iter().any(|m| z & m == 0)
+    }
+
+    fn use_join(&self, comparisons: usize) -> bool {
+        !self.sub_masks.is_empty() && comparisons >= self.join_min
+    }
+
+    /// Every reported pair within `a`. Stops when `emit` breaks.
+    pub(crate) fn self_pairs<F: FnMut(Pair) -> ControlFlow<()>>(&self, a: &[Doc], emit: &mut F) -> ControlFlow<()> {
+        if self.use_join(a.len().saturating_mul(a.len()) / 2) {
+            return self.self_join(a, emit);
+        }
+        for (p, &x) in a.iter().enumerate() {
+            for &y in &a[p + 1..] {
+                if (x.0 ^ y.0).count_ones() <= self.k {
+                    self.check(x, y, emit)?;
+                }
+            }
+        }
+        ControlFlow::Continue(())
+    }
+
+    /// Every reported pair with one document in `a` and the other in `b`.
+    pub(crate) fn cross_pairs<F: FnMut(Pair) -> ControlFlow<()>>(
+        &self,
+        a: &[Doc],
+        b: &[Doc],
+        emit: &mut F,
+    ) -> ControlFlow<()> {
+        if self.use_join(a.len().saturating_mul(b.len())) {
+            return self.cross_join(a, b, emit);
+        }
+        for &x in a {
+            for &y in b {
+                if (x.0 ^ y.0).count_ones() <= self.k {
+                    self.check(x, y, emit)?;
+                }
+            }
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn keyed(docs: &[Doc], mask: u64, out: &mut Vec<(u64, u32)>) {
+        out.clear();
+        out.extend(docs.iter().enumerate().map(|(p, d)| (d.0 & mask, p as u32)));
+        out.sort_unstable();
+    }
+
+    fn self_join<F: FnMut(Pair) -> ControlFlow<()>>(&self, a: &[Doc], emit: &mut F) -> ControlFlow<()> {
+        let mut keyed = Vec::with_capacity(a.len());
+        for (t, &mask) in self.sub_masks.iter().enumerate() {
+            Kernel::keyed(a, mask, &mut keyed);
+            for run in keyed.chunk_by(|x, y| x.0 == y.0) {
+                for (s, &(_, p)) in run.iter().enumerate() {
+                    let x = a[p as usize];
+                    for &(_, q) in &run[s + 1..] {
+                        let y = a[q as usize];
+                        if !self.seen_before(x.0, y.0, t) {
+                            self.check(x, y, emit)?;
+                        }
+                    }
+                }
+            }
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn cross_join<F: FnMut(Pair) -> ControlFlow<()>>(&self, a: &[Doc], b: &[Doc], emit: &mut F) -> ControlFlow<()> {
+        let mut ka = Vec::with_capacity(a.len());
+        let mut kb = Vec::with_capacity(b.len());
+        for (t, &mask) in self.sub_masks.iter().enumerate() {
+            Kernel::keyed(a, mask, &mut ka);
+            Kernel::keyed(b, mask, &mut kb);
+            let mut runs_b = kb.chunk_by(|x, y| x.0 == y.0).peekable();
+            for run_a in ka.chunk_by(|x, y| x.0 == y.0) {
+                let key = run_a[0].0;
+                while runs_b.next_if(|r| r[0].0 < key).is_some() {}
+                let Some(run_b) = runs_b.peek() else { break };
+                if run_b[0].0 != key {
+                    continue;
+                }
+                for &(_, p) in run_a {
+                    let x = a[p as usize];
+                    for &(_, q) in run_b.iter() {
+                        let y = b[q as usize];
+                        if !self.seen_before(x.0, y.0, t) {
+                            self.check(x, y, emit)?;
+                        }
+                    }
+                }
+            }
+        }
+        ControlFlow::Continue(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rng(seed: &mut u64) -> u64 {
+        *seed = seed.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = *seed;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// Documents sharing block `family` (like one group), many of them close to each other.
+    fn group(seed: u64, n: usize, family: usize) -> Vec<Doc> {
+        let mut s = seed;
+        let shared = rng(&mut s) & block_mask(family);
+        let mut docs: Vec<Doc> = Vec::new();
+        for id in 0..n as u64 {
+            let fp = if id % 3 == 0 || docs.is_empty() {
+                rng(&mut s)
+            } else {
+                let base = docs[(rng(&mut s) % docs.len() as u64) as usize].0;
+                (0..rng(&mut s) % 9).fold(base, |f, _| f ^ (1u64 << (rng(&mut s) % 64)))
+            };
+            docs.push(((fp & !block_mask(family)) | shared, id * 7 + 1));
+        }
+        docs
+    }
+
+    fn reference(kernel: &Kernel, a: &[Doc], b: Option<&[Doc]>) -> Vec<Pair> {
+        let mut out = Vec::new();
+        let mut push = |p| {
+            out.push(p);
+            ControlFlow::Continue(())
+        };
+        // The nested loop, whatever the sizes.
+        let nested = Kernel { join_min: usize::MAX, ..kernel.clone() };
+        let _ = match b {
+            None => nested.self_pairs(a, &mut push),
+            Some(b) => nested.cross_pairs(a, b, &mut push),
+        };
+        out.sort_unstable();
+        out
+    }
+
+    #[test]
+    fn sub_blocks_partition_the_other_48_bits() {
+        for k in 0..=11 {
+            for family in 0..BLOCKS {
+                let kernel = Kernel::new(k, family);
+                assert_eq!(kernel.sub_masks.len(), k as usize + 1);
+                let union = kernel.sub_masks.iter().fold(0u64, |u, m| {
+                    assert_eq!(u & m, 0, "sub-blocks overlap");
+                    u | m
+                });
+                assert_eq!(union, !block_mask(family));
+            }
+        }
+        assert!(Kernel::new(12, 0).sub_masks.is_empty());
+    }
+
+    #[test]
+    fn join_equals_nested_loop() {
+        for k in [0, 1, 3, 4, 7, 8, 11] {
+            for family in 0..BLOCKS {
+                let a = group(k as u64 * 10 + family as u64, 400, family);
+                let b = group(k as u64 * 10 + family as u64 + 100, 300, family);
+                let mut cross: Vec<Doc> = b.iter().map(|&(fp, id)| (fp, id + 1_000_000)).collect();
+                cross.extend(a.iter().take(50).map(|&(fp, id)| (fp ^ 1, id + 2_000_000)));
+                let kernel = Kernel::with_join_min(k, family, 0);
+                for other in [None, Some(cross.as_slice())] {
+                    let mut got = Vec::new();
+                    let mut push = |p| {
+                        got.push(p);
+                        ControlFlow::Continue(())
+                    };
+                    let _ = match other {
+                        None => kernel.self_pairs(&a, &mut push),
+                        Some(b) => kernel.cross_pairs(&a, b, &mut push),
+                    };
+                    got.sort_unstable();
+                    let want = reference(&kernel, &a, other);
+                    assert!(!want.is_empty() || k == 0);
+                    assert_eq!(got, want, "k={k} family={family} cross={}", other.is_some());
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn later_families_skip_pairs_an_earlier_one_reports() {
+        // Equal in blocks 0 and 1: family 0 reports, family 1 does not.
+        let x = 0x1111_2222_3333_4444u64;
+        let y = x ^ 0b11;
+        let docs = [(x, 1), (y, 2)];
+        let mut found = Vec::new();
+        for family in 0..BLOCKS {
+            let _ = Kernel::new(3, family).self_pairs(&docs, &mut |p| {
+                found.push((family, p));
+                ControlFlow::Continue(())
+            });
+        }
+        assert_eq!(found, [(0, Pair { a: 1, b: 2, distance: 2 })]);
+    }
+
+    #[test]
+    fn emit_can_stop_the_scan() {
+        let docs: Vec<Doc> = (0..10).map(|id| (0, id)).collect();
+        let mut n = 0;
+        let flow = Kernel::new(0, 0).self_pairs(&docs, &mut |_| {
+            n += 1;
+            if n == 3 {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        });
+        assert_eq!((flow, n), (ControlFlow::Break(()), 3));
+    }
+}

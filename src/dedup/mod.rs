@@ -1,0 +1,60 @@
+//! Deduplicating a whole store: every pair of documents within distance `k`
+//! ([`Store::pairs`]), their connected components ([`ClusterBuilder`], [`Clusters`]) with one
+//! representative kept per cluster, writers for the results ([`DedupWriter`]), a picture of
+//! the distance and cluster-size distributions ([`DedupSummary::to_svg`]), and the online form,
+//! check-then-insert ([`Store::insert_if_new`]).
+//!
+//! ## All pairs
+//! Each block family is already sorted by its block value, so one sequential pass per family
+//! groups the documents by block value and compares the fingerprints within each group. For
+//! `k <= 3` two near-duplicates share at least one block exactly, and the pair is reported by
+//! the *first* family in which they do: no global set of seen pairs is needed. For larger `k`
+//! the scan generalises the query's multi-index probing: with `r = k / 4`, a pair has at least
+//! one block within `r` bits, and family *i* compares each group `v` with itself and with
+//! every group `w > v` within `r` bits of `v` (a seek per neighbour); the first family whose
+//! blocks are within `r` reports the pair.
+//!
+//! Memory is bounded by the chunk size ([`PairScan::chunk_size`]), not by the largest group:
+//! a group is read in chunks, and each chunk is compared with itself and with the rest of the
+//! group streamed chunk by chunk. Two large chunks are not compared all-against-all: the 48
+//! bits outside the shared block are split into `k + 1` sub-blocks, a pair within `k` bits
+//! shares one of them exactly (pigeonhole again), and the chunks are joined on each sub-block.
+
+mod check_insert;
+mod clusters;
+mod kernel;
+mod output;
+mod pairs;
+mod summary;
+
+pub use check_insert::InsertOutcome;
+pub use clusters::{Cluster, ClusterBuilder, Clusters, Representative};
+pub use output::{DedupWriter, OutputFormat};
+pub use pairs::{PairScan, ScanProgress, ScanStats};
+pub use summary::DedupSummary;
+
+#[cfg(doc)]
+use crate::store::Store;
+
+/// Two documents within the scanned distance of each other: `a < b`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
+pub struct Pair {
+    /// The smaller document id.
+    pub a: u64,
+    /// The larger document id.
+    pub b: u64,
+    /// Hamming distance between their fingerprints.
+    pub distance: u32,
+}
+
+impl Pair {
+    /// The pair of `x` and `y` (in either order) at `distance`.
+    #[inline]
+    pub fn new(x: u64, y: u64, distance: u32) -> Pair {
+        if x <= y {
+            Pair { a: x, b: y, distance }
+        } else {
+            Pair { a: y, b: x, distance }
+        }
+    }
+}

@@ -1,0 +1,482 @@
+//! The all-pairs scan: every pair of stored documents within distance `k`, each once, from one
+//! sequential pass over each block family (see the module documentation of `dedup`).
+//!
+//! Work is split into ranges of block values per family and run on rayon's pool; pairs travel
+//! in batches through a bounded channel to the caller's thread, where the callback runs. So
+//! memory is bounded by the chunk size, the number of threads and the channel, however many
+//! pairs or however large a group.
+
+use std::ops::ControlFlow;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{sync_channel, SyncSender};
+
+use rayon::prelude::*;
+use rocksdb::{DBRawIteratorWithThreadMode, ReadOptions, SnapshotWithThreadMode, DB};
+
+use crate::dedup::clusters::{ClusterBuilder, Clusters};
+use crate::dedup::kernel::{Doc, Kernel};
+use crate::dedup::Pair;
+use crate::error::{Error, Result};
+use crate::fingerprint::BLOCKS;
+use crate::keys::{self, BLOCK_FAMILIES};
+use crate::query::MAX_DISTANCE;
+use crate::store::Store;
+
+/// Default number of documents held in memory per chunk of a group.
+const DEFAULT_CHUNK: usize = 1 << 16;
+/// Largest accepted chunk (chunk positions are `u32`).
+const MAX_CHUNK: usize = 1 << 26;
+/// Ranges of block values per family: units of parallel work.
+const RANGES_PER_FAMILY: u32 = 256;
+/// Pairs per message to the caller's thread.
+const BATCH: usize = 4096;
+/// Messages in flight before workers wait for the caller.
+const CHANNEL_CAPACITY: usize = 64;
+/// Keys scanned between progress messages.
+const PROGRESS_EVERY: u64 = 1 << 16;
+
+type Snapshot<'a> = SnapshotWithThreadMode<'a, DB>;
+type RawIter<'a> = DBRawIteratorWithThreadMode<'a, DB>;
+
+/// How far a [`PairScan`] has got.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScanProgress {
+    /// Keys read so far by the sequential passes over the four block families.
+    pub scanned: u64,
+    /// Keys the passes will read: four per document (the count when the scan started).
+    pub total: u64,
+}
+
+/// What a finished [`PairScan`] found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScanStats {
+    /// The distance scanned for.
+    pub k: u32,
+    /// Pairs reported.
+    pub pairs: u64,
+    /// `per_distance[d]`: pairs at distance `d`, for `d` in `0..=k`.
+    pub per_distance: Vec<u64>,
+    /// Keys read by the sequential passes (four per document).
+    pub keys_scanned: u64,
+}
+
+impl ScanStats {
+    fn new(k: u32) -> ScanStats {
+        ScanStats {
+            k,
+            pairs: 0,
+            per_distance: vec![0; k as usize + 1],
+            keys_scanned: 0,
+        }
+    }
+
+    fn record(&mut self, pair: Pair) {
+        self.pairs += 1;
+        if let Some(n) = self.per_distance.get_mut(pair.distance as usize) {
+            *n += 1;
+        }
+    }
+}
+
+/// A scan for every pair of stored documents within Hamming distance `k`: made by
+/// [`Store::pairs`], run by [`PairScan::for_each`], [`PairScan::collect`] or
+/// [`PairScan::clusters`].
+pub struct PairScan<'a> {
+    store: &'a Store,
+    k: u32,
+    chunk: usize,
+    progress: Option<Box<dyn FnMut(ScanProgress) + 'a>>,
+}
+
+impl std::fmt::Debug for PairScan<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PairScan")
+            .field("store", &self.store.path())
+            .field("k", &self.k)
+            .field("chunk", &self.chunk)
+            .finish()
+    }
+}
+
+/// A unit of parallel work: block values `lo..hi` of family `family`.
+#[derive(Debug, Clone, Copy)]
+struct Task {
+    family: usize,
+    lo: u32,
+    hi: u32,
+}
+
+enum Msg {
+    Pairs(Vec<Pair>),
+    Scanned(u64),
+}
+
+/// Why a worker stopped early.
+enum Stop {
+    Failed(Error),
+    /// The caller stopped receiving (its callback failed).
+    Cancelled,
+}
+
+impl From<Error> for Stop {
+    fn from(e: Error) -> Stop {
+        Stop::Failed(e)
+    }
+}
+
+/// What every worker shares.
+struct Ctx<'s> {
+    store: &'s Store,
+    snapshot: Snapshot<'s>,
+    kernels: Vec<Kernel>,
+    /// Non-zero block masks of at most `radius` bits (empty for `k <= 3`).
+    neighbours: Vec<u16>,
+    chunk: usize,
+    cancel: AtomicBool,
+}
+
+/// A worker's outbox.
+struct Sink<'c> {
+    tx: SyncSender<Msg>,
+    out: Vec<Pair>,
+    scanned: u64,
+    cancel: &'c AtomicBool,
+    stopped: bool,
+}
+
+impl Sink<'_> {
+    fn emit(&mut self, pair: Pair) -> ControlFlow<()> {
+        self.out.push(pair);
+        if self.out.len() >= BATCH {
+            self.send_pairs();
+        }
+        if self.stopped {
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        }
+    }
+
+    fn send_pairs(&mut self) {
+        if !self.out.is_empty() {
+            let batch = std::mem::replace(&mut self.out, Vec::with_capacity(BATCH));
+            if self.tx.send(Msg::Pairs(batch)).is_err() {
+                self.stopped = true;
+            }
+        }
+    }
+
+    fn scanned(&mut self, n: usize) {
+        self.scanned += n as u64;
+        if self.scanned >= PROGRESS_EVERY {
+            self.send_progress();
+        }
+    }
+
+    fn send_progress(&mut self) {
+        if self.scanned > 0 && self.tx.send(Msg::Scanned(std::mem::take(&mut self.scanned))).is_err() {
+            self.stopped = true;
+        }
+    }
+
+    /// Sends everything pending; `Err(Cancelled)` once the caller has gone.
+    fn flush(&mut self) -> std::result::Result<(), Stop> {
+        self.send_pairs();
+        self.send_progress();
+        self.check()
+    }
+
+    fn check(&self) -> std::result::Result<(), Stop> {
+        if self.stopped || self.cancel.load(Ordering::Relaxed) {
+            Err(Stop::Cancelled)
+        } else {
+            Ok(())
+        }
+    }
+}
+
+fn bad_key(family: &'static str, key: &[u8]) -> Error {
+    Error::Decode {
+        column_family: family,
+        key: keys::hex(key),
+        what: "block key",
+        message: format!("expected 16 bytes, found {}", key.len()),
+    }
+}
+
+impl Ctx<'_> {
+    /// Reads documents of group `value` (block `family` equal to `value`) from `it` into
+    /// `buf` until it holds `self.chunk`. Returns whether `it` still points at a key of the
+    /// group.
+    fn read_chunk(&self, it: &mut RawIter<'_>, family: usize, value: u16, buf: &mut Vec<Doc>) -> Result<bool> {
+        let name = BLOCK_FAMILIES[family];
+        while let Some(key) = it.key() {
+            let (fp, id) = keys::decode_block_key(family, key).ok_or_else(|| bad_key(name, key))?;
+            if fp.block(family) != value {
+                return Ok(false);
+            }
+            if buf.len() >= self.chunk {
+                return Ok(true);
+            }
+            buf.push((fp.0, id));
+            it.next();
+        }
+        it.status().map_err(|e| self.store.rocks_err("scan", Some(name), e))?;
+        Ok(false)
+    }
+
+    /// Compares chunk `a` with every document of group `value` that `it` yields from its
+    /// current position on, read chunk by chunk into `b`.
+    fn against_group(
+        &self,
+        kernel: &Kernel,
+        it: &mut RawIter<'_>,
+        value: u16,
+        a: &[Doc],
+        b: &mut Vec<Doc>,
+        sink: &mut Sink<'_>,
+    ) -> std::result::Result<(), Stop> {
+        loop {
+            b.clear();
+            let more = self.read_chunk(it, kernel.family(), value, b)?;
+            if kernel.cross_pairs(a, b, &mut |p| sink.emit(p)).is_break() {
+                return Err(Stop::Cancelled);
+            }
+            sink.check()?;
+            if !more {
+                return Ok(());
+            }
+        }
+    }
+
+    fn scan(&self, task: Task, sink: &mut Sink<'_>) -> std::result::Result<(), Stop> {
+        let family = task.family;
+        let kernel = &self.kernels[family];
+        let cf = self.store.block_cf(family)?;
+        let mut opts = ReadOptions::default();
+        // One pass over everything: do not evict the cache that queries rely on.
+        opts.fill_cache(false);
+        opts.set_readahead_size(1 << 20);
+        opts.set_iterate_lower_bound(keys::block_prefix(task.lo as u16).to_vec());
+        if let Ok(hi) = u16::try_from(task.hi) {
+            opts.set_iterate_upper_bound(keys::block_prefix(hi).to_vec());
+        }
+        let mut it = self.snapshot.raw_iterator_cf_opt(cf, opts);
+        it.seek(keys::block_prefix(task.lo as u16));
+        // Re-reads the rest of a large group, and neighbouring groups for k >= 4.
+        let mut other: Option<RawIter<'_>> = None;
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        while let Some(key) = it.key() {
+            let name = BLOCK_FAMILIES[family];
+            let (fp, _) = keys::decode_block_key(family, key).ok_or_else(|| bad_key(name, key))?;
+            let value = fp.block(family);
+            loop {
+                a.clear();
+                let more = self.read_chunk(&mut it, family, value, &mut a)?;
+                sink.scanned(a.len());
+                if kernel.self_pairs(&a, &mut |p| sink.emit(p)).is_break() {
+                    return Err(Stop::Cancelled);
+                }
+                if more || !self.neighbours.is_empty() {
+                    let other = other.get_or_insert_with(|| self.snapshot.raw_iterator_cf(cf));
+                    if more {
+                        // The rest of this group, after the chunk.
+                        let resume = it.key().map(<[u8]>::to_vec).unwrap_or_default();
+                        other.seek(&resume);
+                        self.against_group(kernel, other, value, &a, &mut b, sink)?;
+                    }
+                    for &m in &self.neighbours {
+                        let w = value ^ m;
+                        if w > value {
+                            other.seek(keys::block_prefix(w));
+                            self.against_group(kernel, other, w, &a, &mut b, sink)?;
+                        }
+                    }
+                }
+                sink.check()?;
+                if !more {
+                    break;
+                }
+            }
+        }
+        it.status()
+            .map_err(|e| self.store.rocks_err("scan", Some(BLOCK_FAMILIES[family]), e))?;
+        sink.flush()
+    }
+}
+
+impl<'a> PairScan<'a> {
+    /// Documents held in memory per chunk of a group (default 65,536, at most 2^26). A group
+    /// larger than this is compared chunk against chunk, so memory stays bounded.
+    ///
+    /// # Errors
+    /// None here; a chunk size of 0 or above 2^26 makes the scan fail with
+    /// [`Error::InvalidArgument`].
+    pub fn chunk_size(mut self, docs: usize) -> Self {
+        self.chunk = docs;
+        self
+    }
+
+    /// Calls `f` as the scan advances, on the calling thread.
+    pub fn on_progress(mut self, f: impl FnMut(ScanProgress) + 'a) -> Self {
+        self.progress = Some(Box::new(f));
+        self
+    }
+
+    /// Runs the scan on all cores (rayon's global pool) and calls `f` with every pair within
+    /// `k`, each once, in no particular order. `f` runs on the calling thread. All four
+    /// families are read from one snapshot, so concurrent writes are not seen. If `f` fails,
+    /// the scan stops and returns its error.
+    ///
+    /// # Errors
+    /// The first error of `f`; RocksDB read errors and [`Error::Decode`] for a damaged key
+    /// (converted into `E`); [`Error::InvalidArgument`] for a chunk size out of range.
+    pub fn for_each<E, F>(mut self, mut f: F) -> std::result::Result<ScanStats, E>
+    where
+        E: From<Error>,
+        F: FnMut(Pair) -> std::result::Result<(), E>,
+    {
+        if self.chunk == 0 || self.chunk > MAX_CHUNK {
+            return Err(Error::InvalidArgument(format!(
+                "chunk size must be in 1..={MAX_CHUNK} documents, not {}",
+                self.chunk
+            ))
+            .into());
+        }
+        let k = self.k.min(MAX_DISTANCE);
+        let radius = k / BLOCKS as u32;
+        let store = self.store;
+        let ctx = Ctx {
+            store,
+            snapshot: store.db.snapshot(),
+            kernels: (0..BLOCKS).map(|i| Kernel::new(k, i)).collect(),
+            neighbours: (1..=u16::MAX).filter(|m| m.count_ones() <= radius).collect(),
+            chunk: self.chunk,
+            cancel: AtomicBool::new(false),
+        };
+        let step = 65536 / RANGES_PER_FAMILY;
+        let tasks: Vec<Task> = (0..BLOCKS)
+            .flat_map(|family| {
+                (0..RANGES_PER_FAMILY).map(move |r| Task {
+                    family,
+                    lo: r * step,
+                    hi: (r + 1) * step,
+                })
+            })
+            .collect();
+        let total = store.len().saturating_mul(BLOCKS as u64);
+        let mut stats = ScanStats::new(k);
+        let mut failure: Option<E> = None;
+        let (tx, rx) = sync_channel::<Msg>(CHANNEL_CAPACITY);
+        let progress = &mut self.progress;
+        let worker = std::thread::scope(|s| {
+            let (ctx, tasks) = (&ctx, &tasks);
+            let handle = s.spawn(move || {
+                tasks.par_iter().try_for_each_with(tx, |tx, &task| {
+                    let mut sink = Sink {
+                        tx: tx.clone(),
+                        out: Vec::with_capacity(BATCH),
+                        scanned: 0,
+                        cancel: &ctx.cancel,
+                        stopped: false,
+                    };
+                    ctx.scan(task, &mut sink)
+                })
+            });
+            'receive: while let Ok(msg) = rx.recv() {
+                match msg {
+                    Msg::Scanned(n) => {
+                        stats.keys_scanned += n;
+                        if let Some(p) = progress.as_mut() {
+                            p(ScanProgress {
+                                scanned: stats.keys_scanned,
+                                total: total.max(stats.keys_scanned),
+                            });
+                        }
+                    }
+                    Msg::Pairs(batch) => {
+                        for pair in batch {
+                            stats.record(pair);
+                            if let Err(e) = f(pair) {
+                                failure = Some(e);
+                                break 'receive;
+                            }
+                        }
+                    }
+                }
+            }
+            ctx.cancel.store(true, Ordering::Relaxed);
+            drop(rx);
+            handle.join()
+        });
+        if let Some(e) = failure {
+            return Err(e);
+        }
+        match worker {
+            Ok(Ok(())) => Ok(stats),
+            Ok(Err(Stop::Failed(e))) => Err(e.into()),
+            // Only the caller cancels, and then `failure` is set.
+            Ok(Err(Stop::Cancelled)) => Ok(stats),
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
+    }
+
+    /// Every pair within `k`, sorted by `(a, b)`.
+    ///
+    /// # Errors
+    /// As [`PairScan::for_each`].
+    pub fn collect(self) -> Result<Vec<Pair>> {
+        let mut pairs = Vec::new();
+        self.for_each(|p| {
+            pairs.push(p);
+            Ok::<_, Error>(())
+        })?;
+        pairs.sort_unstable();
+        Ok(pairs)
+    }
+
+    /// The clusters of near-duplicates: connected components of the pairs, each with its
+    /// lowest id as representative (see [`Clusters::choose_representatives`] for others).
+    /// Holds only the documents that have a near-duplicate, not the pairs.
+    ///
+    /// # Errors
+    /// As [`PairScan::for_each`].
+    pub fn clusters(self) -> Result<(Clusters, ScanStats)> {
+        let mut builder = ClusterBuilder::new();
+        let stats = self.for_each(|p| {
+            builder.add_pair(p.a, p.b);
+            Ok::<_, Error>(())
+        })?;
+        Ok((builder.finish(), stats))
+    }
+}
+
+impl Store {
+    /// A scan for every pair of stored documents within Hamming distance `k` of each other,
+    /// each pair once: one sequential pass over each block family instead of a query per
+    /// document. Run it with [`PairScan::for_each`], [`PairScan::collect`] or
+    /// [`PairScan::clusters`].
+    ///
+    /// ```
+    /// use simhash_store::{Fingerprint, Pair, Store};
+    /// let dir = tempfile::tempdir()?;
+    /// let store = Store::open(dir.path())?;
+    /// store.insert(1, Fingerprint(0xffff_0000_0000_0000))?;
+    /// store.insert(2, Fingerprint(0xffff_0000_0000_0003))?;
+    /// store.insert(3, Fingerprint(0x0000_ffff_ffff_ffff))?;
+    /// assert_eq!(store.pairs(3).collect()?, [Pair { a: 1, b: 2, distance: 2 }]);
+    ///
+    /// let (clusters, stats) = store.pairs(3).clusters()?;
+    /// assert_eq!((clusters.len(), stats.pairs), (1, 1));
+    /// assert_eq!(clusters.drop_ids(), [2]);
+    /// # Ok::<_, simhash_store::Error>(())
+    /// ```
+    pub fn pairs(&self, k: u32) -> PairScan<'_> {
+        PairScan {
+            store: self,
+            k,
+            chunk: DEFAULT_CHUNK,
+            progress: None,
+        }
+    }
+}

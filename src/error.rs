@@ -1,0 +1,173 @@
+//! The crate's one error type.
+//!
+//! Every variant carries what a user needs to act on it: the path, the column family, the
+//! expected and found values. [`rocksdb::Error`] is only a message string, so it never
+//! travels bare: [`Error::RocksDb`] names the operation and the column family it failed on.
+
+use std::path::PathBuf;
+
+/// Result with this crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong in simhash-store.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The text gave no feature to fingerprint: it was empty, or held only whitespace,
+    /// punctuation or stop words. Such a text has no meaningful fingerprint; an all-zero one
+    /// would collide with every other empty page.
+    #[error("the text has no features to fingerprint (empty, or only punctuation, whitespace or stop words)")]
+    NoFeatures,
+
+    /// Another process (or another `Store` in this process) holds the store's lock.
+    #[error("store at {path} is locked by another process: close it there, or open this one read-only ({message})")]
+    Locked {
+        /// The store directory.
+        path: PathBuf,
+        /// RocksDB's own message.
+        message: String,
+    },
+
+    /// RocksDB found damaged data: a checksum mismatch, a truncated file, a bad MANIFEST.
+    #[error("store at {path} is corrupt ({message}): restore it from a backup or rebuild it with `simhash-store export`/`load`")]
+    Corruption {
+        /// The store directory.
+        path: PathBuf,
+        /// RocksDB's message, which names the damaged file.
+        message: String,
+    },
+
+    /// Any other RocksDB failure: I/O errors, a full disk, invalid options.
+    #[error("RocksDB failed to {operation}{}: {message}", column_family.map(|cf| format!(" in column family `{cf}`")).unwrap_or_default())]
+    RocksDb {
+        /// What the store was doing, e.g. "write a batch".
+        operation: &'static str,
+        /// The column family involved, when there is one.
+        column_family: Option<&'static str>,
+        /// RocksDB's message.
+        message: String,
+    },
+
+    /// The store was written by a format version this build cannot read.
+    #[error("store at {path} has format version {found}, this build reads {supported}: upgrade simhash-store")]
+    UnsupportedFormat {
+        /// The store directory.
+        path: PathBuf,
+        /// The version recorded in the store.
+        found: u32,
+        /// The versions this build reads, e.g. "1..=1".
+        supported: String,
+    },
+
+    /// The directory exists and holds files but is not a simhash-store store.
+    #[error("{path} is not a simhash-store store ({reason})")]
+    NotAStore {
+        /// The directory.
+        path: PathBuf,
+        /// What is missing.
+        reason: String,
+    },
+
+    /// The caller asked for a fingerprint configuration other than the one the store records.
+    #[error("store at {path} fingerprints with {stored}, but {requested} was requested: open it without a configuration to use the stored one, or use a new store")]
+    ConfigMismatch {
+        /// The store directory.
+        path: PathBuf,
+        /// The configuration recorded in the store, as JSON.
+        stored: String,
+        /// The configuration passed to the builder, as JSON.
+        requested: String,
+    },
+
+    /// A value in the store could not be decoded.
+    #[error("undecodable {what} in column family `{column_family}` at key {key}: {message}")]
+    Decode {
+        /// The family.
+        column_family: &'static str,
+        /// The key, in hex.
+        key: String,
+        /// What the value should be.
+        what: &'static str,
+        /// The decoder's message.
+        message: String,
+    },
+
+    /// A fingerprint string that is not 1..=16 hex digits.
+    #[error("`{input}` is not a 64-bit fingerprint: expected up to 16 hex digits, optionally with 0x")]
+    ParseFingerprint {
+        /// The input.
+        input: String,
+    },
+
+    /// A parameter out of range.
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
+
+    /// The store was opened read-only and a write was attempted.
+    #[error("store at {path} is open read-only: open it with Store::open to write")]
+    ReadOnly {
+        /// The store directory.
+        path: PathBuf,
+    },
+
+    /// An I/O error outside RocksDB, with the path it concerns.
+    #[error("{operation} {path}: {source}")]
+    Io {
+        /// What was being done, e.g. "reading".
+        operation: &'static str,
+        /// The file or directory.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// A record of an input file that could not be read: the file and the line or byte offset.
+    #[error("{path}:{location}: {message}")]
+    BadRecord {
+        /// The input file (`-` for standard input).
+        path: PathBuf,
+        /// `line N` or `offset N`.
+        location: String,
+        /// What is wrong, and what to do.
+        message: String,
+    },
+}
+
+impl Error {
+    /// Wraps a RocksDB error with the operation and column family it happened in, and sorts
+    /// out the kinds that users act on differently (lock, corruption).
+    pub(crate) fn rocks(
+        operation: &'static str,
+        column_family: Option<&'static str>,
+        path: &std::path::Path,
+        err: rocksdb::Error,
+    ) -> Error {
+        let message = err.to_string();
+        match err.kind() {
+            rocksdb::ErrorKind::Corruption => Error::Corruption {
+                path: path.to_path_buf(),
+                message,
+            },
+            rocksdb::ErrorKind::IOError if message.contains("lock") && message.contains("LOCK") => {
+                Error::Locked {
+                    path: path.to_path_buf(),
+                    message,
+                }
+            }
+            _ => Error::RocksDb {
+                operation,
+                column_family,
+                message,
+            },
+        }
+    }
+
+    pub(crate) fn io(operation: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Error {
+        Error::Io {
+            operation,
+            path: path.into(),
+            source,
+        }
+    }
+}

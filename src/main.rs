@@ -1,0 +1,63 @@
+//! `simhash-store`: the command-line tool. Each subcommand lives in its own file under
+//! `src/cli/` with an `Args` struct and a `run` function; this file only dispatches.
+//!
+//! Exit codes: 0 success, 1 error, 2 usage error, 3 problems found (`verify` found
+//! inconsistencies, or a bad input record under `--strict`).
+
+mod cli;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// A persistent near-duplicate index for text: load crawled pages, ask which stored documents
+/// are within a few bits of a new one.
+#[derive(Parser)]
+#[command(name = "simhash-store", version, after_long_help = cli::MAIN_EXAMPLES)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Load documents (WARC/WET, HTML, JSON Lines, text) into a store.
+    Load(cli::load::Args),
+    /// Find stored documents near a text, a file, a stored key or a fingerprint.
+    Query(cli::query::Args),
+    /// Print the fingerprint of each input document as JSON lines, without storing anything.
+    Fingerprint(cli::fingerprint::Args),
+    /// Show stored documents by id or key.
+    Get(cli::get::Args),
+    /// Remove documents by id or key.
+    Remove(cli::remove::Args),
+    /// Check that the store's indexes agree (exit code 3 when they do not).
+    Verify(cli::verify::Args),
+    /// Documents, disk usage and the distribution of documents over block values.
+    Stats(cli::stats::Args),
+    /// Write every document's id, key and fingerprint as JSON lines.
+    Export(cli::export::Args),
+    /// Generate a synthetic crawl with planted near-duplicates, load it, query it, and report
+    /// precision and recall.
+    Demo(cli::demo::Args),
+    /// Find every near-duplicate pair in the store, cluster them, and write the pairs,
+    /// clusters, the documents to drop and a summary picture.
+    Dedup(cli::dedup::Args),
+}
+
+fn main() -> ExitCode {
+    let args = Cli::parse();
+    let result = match args.command {
+        Command::Load(a) => cli::load::run(a),
+        Command::Query(a) => cli::query::run(a),
+        Command::Fingerprint(a) => cli::fingerprint::run(a),
+        Command::Get(a) => cli::get::run(a),
+        Command::Remove(a) => cli::remove::run(a),
+        Command::Verify(a) => cli::verify::run(a),
+        Command::Stats(a) => cli::stats::run(a),
+        Command::Export(a) => cli::export::run(a),
+        Command::Demo(a) => cli::demo::run(a),
+        Command::Dedup(a) => cli::dedup::run(a),
+    };
+    cli::exit(result)
+}

@@ -1,0 +1,110 @@
+//! How a store is opened: [`StoreBuilder`] and [`Durability`].
+
+use std::path::Path;
+
+use crate::error::Result;
+use crate::simhash::SimhashConfig;
+use crate::store::Store;
+
+/// What a write has reached when it returns, and so what a crash can lose.
+///
+/// Every write (one document, a batch, a removal) is atomic across all column families in
+/// every mode: after a crash a document is in all of them or in none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum Durability {
+    /// The write-ahead log is written and `fsync`ed before the write returns. Nothing
+    /// acknowledged is lost, neither when the process is killed nor on power loss or a kernel
+    /// crash. Slowest: one `fsync` per write call (batch writes to amortise it).
+    Sync,
+    /// The write-ahead log is written to the operating system before the write returns, without
+    /// `fsync`. Nothing acknowledged is lost when the process crashes or is killed; on power
+    /// loss or a kernel crash the writes of the last few seconds (not yet written back by the
+    /// kernel) can be lost. RocksDB's own default.
+    #[default]
+    Buffered,
+    /// No write-ahead log: writes live in memory until RocksDB flushes them to SST files
+    /// (when a memtable fills, at [`Store::flush`] and when the store is dropped). A crash loses
+    /// every write since the last flush. For bulk jobs that can be rerun.
+    NoWal,
+}
+
+/// Options for opening a [`Store`]. `Store::open(path)` is `Store::builder().open(path)`.
+///
+/// ```
+/// use simhash_store::{Durability, Store};
+/// let dir = tempfile::tempdir()?;
+/// let store = Store::builder()
+///     .durability(Durability::Sync)
+///     .block_cache_size(64 * 1024 * 1024)
+///     .open(dir.path())?;
+/// assert!(store.is_empty());
+/// # Ok::<_, Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct StoreBuilder {
+    pub(crate) durability: Durability,
+    pub(crate) block_cache_bytes: usize,
+    pub(crate) read_only: bool,
+    pub(crate) simhash_config: Option<SimhashConfig>,
+}
+
+impl Default for StoreBuilder {
+    fn default() -> Self {
+        StoreBuilder {
+            durability: Durability::default(),
+            block_cache_bytes: /* 256 MiB */ 256 * 1024 * 1024,
+            read_only: false,
+            simhash_config: None,
+        }
+    }
+}
+
+impl StoreBuilder {
+    /// Default options; see each setter for its default.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// What a crash can lose. Default: [`Durability::Buffered`].
+    pub fn durability(mut self, durability: Durability) -> Self {
+        self.durability = durability;
+        self
+    }
+
+    /// Size in bytes of the block cache shared by all column families.
+    /// Default: 256 MiB. Queries are fastest when the four block families fit.
+    pub fn block_cache_size(mut self, bytes: usize) -> Self {
+        self.block_cache_bytes = bytes;
+        self
+    }
+
+    /// Open read-only: no lock is taken, so this works beside a process that has the store
+    /// open for writing; it sees the store as it was when opened. Writes fail with
+    /// [`crate::Error::ReadOnly`]. Default: `false`.
+    pub fn read_only(mut self, read_only: bool) -> Self {
+        self.read_only = read_only;
+        self
+    }
+
+    /// The fingerprint configuration. For a new store it is recorded and used for good; for an
+    /// existing store it must equal the recorded one, or opening fails with
+    /// [`crate::Error::ConfigMismatch`]. Default: none, meaning [`SimhashConfig::default`] for a
+    /// new store and whatever is recorded for an existing one.
+    pub fn simhash_config(mut self, config: SimhashConfig) -> Self {
+        self.simhash_config = Some(config);
+        self
+    }
+
+    /// Opens the store at `path`, creating it if it does not exist (unless read-only).
+    ///
+    /// # Errors
+    /// [`crate::Error::Locked`] when another process has it open for writing,
+    /// [`crate::Error::UnsupportedFormat`] for a store of another format version,
+    /// [`crate::Error::ConfigMismatch`] when the configuration differs from the recorded one,
+    /// [`crate::Error::NotAStore`] for a directory that holds something else,
+    /// [`crate::Error::Corruption`] for damaged files.
+    pub fn open(self, path: impl AsRef<Path>) -> Result<Store> {
+        Store::open_with(self, path.as_ref())
+    }
+}

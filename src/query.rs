@@ -1,0 +1,281 @@
+//! Exact Hamming-distance queries over the four block families.
+//!
+//! Split a 64-bit fingerprint into four 16-bit blocks. If two fingerprints differ in at most
+//! `k` bits, then by pigeonhole at least one block differs in at most `r = floor(k / 4)` bits.
+//! So the query enumerates, for each block *i*, every 16-bit value within `r` bits of the
+//! query's block *i* (one value when `k <= 3`) and scans that key range of family *i*
+//! (multi-index hashing, Norouzi, Punjani and Fleet 2012). Each candidate's key holds its
+//! whole fingerprint, so its exact distance is checked without another read. A document is
+//! reported only from the first family whose block is within `r` of the query, so it appears
+//! once however many blocks match. When the probes would cost more than reading everything
+//! (large `k` on a small store), the query scans family `block0` in full instead.
+
+use std::sync::LazyLock;
+
+use rayon::prelude::*;
+use rocksdb::{ReadOptions, SnapshotWithThreadMode, DB};
+
+use crate::codec;
+use crate::error::{Error, Result};
+use crate::fingerprint::{Fingerprint, BLOCKS};
+use crate::keys::{self, BLOCK_FAMILIES, DOCS_FAMILY};
+use crate::store::Store;
+
+/// One stored document within the queried distance.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Match {
+    /// The document id.
+    pub id: u64,
+    /// Its fingerprint.
+    pub fingerprint: Fingerprint,
+    /// Hamming distance to the query.
+    pub distance: u32,
+    /// Its external key, if it has one.
+    pub key: Option<String>,
+}
+
+/// The largest meaningful distance.
+pub const MAX_DISTANCE: u32 = 64;
+
+/// For each radius r in 0..=16, the 16-bit masks with at most r bits set.
+static MASKS: LazyLock<Vec<Vec<u16>>> = LazyLock::new(|| {
+    (0..=16u32)
+        .map(|r| (0..=u16::MAX).filter(|m| m.count_ones() <= r).collect())
+        .collect()
+});
+
+/// How [`Store::query_with`] answers a query. Every strategy gives the same, exact answer;
+/// they differ only in cost.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum Strategy {
+    /// Choose by a cost model from `k` and the number of documents (what [`Store::query`] does).
+    #[default]
+    Auto,
+    /// Always probe the block families (multi-index hashing), whatever `k`.
+    Probe,
+    /// Always read every key of family `block0`: the brute-force reference.
+    FullScan,
+}
+
+/// How a query is answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Plan {
+    /// Probe every block value within `radius` bits in each of the four families.
+    Probe { radius: u32 },
+    /// Read all of family `block0`.
+    FullScan,
+}
+
+/// Relative costs, in units of one key visited during a scan.
+const SEEK_COST: f64 = 20.0;
+const PROBE_KEY_COST: f64 = 1.0;
+
+/// Chooses the cheaper plan for distance `k` over `n` documents.
+pub(crate) fn plan(k: u32, n: u64) -> Plan {
+    if k >= MAX_DISTANCE {
+        return Plan::FullScan;
+    }
+    let radius = k / BLOCKS as u32;
+    let probes = (BLOCKS * MASKS[radius as usize].len()) as f64;
+    let per_prefix = n as f64 / 65536.0;
+    let probe_cost = probes * (SEEK_COST + per_prefix.max(1.0) * PROBE_KEY_COST);
+    if radius == 0 || probe_cost < n as f64 {
+        Plan::Probe { radius }
+    } else {
+        Plan::FullScan
+    }
+}
+
+type Snapshot<'a> = SnapshotWithThreadMode<'a, DB>;
+
+impl Store {
+    /// Every stored document within Hamming distance `k` of `fp`, sorted by distance then id,
+    /// each document once. Exact for every `k`: equal to comparing `fp` with every stored
+    /// fingerprint. Reads one consistent snapshot, so a concurrent write is seen whole or not
+    /// at all.
+    ///
+    /// `k <= 3` scans four key ranges of about `len() / 65536` keys each. Larger `k` probes
+    /// neighbouring block values (17 ranges per block for `k` in 4..=7, 137 for 8..=11), or
+    /// reads everything when that is cheaper.
+    ///
+    /// ```
+    /// use simhash_store::{Fingerprint, Store};
+    /// let dir = tempfile::tempdir()?;
+    /// let store = Store::open(dir.path())?;
+    /// store.insert(1, Fingerprint(0b1111))?;
+    /// store.insert(2, Fingerprint(0b0111))?;
+    /// store.insert(3, Fingerprint(u64::MAX))?;
+    /// let found = store.query(Fingerprint(0b1111), 3)?;
+    /// assert_eq!(found.iter().map(|m| (m.id, m.distance)).collect::<Vec<_>>(), [(1, 0), (2, 1)]);
+    /// # Ok::<_, simhash_store::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// RocksDB read errors; [`Error::Decode`] for a damaged entry.
+    pub fn query(&self, fp: Fingerprint, k: u32) -> Result<Vec<Match>> {
+        self.query_with(fp, k, Strategy::Auto)
+    }
+
+    /// [`Store::query`] with a chosen [`Strategy`], for benchmarks and tests: the answer is
+    /// the same for every strategy.
+    ///
+    /// # Errors
+    /// As [`Store::query`].
+    pub fn query_with(&self, fp: Fingerprint, k: u32, strategy: Strategy) -> Result<Vec<Match>> {
+        let snapshot = self.db.snapshot();
+        let found = self.candidates(&snapshot, fp, k, strategy)?;
+        self.with_keys(&snapshot, found)
+    }
+
+    /// Fingerprints `text` with [`Store::simhasher`] and queries it.
+    ///
+    /// # Errors
+    /// [`Error::NoFeatures`] for a text with nothing to fingerprint; as [`Store::query`].
+    pub fn query_text(&self, text: &str, k: u32) -> Result<Vec<Match>> {
+        self.query(self.simhasher.fingerprint(text)?, k)
+    }
+
+    /// Answers many queries on all cores (rayon's global pool); results in input order.
+    ///
+    /// # Errors
+    /// The first error of any query.
+    pub fn query_batch(&self, fps: &[Fingerprint], k: u32) -> Result<Vec<Vec<Match>>> {
+        fps.par_iter().map(|fp| self.query(*fp, k)).collect()
+    }
+
+    /// (id, fingerprint, distance) of every document within `k` of `fp` in `snapshot`,
+    /// sorted by distance then id, without external keys.
+    pub(crate) fn candidates(
+        &self,
+        snapshot: &Snapshot<'_>,
+        fp: Fingerprint,
+        k: u32,
+        strategy: Strategy,
+    ) -> Result<Vec<(u64, Fingerprint, u32)>> {
+        let k = k.min(MAX_DISTANCE);
+        let mut found = Vec::new();
+        let plan = match strategy {
+            Strategy::Auto => plan(k, self.len()),
+            Strategy::Probe => Plan::Probe { radius: k / BLOCKS as u32 },
+            Strategy::FullScan => Plan::FullScan,
+        };
+        match plan {
+            Plan::FullScan => self.full_scan(snapshot, fp, k, &mut found)?,
+            Plan::Probe { radius } => self.probe(snapshot, fp, k, radius, &mut found)?,
+        }
+        found.sort_unstable_by_key(|&(id, _, d)| (d, id));
+        Ok(found)
+    }
+
+    fn probe(
+        &self,
+        snapshot: &Snapshot<'_>,
+        q: Fingerprint,
+        k: u32,
+        radius: u32,
+        found: &mut Vec<(u64, Fingerprint, u32)>,
+    ) -> Result<()> {
+        let qb = q.blocks();
+        // A document is reported by the first family whose block is within `radius`.
+        let first_family = |fp: Fingerprint| {
+            let b = fp.blocks();
+            (0..BLOCKS).find(|&j| (b[j] ^ qb[j]).count_ones() <= radius)
+        };
+        let masks = &MASKS[radius as usize];
+        let mut values: Vec<u16> = Vec::with_capacity(masks.len());
+        for (i, family) in BLOCK_FAMILIES.iter().enumerate() {
+            values.clear();
+            values.extend(masks.iter().map(|m| qb[i] ^ m));
+            values.sort_unstable();
+            let mut it = snapshot.raw_iterator_cf_opt(self.block_cf(i)?, ReadOptions::default());
+            for &v in &values {
+                let prefix = keys::block_prefix(v);
+                it.seek(prefix);
+                while let Some(key) = it.key() {
+                    if !key.starts_with(&prefix) {
+                        break;
+                    }
+                    let (fp, id) = keys::decode_block_key(i, key).ok_or_else(|| bad_key(family, key))?;
+                    let d = fp.distance(q);
+                    if d <= k && first_family(fp) == Some(i) {
+                        found.push((id, fp, d));
+                    }
+                    it.next();
+                }
+                it.status().map_err(|e| self.rocks_err("scan", Some(family), e))?;
+            }
+        }
+        Ok(())
+    }
+
+    fn full_scan(&self, snapshot: &Snapshot<'_>, q: Fingerprint, k: u32, found: &mut Vec<(u64, Fingerprint, u32)>) -> Result<()> {
+        let family = BLOCK_FAMILIES[0];
+        let mut it = snapshot.raw_iterator_cf_opt(self.block_cf(0)?, ReadOptions::default());
+        it.seek_to_first();
+        while let Some(key) = it.key() {
+            let (fp, id) = keys::decode_block_key(0, key).ok_or_else(|| bad_key(family, key))?;
+            let d = fp.distance(q);
+            if d <= k {
+                found.push((id, fp, d));
+            }
+            it.next();
+        }
+        it.status().map_err(|e| self.rocks_err("scan", Some(family), e))
+    }
+
+    /// Looks up the external keys of `found` in the same snapshot.
+    fn with_keys(&self, snapshot: &Snapshot<'_>, found: Vec<(u64, Fingerprint, u32)>) -> Result<Vec<Match>> {
+        if found.is_empty() {
+            return Ok(Vec::new());
+        }
+        let docs = self.cf(DOCS_FAMILY)?;
+        let doc_keys: Vec<[u8; 8]> = found.iter().map(|&(id, _, _)| keys::doc_key(id)).collect();
+        let values = snapshot.multi_get_cf(doc_keys.iter().map(|k| (docs, k)));
+        found
+            .into_iter()
+            .zip(values)
+            .zip(&doc_keys)
+            .map(|(((id, fingerprint, distance), value), doc_key)| {
+                let value = value.map_err(|e| self.rocks_err("read", Some(DOCS_FAMILY), e))?;
+                let key = match value {
+                    Some(bytes) => codec::decode_document(&bytes, doc_key)?.key,
+                    None => None,
+                };
+                Ok(Match { id, fingerprint, distance, key })
+            })
+            .collect()
+    }
+}
+
+fn bad_key(family: &'static str, key: &[u8]) -> Error {
+    Error::Decode {
+        column_family: family,
+        key: keys::hex(key),
+        what: "block key",
+        message: format!("expected 16 bytes, found {}", key.len()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn masks_count_binomial_sums() {
+        assert_eq!(MASKS[0], vec![0]);
+        assert_eq!(MASKS[1].len(), 17);
+        assert_eq!(MASKS[2].len(), 137);
+        assert_eq!(MASKS[16].len(), 65536);
+    }
+
+    #[test]
+    fn plans() {
+        assert_eq!(plan(3, 10), Plan::Probe { radius: 0 });
+        assert_eq!(plan(3, 1 << 40), Plan::Probe { radius: 0 });
+        assert_eq!(plan(6, 1_000_000), Plan::Probe { radius: 1 });
+        assert_eq!(plan(6, 100), Plan::FullScan);
+        assert_eq!(plan(64, 1_000_000), Plan::FullScan);
+        assert_eq!(plan(40, 1 << 30), Plan::FullScan);
+    }
+}

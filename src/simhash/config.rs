@@ -1,0 +1,298 @@
+//! [`SimhashConfig`]: every parameter that changes a fingerprint.
+//!
+//! A store records the whole configuration and refuses to open with a different one, so any
+//! field added here must keep its serde form stable (bincode stores fields in order, without
+//! names: a new field changes the format).
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+
+/// Largest word shingle size [`SimhashConfig::word_shingles`] accepts.
+pub const MAX_WORD_SHINGLES: u8 = 8;
+/// Largest character shingle size [`SimhashConfig::cjk_char_shingles`] and
+/// [`SimhashConfig::word_char_shingles`] accept.
+pub const MAX_CHAR_SHINGLES: u8 = 16;
+
+/// How a feature's count in the text becomes the term-frequency part of its weight.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum TfScaling {
+    /// The count itself: a feature that occurs ten times weighs ten times as much. The
+    /// default: the features a text repeats carry its fingerprint, so the one-off features
+    /// that small edits add or remove move it least.
+    Raw,
+    /// `sqrt(count)`.
+    Sqrt,
+    /// `1 + ln(count)` (sublinear TF).
+    Log,
+    /// 1 for every distinct feature.
+    Binary,
+}
+
+impl TfScaling {
+    /// The scaled term frequency of a feature seen `count` (>= 1) times.
+    #[inline]
+    pub fn apply(self, count: u32) -> f64 {
+        let c = f64::from(count);
+        match self {
+            TfScaling::Raw => c,
+            TfScaling::Sqrt => c.sqrt(),
+            TfScaling::Log => 1.0 + c.ln(),
+            TfScaling::Binary => 1.0,
+        }
+    }
+}
+
+/// The inverse-document-frequency part of a feature's weight.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum IdfWeighting {
+    /// No IDF: weights are term frequencies only. The default: on Chinese technical text,
+    /// where every English word gets the median IDF, jieba's IDF lowered the best F1 from
+    /// 0.93 to 0.88 (see `docs/design.md`).
+    None,
+    /// jieba's IDF table (about 270,000 Chinese words); a word that is not in it (every
+    /// non-Chinese word, and new words found by the HMM) gets the table's median IDF. A word
+    /// shingle gets the mean IDF of its words. Character shingles get no IDF (1), so with
+    /// this option words weigh several times more than character shingles.
+    Jieba,
+}
+
+/// How text becomes a 64-bit SimHash fingerprint: tokenizer, features, stop words,
+/// weighting and hash seed.
+///
+/// `Default` is the configuration chosen by measurement on a labelled Chinese and English
+/// near-duplicate set (see "Fingerprint quality" in `docs/design.md`). Every field is public;
+/// the `with_*` methods set one field and return the configuration, for chaining.
+/// [`Simhasher::new`](crate::Simhasher::new) validates the whole.
+///
+/// The pipeline, in order:
+/// 1. **Normalize**: lowercase; with [`normalize`](Self::normalize), also fold full-width
+///    forms, ligatures and Cyrillic/Greek look-alike letters to ASCII.
+/// 2. **Tokenize**: runs of CJK ideographs are segmented into words by jieba
+///    ([`hmm`](Self::hmm) for unknown words); runs of letters, digits and `_` of any other
+///    script are words. Punctuation, symbols and whitespace only separate words: they are
+///    never features.
+/// 3. **Filter**: with [`stop_words`](Self::stop_words), the built-in Chinese and English stop
+///    words are dropped (and single-character Chinese stop words from the ideograph shingles).
+/// 4. **Features**, each counted over the text:
+///    - [`words`](Self::words): the words;
+///    - [`word_shingles`](Self::word_shingles): runs of consecutive words;
+///    - [`cjk_char_shingles`](Self::cjk_char_shingles): runs of consecutive CJK ideographs,
+///      everything else skipped;
+///    - [`word_char_shingles`](Self::word_char_shingles): runs of consecutive characters of
+///      the non-CJK words, concatenated in order.
+/// 5. **Weigh**: [`tf`](Self::tf) of the count times [`idf`](Self::idf).
+/// 6. **Hash**: xxh3-64 of the feature with [`seed`](Self::seed); each bit of the
+///    fingerprint is the sign of the weighted sum of that bit over the features.
+///
+/// Character shingles are what make the fingerprint robust: a changed character changes a
+/// jieba word and maybe its neighbours' segmentation, but only `n` of the hundreds of
+/// ideograph n-grams; lines run together (`foo\nbar` -> `foobar`) change Latin words but not
+/// the character runs.
+///
+/// ```
+/// use simhash_store::{SimhashConfig, Simhasher};
+/// let config = SimhashConfig::default().with_word_shingles(2).with_seed(7);
+/// let hasher = Simhasher::new(config.clone())?;
+/// assert_eq!(hasher.config(), &config);
+/// # Ok::<_, simhash_store::Error>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SimhashConfig {
+    /// Fold full-width letters, digits and punctuation, ligatures and the Cyrillic and Greek
+    /// letters that look like Latin ones (`а с е о р х у і`, ...) to ASCII before
+    /// tokenizing, so that such substitutions do not change the fingerprint.
+    /// Default: `true`.
+    pub normalize: bool,
+    /// Let jieba's HMM join characters that are not in its dictionary into new words.
+    /// Default: `true`.
+    pub hmm: bool,
+    /// Drop the built-in Chinese and English stop words. Default: `true`.
+    pub stop_words: bool,
+    /// Use single words as features. Default: `true`.
+    pub words: bool,
+    /// Also use runs of this many consecutive words (after stop words are dropped) as
+    /// features; `0` for none, else `2..=8`. Default: `0`.
+    pub word_shingles: u8,
+    /// Also use runs of this many consecutive CJK ideographs as features: the text's
+    /// ideographs in order, with everything else (and, with `stop_words`, single-character
+    /// stop words such as 的 了 在) skipped. `0` for none, else `1..=16`. Default: `1`
+    /// (single ideographs: a changed character changes two features, not a word and its
+    /// neighbours' segmentation).
+    pub cjk_char_shingles: u8,
+    /// Also use runs of this many consecutive characters of the non-CJK words as features:
+    /// the words (stop words dropped) concatenated in order, without separators. `0` for
+    /// none, else `1..=16`. Default: `3`.
+    pub word_char_shingles: u8,
+    /// How a feature's count becomes its term frequency. Default: [`TfScaling::Raw`].
+    pub tf: TfScaling,
+    /// The inverse-document-frequency factor. Default: [`IdfWeighting::None`].
+    pub idf: IdfWeighting,
+    /// Seed of the xxh3-64 feature hash. Default: `0`.
+    pub seed: u64,
+}
+
+impl Default for SimhashConfig {
+    fn default() -> Self {
+        SimhashConfig {
+            normalize: true,
+            hmm: true,
+            stop_words: true,
+            words: true,
+            word_shingles: 0,
+            cjk_char_shingles: 1,
+            word_char_shingles: 3,
+            tf: TfScaling::Raw,
+            idf: IdfWeighting::None,
+            seed: 0,
+        }
+    }
+}
+
+impl SimhashConfig {
+    /// Sets [`normalize`](Self::normalize).
+    #[must_use]
+    pub fn with_normalize(mut self, on: bool) -> Self {
+        self.normalize = on;
+        self
+    }
+
+    /// Sets [`hmm`](Self::hmm).
+    #[must_use]
+    pub fn with_hmm(mut self, on: bool) -> Self {
+        self.hmm = on;
+        self
+    }
+
+    /// Sets [`stop_words`](Self::stop_words).
+    #[must_use]
+    pub fn with_stop_words(mut self, on: bool) -> Self {
+        self.stop_words = on;
+        self
+    }
+
+    /// Sets [`words`](Self::words).
+    #[must_use]
+    pub fn with_words(mut self, on: bool) -> Self {
+        self.words = on;
+        self
+    }
+
+    /// Sets [`word_shingles`](Self::word_shingles).
+    #[must_use]
+    pub fn with_word_shingles(mut self, n: u8) -> Self {
+        self.word_shingles = n;
+        self
+    }
+
+    /// Sets [`cjk_char_shingles`](Self::cjk_char_shingles).
+    #[must_use]
+    pub fn with_cjk_char_shingles(mut self, n: u8) -> Self {
+        self.cjk_char_shingles = n;
+        self
+    }
+
+    /// Sets [`word_char_shingles`](Self::word_char_shingles).
+    #[must_use]
+    pub fn with_word_char_shingles(mut self, n: u8) -> Self {
+        self.word_char_shingles = n;
+        self
+    }
+
+    /// Sets [`tf`](Self::tf).
+    #[must_use]
+    pub fn with_tf(mut self, tf: TfScaling) -> Self {
+        self.tf = tf;
+        self
+    }
+
+    /// Sets [`idf`](Self::idf).
+    #[must_use]
+    pub fn with_idf(mut self, idf: IdfWeighting) -> Self {
+        self.idf = idf;
+        self
+    }
+
+    /// Sets [`seed`](Self::seed).
+    #[must_use]
+    pub fn with_seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
+    }
+
+    /// Checks that the configuration describes at least one kind of feature and that the
+    /// shingle sizes are in range.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming the field and the accepted values.
+    pub fn validate(&self) -> Result<()> {
+        if self.word_shingles == 1 || self.word_shingles > MAX_WORD_SHINGLES {
+            return Err(Error::InvalidArgument(format!(
+                "word_shingles is {}: use 0 (none) or 2..={MAX_WORD_SHINGLES}, and `words` for single words",
+                self.word_shingles
+            )));
+        }
+        for (name, n) in [("cjk_char_shingles", self.cjk_char_shingles), ("word_char_shingles", self.word_char_shingles)] {
+            if n > MAX_CHAR_SHINGLES {
+                return Err(Error::InvalidArgument(format!(
+                    "{name} is {n}: use 0 (none) or 1..={MAX_CHAR_SHINGLES}"
+                )));
+            }
+        }
+        if !self.words && self.word_shingles == 0 && self.cjk_char_shingles == 0 && self.word_char_shingles == 0 {
+            return Err(Error::InvalidArgument(
+                "the configuration has no features: set `words`, `word_shingles`, `cjk_char_shingles` or `word_char_shingles`".into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_is_valid() {
+        assert!(SimhashConfig::default().validate().is_ok());
+    }
+
+    #[test]
+    fn rejects_configs_without_features_or_with_bad_sizes() {
+        let none = SimhashConfig::default()
+            .with_words(false)
+            .with_cjk_char_shingles(0)
+            .with_word_char_shingles(0);
+        assert!(matches!(none.validate(), Err(Error::InvalidArgument(_))));
+        let one = SimhashConfig::default().with_word_shingles(1);
+        assert!(matches!(one.validate(), Err(Error::InvalidArgument(_))));
+        let big = SimhashConfig::default().with_word_shingles(MAX_WORD_SHINGLES + 1);
+        assert!(matches!(big.validate(), Err(Error::InvalidArgument(_))));
+        let chars = SimhashConfig::default().with_cjk_char_shingles(MAX_CHAR_SHINGLES + 1);
+        assert!(matches!(chars.validate(), Err(Error::InvalidArgument(_))));
+        let chars = SimhashConfig::default().with_word_char_shingles(MAX_CHAR_SHINGLES + 1);
+        assert!(matches!(chars.validate(), Err(Error::InvalidArgument(_))));
+        let only_chars = SimhashConfig::default().with_words(false);
+        assert!(only_chars.validate().is_ok());
+    }
+
+    #[test]
+    fn tf_scaling_is_monotone_and_one_at_one() {
+        for tf in [TfScaling::Raw, TfScaling::Sqrt, TfScaling::Log, TfScaling::Binary] {
+            assert!((tf.apply(1) - 1.0).abs() < 1e-12, "{tf:?}");
+            assert!(tf.apply(5) >= tf.apply(2), "{tf:?}");
+        }
+    }
+
+    #[test]
+    fn serde_json_round_trip() {
+        let c = SimhashConfig::default()
+            .with_word_shingles(2)
+            .with_cjk_char_shingles(3)
+            .with_idf(IdfWeighting::Jieba)
+            .with_tf(TfScaling::Sqrt)
+            .with_seed(99);
+        let json = serde_json::to_string(&c).unwrap();
+        assert_eq!(serde_json::from_str::<SimhashConfig>(&json).unwrap(), c);
+    }
+}

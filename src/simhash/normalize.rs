@@ -1,0 +1,217 @@
+//! Character normalization before tokenizing: lowercase, and optionally an NFKC-like fold of
+//! the compatibility forms and look-alike letters that near-duplicate pages differ by.
+//!
+//! The fold is a fixed table, not full Unicode NFKC or UTS #39 skeletons: full-width ASCII
+//! (`Ａ１！` -> `a1!`), the ideographic space, Latin ligatures (`ﬁ` -> `fi`), and the
+//! Cyrillic and Greek letters that render like Latin ones (`а с е о р х у і` -> `a c e o p x y
+//! i`). Folding is applied the same way to every text, so it can only merge features, never
+//! split them: a Russian word becomes a string of Latin letters, which is harmless for
+//! near-duplicate detection.
+
+/// Appends the lowercase (and with `fold`, folded) form of `text` to `out`.
+#[cfg(test)]
+pub(crate) fn normalize_into(text: &str, fold: bool, out: &mut String) {
+    out.reserve(text.len());
+    for c in text.chars() {
+        push_normalized(c, fold, out);
+    }
+}
+
+/// Whether normalization keeps `c` as it is, folding or not: lowercase ASCII, digits and
+/// ASCII punctuation, ideographs, and caseless punctuation other than the ideographic space
+/// (which folds to a space). A fast path: the others go through [`push_normalized`].
+#[inline]
+pub(crate) fn is_kept(c: char) -> bool {
+    if c.is_ascii() {
+        !c.is_ascii_uppercase()
+    } else {
+        is_cjk(c) || (is_caseless_punctuation(c) && c != '\u{3000}')
+    }
+}
+
+/// Appends the lowercase (and with `fold`, folded) form of `c` to `out`.
+#[inline]
+pub(crate) fn push_normalized(c: char, fold: bool, out: &mut String) {
+    if c.is_ascii() {
+        out.push(c.to_ascii_lowercase());
+        return;
+    }
+    // Ideographs have no case and no fold: the common case in Chinese text.
+    if is_cjk(c) {
+        out.push(c);
+        return;
+    }
+    if fold {
+        if let Some(folded) = fold_char(c) {
+            out.push_str(folded);
+            return;
+        }
+    }
+    if is_caseless_punctuation(c) {
+        out.push(c);
+    } else {
+        out.extend(c.to_lowercase());
+    }
+}
+
+/// A CJK unified or compatibility ideograph (or `〇`): segmented by jieba.
+#[inline]
+pub(crate) fn is_cjk(c: char) -> bool {
+    matches!(c,
+        '\u{4E00}'..='\u{9FFF}'
+        | '\u{3400}'..='\u{4DBF}'
+        | '\u{F900}'..='\u{FAFF}'
+        | '\u{3007}'
+        | '\u{20000}'..='\u{2FFFF}'
+        | '\u{30000}'..='\u{3134F}')
+}
+
+/// General punctuation (U+2000..U+206F) and the punctuation of CJK symbols and punctuation
+/// (U+3000..U+303F without its letters and numerals such as `々` and `〇`): no case, never
+/// part of a word. A fast path for the punctuation of Chinese
+/// text, which would otherwise go through the Unicode tables.
+#[inline]
+pub(crate) fn is_caseless_punctuation(c: char) -> bool {
+    matches!(c,
+        '\u{2000}'..='\u{206F}'
+        | '\u{3000}'..='\u{3004}'
+        | '\u{3008}'..='\u{3020}'
+        | '\u{3030}'
+        | '\u{303D}'..='\u{303F}')
+}
+
+/// A character that belongs to a word of a non-CJK script: letters, digits, `_`, and
+/// combining marks (so that decomposed accents do not split words).
+#[inline]
+pub(crate) fn is_word_char(c: char) -> bool {
+    if c.is_ascii() {
+        c.is_ascii_alphanumeric() || c == '_'
+    } else {
+        c.is_alphanumeric() || matches!(c, '\u{0300}'..='\u{036F}')
+    }
+}
+
+/// The folded, lowercase form of a non-ASCII `c`, if the table has one.
+fn fold_char(c: char) -> Option<&'static str> {
+    let cp = c as u32;
+    // Full-width ASCII FF01..FF5E -> 21..7E, lowercased.
+    if (0xFF01..=0xFF5E).contains(&cp) {
+        let ascii = (cp - 0xFF01 + 0x21) as usize;
+        return ASCII_LOWER.get(ascii - 0x21..ascii - 0x20);
+    }
+    Some(match c {
+        '\u{3000}' => " ",
+        'ﬀ' => "ff",
+        'ﬁ' => "fi",
+        'ﬂ' => "fl",
+        'ﬃ' => "ffi",
+        'ﬄ' => "ffl",
+        'ﬅ' | 'ﬆ' => "st",
+        // Cyrillic look-alikes (after the UTS #39 confusables table); some only in
+        // upper case, since the Latin letter is lowercased too.
+        'а' | 'А' => "a",
+        'В' => "b",
+        'с' | 'С' => "c",
+        'ԁ' => "d",
+        'е' | 'Е' | 'ё' | 'Ё' => "e",
+        'һ' | 'Һ' | 'Н' => "h",
+        'і' | 'І' | 'ї' | 'Ї' => "i",
+        'ј' | 'Ј' => "j",
+        'к' | 'К' => "k",
+        'ӏ' | 'Ӏ' => "l",
+        'М' => "m",
+        'о' | 'О' => "o",
+        'р' | 'Р' => "p",
+        'ԛ' | 'Ԛ' => "q",
+        'ѕ' | 'Ѕ' => "s",
+        'Т' => "t",
+        'ԝ' | 'Ԝ' => "w",
+        'х' | 'Х' => "x",
+        'у' | 'У' | 'ү' | 'Ү' => "y",
+        // Greek look-alikes.
+        'α' | 'Α' => "a",
+        'Β' => "b",
+        'Ε' => "e",
+        'Η' => "h",
+        'ι' | 'Ι' => "i",
+        'κ' | 'Κ' => "k",
+        'Μ' => "m",
+        'Ν' => "n",
+        'ο' | 'Ο' => "o",
+        'ρ' | 'Ρ' => "p",
+        'Τ' => "t",
+        'υ' => "u",
+        'ν' => "v",
+        'χ' | 'Χ' => "x",
+        'Υ' => "y",
+        'Ζ' => "z",
+        _ => return None,
+    })
+}
+
+/// Printable ASCII 0x21..=0x7E, lowercased, indexed by `byte - 0x21`.
+const ASCII_LOWER: &str = concat!(
+    "!\"#$%&'()*+,-./0123456789:;<=>?@",
+    "abcdefghijklmnopqrstuvwxyz",
+    "[\\]^_`",
+    "abcdefghijklmnopqrstuvwxyz",
+    "{|}~"
+);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn norm(s: &str, fold: bool) -> String {
+        let mut out = String::new();
+        normalize_into(s, fold, &mut out);
+        out
+    }
+
+    #[test]
+    fn ascii_table_is_complete() {
+        assert_eq!(ASCII_LOWER.len(), 0x7E - 0x21 + 1);
+        for b in 0x21u8..=0x7E {
+            let i = usize::from(b - 0x21);
+            assert_eq!(&ASCII_LOWER[i..=i], (b as char).to_ascii_lowercase().to_string());
+        }
+    }
+
+    #[test]
+    fn lowercases_and_folds() {
+        assert_eq!(norm("Hello ÄÖ", false), "hello äö");
+        assert_eq!(norm("ＡＢＣ１２３！　ok", true), "abc123! ok");
+        assert_eq!(norm("ＡＢＣ", false), "ａｂｃ");
+        // Cyrillic а, е, о, р, с, х, у, і inside Latin words.
+        assert_eq!(norm("dаtаbаsе sеrvеr сору", true), "database server copy");
+        assert_eq!(norm("ﬁle", true), "file");
+        assert_eq!(norm("中文Ｔｅｘｔ", true), "中文text");
+    }
+
+    #[test]
+    fn kept_characters_normalize_to_themselves() {
+        let all = (0u32..0x3_0000).filter_map(char::from_u32);
+        for c in all.filter(|&c| is_kept(c)) {
+            for fold in [false, true] {
+                let mut out = String::new();
+                push_normalized(c, fold, &mut out);
+                assert_eq!(out, c.to_string(), "{c:?} fold {fold}");
+            }
+        }
+    }
+
+    #[test]
+    fn classifies_characters() {
+        assert!(is_cjk('中') && is_cjk('〇') && !is_cjk('a') && !is_cjk('。'));
+        assert!(is_word_char('a') && is_word_char('_') && is_word_char('é') && is_word_char('9'));
+        assert!(!is_word_char('-') && !is_word_char('。') && !is_word_char(' ') && !is_word_char('’'));
+        for c in ['，', '。', '、', '“', '”', '—', '…', '《', '》', '「', '」', '\u{3000}'] {
+            assert!(is_caseless_punctuation(c) || !c.is_alphanumeric(), "{c}");
+        }
+        for c in ('\u{2000}'..='\u{206F}').chain('\u{3000}'..='\u{303F}') {
+            if is_caseless_punctuation(c) {
+                assert!(!c.is_alphanumeric() && c.to_lowercase().eq([c]), "{c:?}");
+            }
+        }
+    }
+}

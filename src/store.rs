@@ -1,0 +1,443 @@
+//! The [`Store`]: opening, metadata, point reads. Writes are in `write.rs`, queries in
+//! `query.rs`, the consistency check in `verify.rs`.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard};
+
+use rocksdb::{
+    BlockBasedOptions, Cache, ColumnFamily, ColumnFamilyDescriptor, DBCompressionType, Options,
+    WriteBatch, WriteOptions, DB,
+};
+
+use crate::codec::{self, Document};
+use crate::error::{Error, Result};
+use crate::fingerprint::Fingerprint;
+use crate::keys::{self, ALL_FAMILIES, BLOCK_FAMILIES, DOCS_FAMILY, KEYS_FAMILY, META_FAMILY};
+use crate::options::{Durability, StoreBuilder};
+use crate::simhash::{SimhashConfig, Simhasher};
+
+/// The on-disk format this build writes.
+pub const FORMAT_VERSION: u32 = 1;
+/// The oldest on-disk format this build reads.
+pub const MIN_FORMAT_VERSION: u32 = 1;
+
+/// A persistent near-duplicate index: documents (a `u64` id, a [`Fingerprint`], an optional
+/// external key) in RocksDB, indexed by the four 16-bit blocks of the fingerprint.
+///
+/// `Store` is `Send + Sync`: share it in an `Arc` and query from many threads while others
+/// write. Writes are serialised internally; each is atomic across all column families.
+pub struct Store {
+    pub(crate) db: DB,
+    pub(crate) path: PathBuf,
+    pub(crate) simhasher: Simhasher,
+    pub(crate) durability: Durability,
+    pub(crate) read_only: bool,
+    /// Held by every write so that read-modify-write upserts and the document count stay
+    /// consistent. Readers never take it.
+    pub(crate) write_lock: Mutex<()>,
+    /// The number of documents; persisted in `meta/doc_count` by every write batch.
+    pub(crate) doc_count: AtomicU64,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store")
+            .field("path", &self.path)
+            .field("documents", &self.len())
+            .field("durability", &self.durability)
+            .field("read_only", &self.read_only)
+            .finish()
+    }
+}
+
+pub(crate) fn column_family_options(name: &str, cache: &Cache) -> Options {
+    let mut table = BlockBasedOptions::default();
+    table.set_block_cache(cache);
+    table.set_cache_index_and_filter_blocks(true);
+    table.set_pin_l0_filter_and_index_blocks_in_cache(true);
+    table.set_format_version(6);
+    if name == DOCS_FAMILY || name == KEYS_FAMILY {
+        // Point lookups by id and by key: a Bloom filter spares a disk read for absent ones.
+        table.set_bloom_filter(10.0, false);
+    }
+    // Block families are only range-scanned by a 2-byte prefix that nearly always exists,
+    // so a filter would cost space and buy nothing.
+    let mut opts = Options::default();
+    opts.set_block_based_table_factory(&table);
+    opts.set_compression_type(DBCompressionType::Lz4);
+    opts.set_bottommost_compression_type(DBCompressionType::Zstd);
+    opts.set_level_compaction_dynamic_level_bytes(true);
+    opts
+}
+
+fn now_micros() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_micros() as u64)
+        .unwrap_or(0)
+}
+
+impl Store {
+    /// Opens (or creates) the store at `path` with default options.
+    /// Shorthand for `Store::builder().open(path)`.
+    ///
+    /// ```
+    /// use simhash_store::Store;
+    /// let dir = tempfile::tempdir()?;
+    /// let store = Store::open(dir.path())?;
+    /// let fp = store.simhasher().fingerprint("The quick brown fox jumps over the lazy dog")?;
+    /// store.insert(1, fp)?;
+    /// assert_eq!(store.get(1)?, Some(fp));
+    /// # Ok::<_, simhash_store::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// See [`StoreBuilder::open`].
+    pub fn open(path: impl AsRef<Path>) -> Result<Store> {
+        StoreBuilder::default().open(path)
+    }
+
+    /// Options for opening a store.
+    pub fn builder() -> StoreBuilder {
+        StoreBuilder::default()
+    }
+
+    pub(crate) fn open_with(builder: StoreBuilder, path: &Path) -> Result<Store> {
+        let exists = path.join("CURRENT").exists();
+        if !exists {
+            if builder.read_only {
+                return Err(Error::NotAStore {
+                    path: path.to_path_buf(),
+                    reason: "no store there (read-only open does not create one)".into(),
+                });
+            }
+            if let Ok(mut entries) = std::fs::read_dir(path) {
+                if entries.next().is_some() {
+                    return Err(Error::NotAStore {
+                        path: path.to_path_buf(),
+                        reason: "the directory is not empty and holds no RocksDB database; \
+                                 choose an empty or new directory"
+                            .into(),
+                    });
+                }
+            }
+        }
+        let mut db_opts = Options::default();
+        db_opts.create_if_missing(true);
+        db_opts.create_missing_column_families(true);
+        db_opts.set_max_background_jobs(2);
+        db_opts.set_keep_log_file_num(4);
+        if exists {
+            let present = DB::list_cf(&db_opts, path).map_err(|e| Error::rocks("list column families", None, path, e))?;
+            if !present.iter().any(|name| name == META_FAMILY) {
+                return Err(Error::NotAStore {
+                    path: path.to_path_buf(),
+                    reason: format!("a RocksDB database without the `{META_FAMILY}` column family"),
+                });
+            }
+        }
+        let cache = Cache::new_lru_cache(builder.block_cache_bytes);
+        let descriptors: Vec<ColumnFamilyDescriptor> = ALL_FAMILIES
+            .iter()
+            .map(|name| ColumnFamilyDescriptor::new(*name, column_family_options(name, &cache)))
+            .collect();
+        let db = if builder.read_only {
+            DB::open_cf_descriptors_read_only(&db_opts, path, descriptors, false)
+        } else {
+            DB::open_cf_descriptors(&db_opts, path, descriptors)
+        }
+        .map_err(|e| Error::rocks("open the store", None, path, e))?;
+
+        let mut store = Store {
+            db,
+            path: path.to_path_buf(),
+            simhasher: Simhasher::default(),
+            durability: builder.durability,
+            read_only: builder.read_only,
+            write_lock: Mutex::new(()),
+            doc_count: AtomicU64::new(0),
+        };
+        store.load_or_init_meta(builder.simhash_config)?;
+        crate::bulk::recover(&store)?;
+        Ok(store)
+    }
+
+    /// Reads the format version, configuration and count, or writes them for a new store.
+    fn load_or_init_meta(&mut self, requested: Option<SimhashConfig>) -> Result<()> {
+        let version = self.get_raw(META_FAMILY, keys::META_FORMAT_VERSION)?;
+        let Some(version) = version else {
+            // A new store, or one whose creation was interrupted before its first write:
+            // refuse if it somehow holds documents.
+            if self.raw_iter(DOCS_FAMILY)?.next().is_some() {
+                return Err(Error::NotAStore {
+                    path: self.path.clone(),
+                    reason: "documents but no format version".into(),
+                });
+            }
+            if self.read_only {
+                return Err(Error::NotAStore {
+                    path: self.path.clone(),
+                    reason: "no format version recorded".into(),
+                });
+            }
+            let config = requested.unwrap_or_default();
+            self.simhasher = Simhasher::new(config.clone())?;
+            let mut batch = WriteBatch::default();
+            let meta = self.cf(META_FAMILY)?;
+            batch.put_cf(meta, keys::META_SIMHASHER, codec::encode_config(&config));
+            batch.put_cf(meta, keys::META_DOC_COUNT, codec::encode_u64(0));
+            // The version goes last in the same atomic batch: its presence means "initialised".
+            batch.put_cf(meta, keys::META_FORMAT_VERSION, codec::encode_u32(FORMAT_VERSION));
+            let mut opts = WriteOptions::default();
+            opts.set_sync(true);
+            self.db
+                .write_opt(batch, &opts)
+                .map_err(|e| Error::rocks("initialise the store", Some(META_FAMILY), &self.path, e))?;
+            return Ok(());
+        };
+        let version = codec::decode_u32(&version, keys::META_FORMAT_VERSION)?;
+        if !(MIN_FORMAT_VERSION..=FORMAT_VERSION).contains(&version) {
+            return Err(Error::UnsupportedFormat {
+                path: self.path.clone(),
+                found: version,
+                supported: format!("{MIN_FORMAT_VERSION}..={FORMAT_VERSION}"),
+            });
+        }
+        let stored = self
+            .get_raw(META_FAMILY, keys::META_SIMHASHER)?
+            .ok_or_else(|| Error::NotAStore {
+                path: self.path.clone(),
+                reason: "no fingerprint configuration recorded".into(),
+            })?;
+        let stored = codec::decode_config(&stored)?;
+        if let Some(requested) = requested {
+            if requested != stored {
+                let json = |c: &SimhashConfig| serde_json::to_string(c).unwrap_or_else(|e| e.to_string());
+                return Err(Error::ConfigMismatch {
+                    path: self.path.clone(),
+                    stored: json(&stored),
+                    requested: json(&requested),
+                });
+            }
+        }
+        self.simhasher = Simhasher::new(stored)?;
+        let count = match self.get_raw(META_FAMILY, keys::META_DOC_COUNT)? {
+            Some(bytes) => codec::decode_u64(&bytes, keys::META_DOC_COUNT)?,
+            None => 0,
+        };
+        self.doc_count.store(count, Ordering::SeqCst);
+        Ok(())
+    }
+
+    /// The directory of the store.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The fingerprinter configured as recorded in the store: use it for every text that goes
+    /// into or is queried against this store.
+    pub fn simhasher(&self) -> &Simhasher {
+        &self.simhasher
+    }
+
+    /// The durability of writes, as opened.
+    pub fn durability(&self) -> Durability {
+        self.durability
+    }
+
+    /// The number of documents.
+    pub fn len(&self) -> u64 {
+        self.doc_count.load(Ordering::SeqCst)
+    }
+
+    /// Whether the store holds no document.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The fingerprint of document `id`, if it is stored.
+    ///
+    /// # Errors
+    /// RocksDB read errors; [`Error::Decode`] for a damaged value.
+    pub fn get(&self, id: u64) -> Result<Option<Fingerprint>> {
+        Ok(self.document(id)?.map(|d| d.fingerprint))
+    }
+
+    /// Everything stored about document `id`.
+    ///
+    /// # Errors
+    /// RocksDB read errors; [`Error::Decode`] for a damaged value.
+    pub fn document(&self, id: u64) -> Result<Option<Document>> {
+        let key = keys::doc_key(id);
+        self.get_raw(DOCS_FAMILY, &key)?
+            .map(|bytes| codec::decode_document(&bytes, &key))
+            .transpose()
+    }
+
+    /// The id of the document stored under external key `key` (a URL, a path), if any.
+    ///
+    /// # Errors
+    /// RocksDB read errors; [`Error::Decode`] for a damaged value.
+    pub fn id_for_key(&self, key: &str) -> Result<Option<u64>> {
+        match self.get_raw(KEYS_FAMILY, key.as_bytes())? {
+            None => Ok(None),
+            Some(v) => keys::decode_id_value(&v).map(Some).ok_or_else(|| Error::Decode {
+                column_family: KEYS_FAMILY,
+                key: keys::hex(key.as_bytes()),
+                what: "document id",
+                message: format!("expected 8 bytes, found {}", v.len()),
+            }),
+        }
+    }
+
+    /// The smallest id greater than every stored id (0 for an empty store): where a loader
+    /// that assigns ids can start.
+    ///
+    /// # Errors
+    /// RocksDB read errors.
+    pub fn next_id(&self) -> Result<u64> {
+        let mut it = self.db.raw_iterator_cf(self.cf(DOCS_FAMILY)?);
+        it.seek_to_last();
+        it.status().map_err(|e| self.rocks_err("read the last document", Some(DOCS_FAMILY), e))?;
+        Ok(it
+            .key()
+            .and_then(keys::decode_doc_key)
+            .map_or(0, |id| id.saturating_add(1)))
+    }
+
+    /// Every document, in id order. Reads a consistent snapshot.
+    ///
+    /// # Errors
+    /// Each item is an error if RocksDB fails or a value does not decode.
+    pub fn documents(&self) -> Result<impl Iterator<Item = Result<(u64, Document)>> + '_> {
+        let iter = self.raw_iter(DOCS_FAMILY)?;
+        Ok(iter.map(move |item| {
+            let (key, value) = item.map_err(|e| self.rocks_err("iterate documents", Some(DOCS_FAMILY), e))?;
+            let id = keys::decode_doc_key(&key).ok_or_else(|| Error::Decode {
+                column_family: DOCS_FAMILY,
+                key: keys::hex(&key),
+                what: "document id",
+                message: format!("expected an 8-byte key, found {} bytes", key.len()),
+            })?;
+            Ok((id, codec::decode_document(&value, &key)?))
+        }))
+    }
+
+    /// Writes all memtables to SST files (and so makes [`Durability::NoWal`] writes durable).
+    ///
+    /// # Errors
+    /// RocksDB I/O errors.
+    pub fn flush(&self) -> Result<()> {
+        if self.read_only {
+            return Ok(());
+        }
+        for name in ALL_FAMILIES {
+            self.db
+                .flush_cf(self.cf(name)?)
+                .map_err(|e| self.rocks_err("flush", Some(name), e))?;
+        }
+        Ok(())
+    }
+
+    /// Compacts every column family fully: smaller on disk, faster to scan. Takes a while on
+    /// a large store.
+    ///
+    /// # Errors
+    /// RocksDB I/O errors, or [`Error::ReadOnly`].
+    pub fn compact(&self) -> Result<()> {
+        self.check_writable()?;
+        for name in ALL_FAMILIES {
+            self.db.compact_range_cf(self.cf(name)?, None::<&[u8]>, None::<&[u8]>);
+        }
+        Ok(())
+    }
+
+    /// Bytes on disk per column family (live SST files), in [`ALL_FAMILIES`] order.
+    ///
+    /// # Errors
+    /// RocksDB errors.
+    pub fn disk_usage(&self) -> Result<Vec<(&'static str, u64)>> {
+        let files = self
+            .db
+            .live_files()
+            .map_err(|e| self.rocks_err("list live files", None, e))?;
+        Ok(ALL_FAMILIES
+            .iter()
+            .map(|name| {
+                let bytes = files
+                    .iter()
+                    .filter(|f| f.column_family_name == *name)
+                    .map(|f| f.size as u64)
+                    .sum();
+                (*name, bytes)
+            })
+            .collect())
+    }
+
+    // ---- crate-internal plumbing ----
+
+    pub(crate) fn cf(&self, name: &'static str) -> Result<&ColumnFamily> {
+        self.db.cf_handle(name).ok_or_else(|| Error::NotAStore {
+            path: self.path.clone(),
+            reason: format!("column family `{name}` is missing"),
+        })
+    }
+
+    pub(crate) fn block_cf(&self, i: usize) -> Result<&ColumnFamily> {
+        self.cf(BLOCK_FAMILIES[i])
+    }
+
+    pub(crate) fn rocks_err(&self, operation: &'static str, cf: Option<&'static str>, e: rocksdb::Error) -> Error {
+        Error::rocks(operation, cf, &self.path, e)
+    }
+
+    pub(crate) fn get_raw(&self, family: &'static str, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.db
+            .get_cf(self.cf(family)?, key)
+            .map_err(|e| self.rocks_err("read", Some(family), e))
+    }
+
+    pub(crate) fn raw_iter(&self, family: &'static str) -> Result<rocksdb::DBIteratorWithThreadMode<'_, DB>> {
+        Ok(self.db.iterator_cf(self.cf(family)?, rocksdb::IteratorMode::Start))
+    }
+
+    pub(crate) fn check_writable(&self) -> Result<()> {
+        if self.read_only {
+            return Err(Error::ReadOnly { path: self.path.clone() });
+        }
+        Ok(())
+    }
+
+    pub(crate) fn write_options(&self) -> WriteOptions {
+        let mut opts = WriteOptions::default();
+        match self.durability {
+            Durability::Sync => opts.set_sync(true),
+            Durability::Buffered => {}
+            Durability::NoWal => opts.disable_wal(true),
+        }
+        opts
+    }
+
+    /// Takes the write lock. A poisoned lock only means another writer panicked between
+    /// RocksDB writes, each of which is atomic, so the store is still consistent.
+    pub(crate) fn lock_writes(&self) -> MutexGuard<'_, ()> {
+        self.write_lock.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub(crate) fn now_micros() -> u64 {
+        now_micros()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn assert_send_sync<T: Send + Sync>() {}
+
+    #[test]
+    fn store_is_send_and_sync() {
+        assert_send_sync::<Store>();
+    }
+}

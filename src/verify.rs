@@ -1,0 +1,285 @@
+//! `Store::verify`: checks that the four block families, the documents and the keys agree.
+
+use std::fmt;
+
+use rocksdb::ReadOptions;
+
+use crate::codec;
+use crate::error::Result;
+use crate::fingerprint::{Fingerprint, BLOCKS};
+use crate::keys::{self, BLOCK_FAMILIES, DOCS_FAMILY, KEYS_FAMILY};
+use crate::store::Store;
+
+/// At most this many problems are listed; the rest are only counted.
+pub const MAX_LISTED_PROBLEMS: usize = 1000;
+
+/// One inconsistency found by [`Store::verify`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Problem {
+    /// A document has no entry in a block family.
+    MissingBlockEntry {
+        /// The family.
+        family: &'static str,
+        /// The document.
+        id: u64,
+        /// Its fingerprint.
+        fingerprint: Fingerprint,
+    },
+    /// A block-family entry whose document is absent or has another fingerprint.
+    OrphanBlockEntry {
+        /// The family.
+        family: &'static str,
+        /// The id in the entry.
+        id: u64,
+        /// The fingerprint in the entry.
+        fingerprint: Fingerprint,
+    },
+    /// A key that does not have its family's layout, or a value that does not decode.
+    Malformed {
+        /// The family.
+        family: &'static str,
+        /// The key in hex.
+        key: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// A `keys` entry that points to a document which does not carry that key.
+    DanglingKey {
+        /// The external key.
+        key: String,
+        /// The id it points to.
+        id: u64,
+    },
+    /// A document whose external key is not in the `keys` family (or points elsewhere).
+    MissingKey {
+        /// The document.
+        id: u64,
+        /// Its key.
+        key: String,
+    },
+    /// The recorded document count differs from the number of documents.
+    CountMismatch {
+        /// `meta/doc_count`.
+        recorded: u64,
+        /// Documents found.
+        actual: u64,
+    },
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Problem::MissingBlockEntry { family, id, fingerprint } => {
+                write!(f, "document {id} ({fingerprint}) has no entry in `{family}`")
+            }
+            Problem::OrphanBlockEntry { family, id, fingerprint } => {
+                write!(f, "`{family}` has an entry for document {id} ({fingerprint}) that the documents family does not match")
+            }
+            Problem::Malformed { family, key, message } => write!(f, "`{family}` key {key}: {message}"),
+            Problem::DanglingKey { key, id } => {
+                write!(f, "external key {key:?} points to document {id}, which does not carry it")
+            }
+            Problem::MissingKey { id, key } => {
+                write!(f, "document {id} has external key {key:?}, which does not point back to it")
+            }
+            Problem::CountMismatch { recorded, actual } => {
+                write!(f, "the recorded document count is {recorded}, but there are {actual} documents")
+            }
+        }
+    }
+}
+
+/// What [`Store::verify`] found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct VerifyReport {
+    /// Documents in the documents family.
+    pub documents: u64,
+    /// Entries in each block family.
+    pub block_entries: [u64; BLOCKS],
+    /// Entries in the keys family.
+    pub keys: u64,
+    /// The problems, at most [`MAX_LISTED_PROBLEMS`].
+    pub problems: Vec<Problem>,
+    /// How many problems there were in all.
+    pub problem_count: u64,
+}
+
+impl VerifyReport {
+    /// Whether nothing is wrong.
+    pub fn is_clean(&self) -> bool {
+        self.problem_count == 0
+    }
+
+    fn push(&mut self, p: Problem) {
+        self.problem_count += 1;
+        if self.problems.len() < MAX_LISTED_PROBLEMS {
+            self.problems.push(p);
+        }
+    }
+}
+
+impl fmt::Display for VerifyReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} documents, block entries {:?}, {} keys: ",
+            self.documents, self.block_entries, self.keys
+        )?;
+        if self.is_clean() {
+            return write!(f, "clean");
+        }
+        writeln!(f, "{} problems", self.problem_count)?;
+        for p in &self.problems {
+            writeln!(f, "  {p}")?;
+        }
+        if self.problem_count > self.problems.len() as u64 {
+            writeln!(f, "  … and {} more", self.problem_count - self.problems.len() as u64)?;
+        }
+        Ok(())
+    }
+}
+
+impl Store {
+    /// Checks the store's invariants on one consistent snapshot: every document is in each of
+    /// the four block families under the key its fingerprint gives, nothing else is there,
+    /// every external key points to the document that carries it, and the recorded count is
+    /// right. Reads the whole store: O(documents), sequential except for one point read per
+    /// block entry.
+    ///
+    /// # Errors
+    /// RocksDB read errors. Inconsistencies are not errors: they are in the report.
+    pub fn verify(&self) -> Result<VerifyReport> {
+        let snapshot = self.db.snapshot();
+        let mut report = VerifyReport::default();
+        let docs_cf = self.cf(DOCS_FAMILY)?;
+
+        // Documents and their keys.
+        let mut it = snapshot.raw_iterator_cf_opt(docs_cf, ReadOptions::default());
+        it.seek_to_first();
+        while let (Some(key), Some(value)) = (it.key(), it.value()) {
+            report.documents += 1;
+            match (keys::decode_doc_key(key), codec::decode_document(value, key)) {
+                (Some(id), Ok(doc)) => {
+                    if let Some(ext) = &doc.key {
+                        let owner = snapshot
+                            .get_cf(self.cf(KEYS_FAMILY)?, ext.as_bytes())
+                            .map_err(|e| self.rocks_err("read", Some(KEYS_FAMILY), e))?;
+                        if owner.as_deref().and_then(keys::decode_id_value) != Some(id) {
+                            report.push(Problem::MissingKey { id, key: ext.clone() });
+                        }
+                    }
+                }
+                (_, Err(e)) => report.push(Problem::Malformed {
+                    family: DOCS_FAMILY,
+                    key: keys::hex(key),
+                    message: e.to_string(),
+                }),
+                (None, _) => report.push(Problem::Malformed {
+                    family: DOCS_FAMILY,
+                    key: keys::hex(key),
+                    message: "not an 8-byte id".into(),
+                }),
+            }
+            it.next();
+        }
+        it.status().map_err(|e| self.rocks_err("scan", Some(DOCS_FAMILY), e))?;
+
+        // Keys point to documents that carry them.
+        let mut it = snapshot.raw_iterator_cf_opt(self.cf(KEYS_FAMILY)?, ReadOptions::default());
+        it.seek_to_first();
+        while let (Some(key), Some(value)) = (it.key(), it.value()) {
+            report.keys += 1;
+            let ext = String::from_utf8_lossy(key).into_owned();
+            match keys::decode_id_value(value) {
+                None => report.push(Problem::Malformed {
+                    family: KEYS_FAMILY,
+                    key: keys::hex(key),
+                    message: "value is not an 8-byte id".into(),
+                }),
+                Some(id) => {
+                    let doc = self.snapshot_doc(&snapshot, id)?;
+                    if doc.and_then(|d| d.key).as_deref() != Some(ext.as_str()) {
+                        report.push(Problem::DanglingKey { key: ext, id });
+                    }
+                }
+            }
+            it.next();
+        }
+        it.status().map_err(|e| self.rocks_err("scan", Some(KEYS_FAMILY), e))?;
+
+        // Each block family: every entry matches its document, and there are as many valid
+        // entries as documents. Valid entries have distinct ids (the key is determined by the
+        // id and the document's fingerprint), so equal counts mean every document is there.
+        for (i, family) in BLOCK_FAMILIES.iter().enumerate() {
+            let mut valid = 0u64;
+            let mut it = snapshot.raw_iterator_cf_opt(self.block_cf(i)?, ReadOptions::default());
+            it.seek_to_first();
+            while let Some(key) = it.key() {
+                report.block_entries[i] += 1;
+                match keys::decode_block_key(i, key) {
+                    None => report.push(Problem::Malformed {
+                        family,
+                        key: keys::hex(key),
+                        message: "not a 16-byte block key".into(),
+                    }),
+                    Some((fingerprint, id)) => {
+                        let doc = self.snapshot_doc(&snapshot, id)?;
+                        if doc.map(|d| d.fingerprint) == Some(fingerprint) {
+                            valid += 1;
+                        } else {
+                            report.push(Problem::OrphanBlockEntry { family, id, fingerprint });
+                        }
+                    }
+                }
+                it.next();
+            }
+            it.status().map_err(|e| self.rocks_err("scan", Some(family), e))?;
+            if valid < report.documents {
+                // Name the missing ones: one point read per document.
+                let mut it = snapshot.raw_iterator_cf_opt(docs_cf, ReadOptions::default());
+                it.seek_to_first();
+                while let (Some(key), Some(value)) = (it.key(), it.value()) {
+                    if let (Some(id), Ok(doc)) = (keys::decode_doc_key(key), codec::decode_document(value, key)) {
+                        let entry = snapshot
+                            .get_cf(self.block_cf(i)?, keys::block_key(i, doc.fingerprint, id))
+                            .map_err(|e| self.rocks_err("read", Some(family), e))?;
+                        if entry.is_none() {
+                            report.push(Problem::MissingBlockEntry { family, id, fingerprint: doc.fingerprint });
+                        }
+                    }
+                    it.next();
+                }
+                it.status().map_err(|e| self.rocks_err("scan", Some(DOCS_FAMILY), e))?;
+            }
+        }
+
+        let recorded = match snapshot
+            .get_cf(self.cf(keys::META_FAMILY)?, keys::META_DOC_COUNT)
+            .map_err(|e| self.rocks_err("read", Some(keys::META_FAMILY), e))?
+        {
+            Some(bytes) => codec::decode_u64(&bytes, keys::META_DOC_COUNT)?,
+            None => 0,
+        };
+        if recorded != report.documents {
+            report.push(Problem::CountMismatch { recorded, actual: report.documents });
+        }
+        Ok(report)
+    }
+
+    fn snapshot_doc(
+        &self,
+        snapshot: &rocksdb::SnapshotWithThreadMode<'_, rocksdb::DB>,
+        id: u64,
+    ) -> Result<Option<codec::Document>> {
+        let key = keys::doc_key(id);
+        match snapshot
+            .get_cf(self.cf(DOCS_FAMILY)?, key)
+            .map_err(|e| self.rocks_err("read", Some(DOCS_FAMILY), e))?
+        {
+            // An undecodable document is reported by the documents pass.
+            Some(bytes) => Ok(codec::decode_document(&bytes, &key).ok()),
+            None => Ok(None),
+        }
+    }
+}

@@ -1,0 +1,314 @@
+//! Fingerprint behaviour on generated Chinese, English and mixed documents: small edits stay
+//! close, unrelated documents are far apart, configurations round-trip, results are stable.
+//!
+//! Documents are generated from the word lists below with a seeded RNG (no test data on disk).
+//! Each document draws its own small vocabulary from a list, with Zipf-like frequencies, the
+//! way real documents have their own topic words.
+
+use simhash_store::{Error, Fingerprint, Result, SimhashConfig, Simhasher};
+
+/// SplitMix64: a small, seeded, reproducible RNG.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+
+    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+        &items[self.below(items.len())]
+    }
+}
+
+const ZH_WORDS: &[&str] = &[
+    "数据库", "服务器", "客户端", "网络", "配置", "文件", "目录", "用户", "权限", "密码", "安装", "系统",
+    "内核", "模块", "驱动", "硬件", "磁盘", "分区", "挂载", "备份", "恢复", "日志", "进程", "线程",
+    "内存", "缓存", "索引", "查询", "事务", "提交", "回滚", "锁定", "表格", "字段", "记录", "主键",
+    "外键", "视图", "函数", "触发器", "存储", "过程", "参数", "变量", "类型", "字符", "编码", "排序",
+    "比较", "运算", "表达式", "条件", "循环", "数组", "结构", "指针", "接口", "协议", "端口", "地址",
+    "路由", "防火墙", "证书", "加密", "解密", "签名", "验证", "认证", "会话", "连接", "断开", "超时",
+    "重试", "错误", "警告", "信息", "调试", "测试", "版本", "升级", "降级", "兼容", "迁移", "复制",
+    "同步", "异步", "队列", "消息", "事件", "回调", "任务", "调度", "优先级", "资源", "限制", "监控",
+    "统计", "报告", "图表", "文档", "手册", "教程", "示例", "命令", "选项", "窗口", "菜单", "按钮",
+    "键盘", "鼠标", "屏幕", "字体", "颜色", "图片", "声音", "视频", "打印", "扫描", "电路", "元件",
+    "封装", "焊盘", "走线", "原理图", "印刷", "排版", "公式", "章节", "段落", "标题", "引用", "脚注",
+];
+
+const EN_WORDS: &[&str] = &[
+    "database", "server", "client", "network", "configure", "file", "directory", "user", "permission",
+    "password", "install", "system", "kernel", "module", "driver", "hardware", "disk", "partition",
+    "mount", "backup", "restore", "log", "process", "thread", "memory", "cache", "index", "query",
+    "transaction", "commit", "rollback", "lock", "table", "column", "record", "primary", "foreign",
+    "view", "function", "trigger", "storage", "procedure", "parameter", "variable", "type", "character",
+    "encoding", "sort", "compare", "operator", "expression", "condition", "loop", "array", "structure",
+    "pointer", "interface", "protocol", "port", "address", "route", "firewall", "certificate",
+    "encrypt", "decrypt", "signature", "verify", "authenticate", "session", "connection", "timeout",
+    "retry", "error", "warning", "message", "debug", "test", "version", "upgrade", "compatible",
+    "migrate", "replicate", "synchronous", "queue", "event", "callback", "task", "schedule",
+    "priority", "resource", "limit", "monitor", "statistics", "report", "chart", "document", "manual",
+    "tutorial", "example", "command", "option", "window", "menu", "button", "keyboard", "screen",
+    "font", "color", "image", "sound", "video", "print", "scan", "circuit", "component", "footprint",
+    "trace", "schematic", "layout", "formula", "chapter", "paragraph", "heading", "citation", "footnote",
+    "vacuum", "analyze", "planner", "executor", "buffer", "checkpoint", "archive", "replica", "standby",
+];
+
+#[derive(Clone, Copy, Debug)]
+enum Lang {
+    Zh,
+    En,
+    Mixed,
+}
+
+/// A document of about `chars` characters in `lang`: sentences of words from the document's
+/// own vocabulary (24 words of the list, Zipf-like frequencies), with punctuation and line
+/// breaks between them.
+fn document(rng: &mut Rng, lang: Lang, chars: usize) -> String {
+    let vocab = |rng: &mut Rng, list: &[&'static str]| -> Vec<&'static str> {
+        (0..24).map(|_| *rng.pick(list)).collect()
+    };
+    let zh = vocab(rng, ZH_WORDS);
+    let en = vocab(rng, EN_WORDS);
+    // Zipf-like: the word at rank r is drawn with probability about 1/(r+1).
+    let zipf = |rng: &mut Rng, words: &[&'static str]| -> &'static str {
+        let r = rng.below(words.len());
+        words[rng.below(r + 1)]
+    };
+    let mut text = String::new();
+    let mut sentence = 0;
+    while text.chars().count() < chars {
+        let english = match lang {
+            Lang::Zh => false,
+            Lang::En => true,
+            Lang::Mixed => sentence % 3 == 2,
+        };
+        let len = 4 + rng.below(8);
+        for i in 0..len {
+            if english {
+                if i > 0 {
+                    text.push(' ');
+                }
+                text.push_str(zipf(rng, &en));
+            } else {
+                if i > 0 && rng.below(4) == 0 {
+                    text.push('，');
+                }
+                text.push_str(zipf(rng, &zh));
+            }
+        }
+        text.push_str(if english { ". " } else { "。" });
+        sentence += 1;
+        if sentence % 4 == 0 {
+            text.push('\n');
+        }
+    }
+    text
+}
+
+/// `text` with the character at a random position replaced by a different letter or
+/// ideograph.
+fn one_char_edit(rng: &mut Rng, text: &str) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    loop {
+        let i = rng.below(chars.len());
+        let old = chars[i];
+        if !old.is_alphanumeric() {
+            continue;
+        }
+        let new = if old.is_ascii() {
+            char::from(b'a' + rng.below(26) as u8)
+        } else {
+            // Another ideograph of the document.
+            let other = chars[rng.below(chars.len())];
+            if !other.is_alphanumeric() || other.is_ascii() {
+                continue;
+            }
+            other
+        };
+        if new == old {
+            continue;
+        }
+        let mut edited = chars.clone();
+        edited[i] = new;
+        return edited.into_iter().collect();
+    }
+}
+
+fn check_one_char_edits(lang: Lang, seed: u64) -> Result<()> {
+    let hasher = Simhasher::default();
+    let mut rng = Rng(seed);
+    let trials = 200;
+    let (mut within, mut total) = (0, 0u32);
+    for _ in 0..trials {
+        let doc = document(&mut rng, lang, 1000);
+        let edited = one_char_edit(&mut rng, &doc);
+        let d = hasher.fingerprint(&doc)?.distance(hasher.fingerprint(&edited)?);
+        total += d;
+        within += usize::from(d <= 3);
+    }
+    let mean = f64::from(total) / trials as f64;
+    eprintln!("{lang:?}: {within} of {trials} one-character edits within distance 3, mean distance {mean:.2}");
+    assert!(within * 100 >= trials * 97, "{lang:?}: only {within} of {trials} one-character edits within distance 3");
+    assert!(mean < 1.0, "{lang:?}: mean distance {mean} after a one-character edit");
+    Ok(())
+}
+
+fn check_unrelated_far_apart(lang: Lang, seed: u64) -> Result<()> {
+    let hasher = Simhasher::default();
+    let mut rng = Rng(seed);
+    let fps: Vec<Fingerprint> = (0..60)
+        .map(|_| hasher.fingerprint(&document(&mut rng, lang, 1000)))
+        .collect::<Result<_>>()?;
+    let mut distances = Vec::new();
+    for (i, a) in fps.iter().enumerate() {
+        for b in &fps[i + 1..] {
+            distances.push(a.distance(*b));
+        }
+    }
+    let mean = f64::from(distances.iter().sum::<u32>()) / distances.len() as f64;
+    let close = distances.iter().filter(|&&d| d <= 3).count();
+    let min = distances.iter().min().copied().unwrap_or(0);
+    eprintln!("{lang:?}: unrelated documents: mean distance {mean:.2}, minimum {min}");
+    assert!((28.0..=36.0).contains(&mean), "{lang:?}: mean distance {mean} between unrelated documents");
+    assert_eq!(close, 0, "{lang:?}: {close} unrelated pairs within distance 3");
+    Ok(())
+}
+
+#[test]
+fn one_char_edit_stays_close_chinese() -> Result<()> {
+    check_one_char_edits(Lang::Zh, 1)
+}
+
+#[test]
+fn one_char_edit_stays_close_english() -> Result<()> {
+    check_one_char_edits(Lang::En, 2)
+}
+
+#[test]
+fn one_char_edit_stays_close_mixed() -> Result<()> {
+    check_one_char_edits(Lang::Mixed, 3)
+}
+
+#[test]
+fn unrelated_documents_are_far_apart_chinese() -> Result<()> {
+    check_unrelated_far_apart(Lang::Zh, 4)
+}
+
+#[test]
+fn unrelated_documents_are_far_apart_english() -> Result<()> {
+    check_unrelated_far_apart(Lang::En, 5)
+}
+
+#[test]
+fn unrelated_documents_are_far_apart_mixed() -> Result<()> {
+    check_unrelated_far_apart(Lang::Mixed, 6)
+}
+
+#[test]
+fn punctuation_and_spacing_do_not_matter() -> Result<()> {
+    let hasher = Simhasher::default();
+    let a = hasher.fingerprint("PostgreSQL 使用多版本并发控制（MVCC），读不阻塞写。\n运行 “vacuum” 回收空间！")?;
+    let b = hasher.fingerprint("PostgreSQL使用多版本并发控制(MVCC), 读不阻塞写.  运行「vacuum」回收空间!")?;
+    assert_eq!(a, b);
+    // Full-width letters and Cyrillic look-alikes are folded.
+    let c = hasher.fingerprint("Ｓｅｒｖｅｒ сору the dаtаbаsе")?;
+    let d = hasher.fingerprint("server copy the database")?;
+    assert_eq!(c, d);
+    Ok(())
+}
+
+#[test]
+fn no_features_is_an_error() {
+    let hasher = Simhasher::default();
+    for text in ["", " \n\t ", "，。、！？；：“”（）……—— ,.;:!?()-", "的了是在和", "the of and to is", "的 the，了。"] {
+        assert!(matches!(hasher.fingerprint(text), Err(Error::NoFeatures)), "{text:?}");
+        assert!(matches!(hasher.fingerprint_with_count(text), Err(Error::NoFeatures)), "{text:?}");
+    }
+    let none: Vec<(String, f64)> = Vec::new();
+    assert!(matches!(hasher.fingerprint_features(none), Err(Error::NoFeatures)));
+    assert!(matches!(hasher.fingerprint_features([("a", 0.0)]), Err(Error::NoFeatures)));
+}
+
+#[test]
+fn config_round_trips_through_json() -> Result<()> {
+    // Log TF and jieba IDF, set through serde so that this test names only the crate's
+    // top-level types.
+    let weighted: SimhashConfig = serde_json::from_value(serde_json::json!({
+        "normalize": true, "hmm": true, "stop_words": true, "words": true, "word_shingles": 0,
+        "cjk_char_shingles": 1, "word_char_shingles": 3, "tf": "Log", "idf": "Jieba", "seed": 0,
+    }))
+    .map_err(|e| Error::InvalidArgument(e.to_string()))?;
+    assert_ne!(weighted, SimhashConfig::default());
+    assert_eq!(weighted.clone().with_tf(SimhashConfig::default().tf).with_idf(SimhashConfig::default().idf), SimhashConfig::default());
+    for config in [
+        SimhashConfig::default(),
+        weighted
+            .with_word_shingles(3)
+            .with_cjk_char_shingles(0)
+            .with_word_char_shingles(5)
+            .with_stop_words(false)
+            .with_hmm(false)
+            .with_normalize(false)
+            .with_seed(u64::MAX),
+    ] {
+        let json = serde_json::to_string(&config).map_err(|e| Error::InvalidArgument(e.to_string()))?;
+        let back: SimhashConfig = serde_json::from_str(&json).map_err(|e| Error::InvalidArgument(e.to_string()))?;
+        assert_eq!(back, config);
+        assert_eq!(Simhasher::new(back)?.config(), &config);
+    }
+    Ok(())
+}
+
+#[test]
+fn different_seeds_give_different_fingerprints() -> Result<()> {
+    let text = document(&mut Rng(7), Lang::Mixed, 1000);
+    let a = Simhasher::new(SimhashConfig::default().with_seed(1))?.fingerprint(&text)?;
+    let b = Simhasher::new(SimhashConfig::default().with_seed(2))?.fingerprint(&text)?;
+    assert_ne!(a, b);
+    assert!(a.distance(b) > 10, "{a:?} {b:?}");
+    Ok(())
+}
+
+#[test]
+fn fingerprints_are_deterministic_and_pinned() -> Result<()> {
+    let text = "SimHash 指纹：PostgreSQL 数据库的备份与恢复。Back up the database before an upgrade.";
+    let a = Simhasher::default().fingerprint_with_count(text)?;
+    let b = Simhasher::new(SimhashConfig::default())?.fingerprint_with_count(text)?;
+    assert_eq!(a, b);
+    // Pinned: a change here changes every stored fingerprint, and needs a new store format.
+    assert_eq!(a.0, Fingerprint(PINNED), "fingerprint changed: {:016x}, {} features", a.0 .0, a.1);
+    assert_eq!(a.1, PINNED_FEATURES);
+    Ok(())
+}
+
+const PINNED: u64 = 0xa667_555e_d722_bd80;
+const PINNED_FEATURES: usize = 52;
+
+#[test]
+fn hasher_is_shared_across_threads() -> Result<()> {
+    let hasher = Simhasher::default();
+    let docs: Vec<String> = (0..8).map(|i| document(&mut Rng(100 + i), Lang::Mixed, 500)).collect();
+    let expected: Vec<Fingerprint> = docs.iter().map(|d| hasher.fingerprint(d)).collect::<Result<_>>()?;
+    let got: Vec<Fingerprint> = std::thread::scope(|s| {
+        let handles: Vec<_> = docs
+            .iter()
+            .map(|d| {
+                let h = hasher.clone();
+                s.spawn(move || h.fingerprint(d))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().map_err(|_| Error::InvalidArgument("thread panicked".into()))?)
+            .collect::<Result<Vec<Fingerprint>>>()
+    })?;
+    assert_eq!(got, expected);
+    Ok(())
+}

@@ -1,0 +1,82 @@
+//! Opening a store that cannot be used gives an error that names the problem.
+
+use rocksdb::{ColumnFamilyDescriptor, Options, DB};
+use simhash_store::{Error, Fingerprint, Result, SimhashConfig, Store, ALL_FAMILIES, META_FAMILY};
+
+#[test]
+fn unknown_format_version_names_both_versions() -> Result<()> {
+    let dir = tempfile::tempdir().expect("tempdir");
+    drop(Store::open(dir.path())?);
+    {
+        let db = DB::open_cf_descriptors(
+            &Options::default(),
+            dir.path(),
+            ALL_FAMILIES.iter().map(|n| ColumnFamilyDescriptor::new(*n, Options::default())),
+        )
+        .expect("raw open");
+        let meta = db.cf_handle(META_FAMILY).expect("meta family");
+        db.put_cf(meta, b"format_version", 99u32.to_be_bytes()).expect("put");
+    }
+    let err = Store::open(dir.path()).unwrap_err();
+    assert!(matches!(err, Error::UnsupportedFormat { found: 99, .. }), "{err}");
+    let msg = err.to_string();
+    assert!(msg.contains("99") && msg.contains("1..=1"), "{msg}");
+    Ok(())
+}
+
+#[test]
+fn config_mismatch_names_both_configs() -> Result<()> {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut config = SimhashConfig::default();
+    config.seed ^= 1;
+    drop(Store::builder().simhash_config(config.clone()).open(dir.path())?);
+    // Without a configuration, the recorded one is used.
+    let store = Store::open(dir.path())?;
+    assert_eq!(store.simhasher().config(), &config);
+    drop(store);
+    // The same explicit configuration is fine.
+    drop(Store::builder().simhash_config(config.clone()).open(dir.path())?);
+    let err = Store::builder().simhash_config(SimhashConfig::default()).open(dir.path()).unwrap_err();
+    match &err {
+        Error::ConfigMismatch { stored, requested, .. } => assert_ne!(stored, requested),
+        other => panic!("expected ConfigMismatch, got {other}"),
+    }
+    Ok(())
+}
+
+#[test]
+fn a_directory_of_other_files_is_not_a_store() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("notes.txt"), "hello").expect("write");
+    let err = Store::open(dir.path()).unwrap_err();
+    assert!(matches!(err, Error::NotAStore { .. }), "{err}");
+}
+
+#[test]
+fn read_only_cannot_create_or_write() -> Result<()> {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let missing = dir.path().join("nothing-here");
+    let err = Store::builder().read_only(true).open(&missing).unwrap_err();
+    assert!(matches!(err, Error::NotAStore { .. }), "{err}");
+
+    let writer = Store::open(dir.path().join("s"))?;
+    writer.insert(1, Fingerprint(1))?;
+    writer.flush()?;
+    // A read-only open works beside the writer and sees what was flushed.
+    let reader = Store::builder().read_only(true).open(dir.path().join("s"))?;
+    assert_eq!(reader.get(1)?, Some(Fingerprint(1)));
+    assert!(matches!(reader.insert(2, Fingerprint(2)), Err(Error::ReadOnly { .. })));
+    Ok(())
+}
+
+#[test]
+fn a_second_writer_gets_locked() -> Result<()> {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let _first = Store::open(dir.path())?;
+    let err = Store::open(dir.path()).unwrap_err();
+    match &err {
+        Error::Locked { path, .. } => assert_eq!(path, dir.path()),
+        other => panic!("expected Locked, got {other}"),
+    }
+    Ok(())
+}

@@ -1,0 +1,82 @@
+//! The store's query equals a brute-force scan over the same fingerprints, for every k in
+//! 0..=8 (and a few larger), every strategy, random data with planted near-duplicates at every
+//! distance and several ids sharing one fingerprint.
+
+mod common;
+
+use common::{brute_force, planted, Rng};
+use proptest::prelude::*;
+use simhash_store::{Entry, Fingerprint, Result, Store, Strategy};
+
+fn load(store: &Store, docs: &[(u64, u64)]) -> Result<()> {
+    store.insert_batch(docs.iter().map(|&(id, fp)| Entry::new(id, Fingerprint(fp))))
+}
+
+fn check(store: &Store, docs: &[(u64, u64)], queries: &[u64], ks: &[u32]) -> Result<()> {
+    for &q in queries {
+        for &k in ks {
+            let want = brute_force(docs, q, k);
+            for strategy in [Strategy::Auto, Strategy::Probe, Strategy::FullScan] {
+                let got: Vec<(u32, u64, u64)> = store
+                    .query_with(Fingerprint(q), k, strategy)?
+                    .into_iter()
+                    .map(|m| (m.distance, m.id, m.fingerprint.0))
+                    .collect();
+                assert_eq!(got, want, "query {q:016x} k={k} {strategy:?}");
+            }
+        }
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    #[test]
+    fn query_equals_brute_force(seed: u64, random in 0usize..300, centres in 1usize..6) {
+        let (docs, queries) = planted(&mut Rng::new(seed), random, centres, 8);
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        load(&store, &docs).unwrap();
+        check(&store, &docs, &queries, &[0, 1, 2, 3, 4, 5, 6, 7, 8, 12]).unwrap();
+    }
+}
+
+/// Enough documents that the cost model picks probing for k in 4..=11, so `Auto` takes the
+/// multi-probe path rather than falling back to a full scan.
+#[test]
+fn probing_path_at_larger_store() -> Result<()> {
+    let (docs, queries) = planted(&mut Rng::new(7), 20_000, 8, 12);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = Store::open(dir.path())?;
+    load(&store, &docs)?;
+    check(&store, &docs, &queries, &[0, 3, 4, 7, 8, 11])?;
+    Ok(())
+}
+
+/// Queries keep matching brute force after removals and fingerprint changes.
+#[test]
+fn after_updates() -> Result<()> {
+    let mut rng = Rng::new(11);
+    let (docs, queries) = planted(&mut rng, 500, 4, 8);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = Store::open(dir.path())?;
+    load(&store, &docs)?;
+    let mut kept = Vec::new();
+    for (n, &(id, fp)) in docs.iter().enumerate() {
+        if n % 3 == 0 {
+            assert!(store.remove(id)?);
+        } else if n % 5 == 0 {
+            let moved = rng.flip(queries[n % queries.len()], (n % 7) as u32);
+            store.insert(id, Fingerprint(moved))?;
+            kept.push((id, moved));
+        } else {
+            kept.push((id, fp));
+        }
+    }
+    assert_eq!(store.len(), kept.len() as u64);
+    check(&store, &kept, &queries, &[0, 2, 3, 5, 8])?;
+    let report = store.verify()?;
+    assert!(report.is_clean(), "{report}");
+    Ok(())
+}
