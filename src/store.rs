@@ -128,6 +128,9 @@ impl Store {
         db_opts.create_missing_column_families(true);
         db_opts.set_max_background_jobs(2);
         db_opts.set_keep_log_file_num(4);
+        // Flush all column families together: without a write-ahead log (Durability::NoWal)
+        // this is what keeps a crash from leaving a document in `docs` but not in `block2`.
+        db_opts.set_atomic_flush(true);
         if exists {
             let present = DB::list_cf(&db_opts, path).map_err(|e| Error::rocks("list column families", None, path, e))?;
             if !present.iter().any(|name| name == META_FAMILY) {
