@@ -28,7 +28,10 @@ fn documents() -> (Vec<String>, &'static str) {
             .filter(|p| p.extension().is_some_and(|x| x == "txt"))
             .collect();
         paths.sort();
-        docs = paths.iter().filter_map(|p| std::fs::read_to_string(p).ok()).collect();
+        docs = paths
+            .iter()
+            .filter_map(|p| std::fs::read_to_string(p).ok())
+            .collect();
     }
     if docs.is_empty() {
         (generated(), "generated")
@@ -41,10 +44,11 @@ fn documents() -> (Vec<String>, &'static str) {
 /// fixed-seed generator.
 fn generated() -> Vec<String> {
     const WORDS: &[&str] = &[
-        "历史", "学者", "认为", "王朝", "时期", "经济", "发展", "政治", "制度", "改革", "社会", "文化",
-        "人口", "农业", "商业", "城市", "军队", "战争", "皇帝", "大臣", "百姓", "土地", "税收", "记载",
-        "研究", "资料", "事件", "影响", "变化", "问题", "新闻", "记者", "报道", "公司", "市场", "增长",
-        "政府", "政策", "技术", "网络", "数据", "用户", "服务", "系统", "安全", "部门", "地区", "国际",
+        "历史", "学者", "认为", "王朝", "时期", "经济", "发展", "政治", "制度", "改革", "社会",
+        "文化", "人口", "农业", "商业", "城市", "军队", "战争", "皇帝", "大臣", "百姓", "土地",
+        "税收", "记载", "研究", "资料", "事件", "影响", "变化", "问题", "新闻", "记者", "报道",
+        "公司", "市场", "增长", "政府", "政策", "技术", "网络", "数据", "用户", "服务", "系统",
+        "安全", "部门", "地区", "国际",
     ];
     let mut state = 0x2545_f491_4f6c_dd1du64;
     let mut next = move |n: usize| {
@@ -61,7 +65,11 @@ fn generated() -> Vec<String> {
                 for _ in 0..4 + next(8) {
                     text.push_str(WORDS[next(WORDS.len())]);
                 }
-                text.push_str(if next(6) == 0 { "，the data and the system。" } else { "。" });
+                text.push_str(if next(6) == 0 {
+                    "，the data and the system。"
+                } else {
+                    "。"
+                });
             }
             text
         })
@@ -72,9 +80,11 @@ fn bench(c: &mut Criterion) {
     let (docs, source) = documents();
     let bytes: usize = docs.iter().map(String::len).sum();
     let default = Simhasher::default();
-    let Ok(words_only) =
-        Simhasher::new(SimhashConfig::default().with_cjk_char_shingles(0).with_word_char_shingles(0))
-    else {
+    let Ok(words_only) = Simhasher::new(
+        SimhashConfig::default()
+            .with_cjk_char_shingles(0)
+            .with_word_char_shingles(0),
+    ) else {
         return;
     };
     // Load the dictionaries before timing.

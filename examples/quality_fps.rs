@@ -50,7 +50,12 @@ fn on_off(v: &str) -> Result<bool, String> {
 /// The unit variant of a serde enum named `name`, case-insensitively (`log` -> `Log`).
 fn variant<T: serde::de::DeserializeOwned>(name: &str) -> serde_json::Result<T> {
     let mut chars = name.chars();
-    let capitalized: String = chars.next().map(|c| c.to_ascii_uppercase()).into_iter().chain(chars).collect();
+    let capitalized: String = chars
+        .next()
+        .map(|c| c.to_ascii_uppercase())
+        .into_iter()
+        .chain(chars)
+        .collect();
     serde_json::from_value(serde_json::Value::String(capitalized))
 }
 
@@ -69,11 +74,20 @@ fn parse_args(args: &[String]) -> Result<SimhashConfig, String> {
             "--stop-words" => c.stop_words = on_off(v)?,
             "--words" => c.words = on_off(v)?,
             "--word-shingles" => c.word_shingles = num(v)?.try_into().map_err(|_| "too large")?,
-            "--cjk-shingles" => c.cjk_char_shingles = num(v)?.try_into().map_err(|_| "too large")?,
-            "--word-char-shingles" => c.word_char_shingles = num(v)?.try_into().map_err(|_| "too large")?,
+            "--cjk-shingles" => {
+                c.cjk_char_shingles = num(v)?.try_into().map_err(|_| "too large")?
+            }
+            "--word-char-shingles" => {
+                c.word_char_shingles = num(v)?.try_into().map_err(|_| "too large")?
+            }
             // The enums by their serde names (Raw, Sqrt, Log, Binary; None, Jieba).
-            "--tf" => c.tf = variant(v).map_err(|_| format!("--tf {v}: expected raw, sqrt, log or binary"))?,
-            "--idf" => c.idf = variant(v).map_err(|_| format!("--idf {v}: expected none or jieba"))?,
+            "--tf" => {
+                c.tf = variant(v)
+                    .map_err(|_| format!("--tf {v}: expected raw, sqrt, log or binary"))?
+            }
+            "--idf" => {
+                c.idf = variant(v).map_err(|_| format!("--idf {v}: expected none or jieba"))?
+            }
             "--seed" => c.seed = num(v)?,
             _ => return Err(format!("unknown option {flag}")),
         }
@@ -88,7 +102,10 @@ fn run() -> Result<(), String> {
     };
     let config = parse_args(options)?;
     if options.iter().any(|o| o == "--print-config") {
-        eprintln!("{}", serde_json::to_string(&config).map_err(|e| e.to_string())?);
+        eprintln!(
+            "{}",
+            serde_json::to_string(&config).map_err(|e| e.to_string())?
+        );
     }
     let hasher = Simhasher::new(config).map_err(|e| e.to_string())?;
     let mut w = BufWriter::new(File::create(out).map_err(|e| format!("{out}: {e}"))?);
@@ -99,8 +116,8 @@ fn run() -> Result<(), String> {
         let gz = flate2::read::MultiGzDecoder::new(file);
         for (n, line) in BufReader::new(gz).lines().enumerate() {
             let line = line.map_err(|e| format!("{}: {e}", path.display()))?;
-            let doc: serde_json::Value =
-                serde_json::from_str(&line).map_err(|e| format!("{}:{}: {e}", path.display(), n + 1))?;
+            let doc: serde_json::Value = serde_json::from_str(&line)
+                .map_err(|e| format!("{}:{}: {e}", path.display(), n + 1))?;
             let (Some(id), Some(text)) = (doc["id"].as_str(), doc["text"].as_str()) else {
                 return Err(format!("{}:{}: no id or text", path.display(), n + 1));
             };

@@ -71,7 +71,7 @@ pub use query::{Match, Strategy, MAX_DISTANCE};
 pub use readers::{
     decode_text, html_to_text, read_input, BadRecord, BadRecordKind, Body, Format, Location, Position, ReaderOptions, Record, Records,
 };
-pub use simhash::{SimhashConfig, Simhasher};
+pub use simhash::{IdfWeighting, SimhashConfig, Simhasher, TfScaling};
 pub use store::{Store, FORMAT_VERSION, MIN_FORMAT_VERSION};
 pub use verify::{Problem, VerifyReport, MAX_LISTED_PROBLEMS};
 pub use write::Entry;

@@ -29,35 +29,275 @@ impl Rng {
 }
 
 const ZH_WORDS: &[&str] = &[
-    "数据库", "服务器", "客户端", "网络", "配置", "文件", "目录", "用户", "权限", "密码", "安装", "系统",
-    "内核", "模块", "驱动", "硬件", "磁盘", "分区", "挂载", "备份", "恢复", "日志", "进程", "线程",
-    "内存", "缓存", "索引", "查询", "事务", "提交", "回滚", "锁定", "表格", "字段", "记录", "主键",
-    "外键", "视图", "函数", "触发器", "存储", "过程", "参数", "变量", "类型", "字符", "编码", "排序",
-    "比较", "运算", "表达式", "条件", "循环", "数组", "结构", "指针", "接口", "协议", "端口", "地址",
-    "路由", "防火墙", "证书", "加密", "解密", "签名", "验证", "认证", "会话", "连接", "断开", "超时",
-    "重试", "错误", "警告", "信息", "调试", "测试", "版本", "升级", "降级", "兼容", "迁移", "复制",
-    "同步", "异步", "队列", "消息", "事件", "回调", "任务", "调度", "优先级", "资源", "限制", "监控",
-    "统计", "报告", "图表", "文档", "手册", "教程", "示例", "命令", "选项", "窗口", "菜单", "按钮",
-    "键盘", "鼠标", "屏幕", "字体", "颜色", "图片", "声音", "视频", "打印", "扫描", "电路", "元件",
-    "封装", "焊盘", "走线", "原理图", "印刷", "排版", "公式", "章节", "段落", "标题", "引用", "脚注",
+    "数据库",
+    "服务器",
+    "客户端",
+    "网络",
+    "配置",
+    "文件",
+    "目录",
+    "用户",
+    "权限",
+    "密码",
+    "安装",
+    "系统",
+    "内核",
+    "模块",
+    "驱动",
+    "硬件",
+    "磁盘",
+    "分区",
+    "挂载",
+    "备份",
+    "恢复",
+    "日志",
+    "进程",
+    "线程",
+    "内存",
+    "缓存",
+    "索引",
+    "查询",
+    "事务",
+    "提交",
+    "回滚",
+    "锁定",
+    "表格",
+    "字段",
+    "记录",
+    "主键",
+    "外键",
+    "视图",
+    "函数",
+    "触发器",
+    "存储",
+    "过程",
+    "参数",
+    "变量",
+    "类型",
+    "字符",
+    "编码",
+    "排序",
+    "比较",
+    "运算",
+    "表达式",
+    "条件",
+    "循环",
+    "数组",
+    "结构",
+    "指针",
+    "接口",
+    "协议",
+    "端口",
+    "地址",
+    "路由",
+    "防火墙",
+    "证书",
+    "加密",
+    "解密",
+    "签名",
+    "验证",
+    "认证",
+    "会话",
+    "连接",
+    "断开",
+    "超时",
+    "重试",
+    "错误",
+    "警告",
+    "信息",
+    "调试",
+    "测试",
+    "版本",
+    "升级",
+    "降级",
+    "兼容",
+    "迁移",
+    "复制",
+    "同步",
+    "异步",
+    "队列",
+    "消息",
+    "事件",
+    "回调",
+    "任务",
+    "调度",
+    "优先级",
+    "资源",
+    "限制",
+    "监控",
+    "统计",
+    "报告",
+    "图表",
+    "文档",
+    "手册",
+    "教程",
+    "示例",
+    "命令",
+    "选项",
+    "窗口",
+    "菜单",
+    "按钮",
+    "键盘",
+    "鼠标",
+    "屏幕",
+    "字体",
+    "颜色",
+    "图片",
+    "声音",
+    "视频",
+    "打印",
+    "扫描",
+    "电路",
+    "元件",
+    "封装",
+    "焊盘",
+    "走线",
+    "原理图",
+    "印刷",
+    "排版",
+    "公式",
+    "章节",
+    "段落",
+    "标题",
+    "引用",
+    "脚注",
 ];
 
 const EN_WORDS: &[&str] = &[
-    "database", "server", "client", "network", "configure", "file", "directory", "user", "permission",
-    "password", "install", "system", "kernel", "module", "driver", "hardware", "disk", "partition",
-    "mount", "backup", "restore", "log", "process", "thread", "memory", "cache", "index", "query",
-    "transaction", "commit", "rollback", "lock", "table", "column", "record", "primary", "foreign",
-    "view", "function", "trigger", "storage", "procedure", "parameter", "variable", "type", "character",
-    "encoding", "sort", "compare", "operator", "expression", "condition", "loop", "array", "structure",
-    "pointer", "interface", "protocol", "port", "address", "route", "firewall", "certificate",
-    "encrypt", "decrypt", "signature", "verify", "authenticate", "session", "connection", "timeout",
-    "retry", "error", "warning", "message", "debug", "test", "version", "upgrade", "compatible",
-    "migrate", "replicate", "synchronous", "queue", "event", "callback", "task", "schedule",
-    "priority", "resource", "limit", "monitor", "statistics", "report", "chart", "document", "manual",
-    "tutorial", "example", "command", "option", "window", "menu", "button", "keyboard", "screen",
-    "font", "color", "image", "sound", "video", "print", "scan", "circuit", "component", "footprint",
-    "trace", "schematic", "layout", "formula", "chapter", "paragraph", "heading", "citation", "footnote",
-    "vacuum", "analyze", "planner", "executor", "buffer", "checkpoint", "archive", "replica", "standby",
+    "database",
+    "server",
+    "client",
+    "network",
+    "configure",
+    "file",
+    "directory",
+    "user",
+    "permission",
+    "password",
+    "install",
+    "system",
+    "kernel",
+    "module",
+    "driver",
+    "hardware",
+    "disk",
+    "partition",
+    "mount",
+    "backup",
+    "restore",
+    "log",
+    "process",
+    "thread",
+    "memory",
+    "cache",
+    "index",
+    "query",
+    "transaction",
+    "commit",
+    "rollback",
+    "lock",
+    "table",
+    "column",
+    "record",
+    "primary",
+    "foreign",
+    "view",
+    "function",
+    "trigger",
+    "storage",
+    "procedure",
+    "parameter",
+    "variable",
+    "type",
+    "character",
+    "encoding",
+    "sort",
+    "compare",
+    "operator",
+    "expression",
+    "condition",
+    "loop",
+    "array",
+    "structure",
+    "pointer",
+    "interface",
+    "protocol",
+    "port",
+    "address",
+    "route",
+    "firewall",
+    "certificate",
+    "encrypt",
+    "decrypt",
+    "signature",
+    "verify",
+    "authenticate",
+    "session",
+    "connection",
+    "timeout",
+    "retry",
+    "error",
+    "warning",
+    "message",
+    "debug",
+    "test",
+    "version",
+    "upgrade",
+    "compatible",
+    "migrate",
+    "replicate",
+    "synchronous",
+    "queue",
+    "event",
+    "callback",
+    "task",
+    "schedule",
+    "priority",
+    "resource",
+    "limit",
+    "monitor",
+    "statistics",
+    "report",
+    "chart",
+    "document",
+    "manual",
+    "tutorial",
+    "example",
+    "command",
+    "option",
+    "window",
+    "menu",
+    "button",
+    "keyboard",
+    "screen",
+    "font",
+    "color",
+    "image",
+    "sound",
+    "video",
+    "print",
+    "scan",
+    "circuit",
+    "component",
+    "footprint",
+    "trace",
+    "schematic",
+    "layout",
+    "formula",
+    "chapter",
+    "paragraph",
+    "heading",
+    "citation",
+    "footnote",
+    "vacuum",
+    "analyze",
+    "planner",
+    "executor",
+    "buffer",
+    "checkpoint",
+    "archive",
+    "replica",
+    "standby",
 ];
 
 #[derive(Clone, Copy, Debug)]
@@ -149,14 +389,22 @@ fn check_one_char_edits(lang: Lang, seed: u64) -> Result<()> {
     for _ in 0..trials {
         let doc = document(&mut rng, lang, 1000);
         let edited = one_char_edit(&mut rng, &doc);
-        let d = hasher.fingerprint(&doc)?.distance(hasher.fingerprint(&edited)?);
+        let d = hasher
+            .fingerprint(&doc)?
+            .distance(hasher.fingerprint(&edited)?);
         total += d;
         within += usize::from(d <= 3);
     }
     let mean = f64::from(total) / trials as f64;
     eprintln!("{lang:?}: {within} of {trials} one-character edits within distance 3, mean distance {mean:.2}");
-    assert!(within * 100 >= trials * 97, "{lang:?}: only {within} of {trials} one-character edits within distance 3");
-    assert!(mean < 1.0, "{lang:?}: mean distance {mean} after a one-character edit");
+    assert!(
+        within * 100 >= trials * 97,
+        "{lang:?}: only {within} of {trials} one-character edits within distance 3"
+    );
+    assert!(
+        mean < 1.0,
+        "{lang:?}: mean distance {mean} after a one-character edit"
+    );
     Ok(())
 }
 
@@ -176,8 +424,14 @@ fn check_unrelated_far_apart(lang: Lang, seed: u64) -> Result<()> {
     let close = distances.iter().filter(|&&d| d <= 3).count();
     let min = distances.iter().min().copied().unwrap_or(0);
     eprintln!("{lang:?}: unrelated documents: mean distance {mean:.2}, minimum {min}");
-    assert!((28.0..=36.0).contains(&mean), "{lang:?}: mean distance {mean} between unrelated documents");
-    assert_eq!(close, 0, "{lang:?}: {close} unrelated pairs within distance 3");
+    assert!(
+        (28.0..=36.0).contains(&mean),
+        "{lang:?}: mean distance {mean} between unrelated documents"
+    );
+    assert_eq!(
+        close, 0,
+        "{lang:?}: {close} unrelated pairs within distance 3"
+    );
     Ok(())
 }
 
@@ -214,8 +468,11 @@ fn unrelated_documents_are_far_apart_mixed() -> Result<()> {
 #[test]
 fn punctuation_and_spacing_do_not_matter() -> Result<()> {
     let hasher = Simhasher::default();
-    let a = hasher.fingerprint("PostgreSQL 使用多版本并发控制（MVCC），读不阻塞写。\n运行 “vacuum” 回收空间！")?;
-    let b = hasher.fingerprint("PostgreSQL使用多版本并发控制(MVCC), 读不阻塞写.  运行「vacuum」回收空间!")?;
+    let a = hasher.fingerprint(
+        "PostgreSQL 使用多版本并发控制（MVCC），读不阻塞写。\n运行 “vacuum” 回收空间！",
+    )?;
+    let b = hasher
+        .fingerprint("PostgreSQL使用多版本并发控制(MVCC), 读不阻塞写.  运行「vacuum」回收空间!")?;
     assert_eq!(a, b);
     // Full-width letters and Cyrillic look-alikes are folded.
     let c = hasher.fingerprint("Ｓｅｒｖｅｒ сору the dаtаbаsе")?;
@@ -227,13 +484,32 @@ fn punctuation_and_spacing_do_not_matter() -> Result<()> {
 #[test]
 fn no_features_is_an_error() {
     let hasher = Simhasher::default();
-    for text in ["", " \n\t ", "，。、！？；：“”（）……—— ,.;:!?()-", "的了是在和", "the of and to is", "的 the，了。"] {
-        assert!(matches!(hasher.fingerprint(text), Err(Error::NoFeatures)), "{text:?}");
-        assert!(matches!(hasher.fingerprint_with_count(text), Err(Error::NoFeatures)), "{text:?}");
+    for text in [
+        "",
+        " \n\t ",
+        "，。、！？；：“”（）……—— ,.;:!?()-",
+        "的了是在和",
+        "the of and to is",
+        "的 the，了。",
+    ] {
+        assert!(
+            matches!(hasher.fingerprint(text), Err(Error::NoFeatures)),
+            "{text:?}"
+        );
+        assert!(
+            matches!(hasher.fingerprint_with_count(text), Err(Error::NoFeatures)),
+            "{text:?}"
+        );
     }
     let none: Vec<(String, f64)> = Vec::new();
-    assert!(matches!(hasher.fingerprint_features(none), Err(Error::NoFeatures)));
-    assert!(matches!(hasher.fingerprint_features([("a", 0.0)]), Err(Error::NoFeatures)));
+    assert!(matches!(
+        hasher.fingerprint_features(none),
+        Err(Error::NoFeatures)
+    ));
+    assert!(matches!(
+        hasher.fingerprint_features([("a", 0.0)]),
+        Err(Error::NoFeatures)
+    ));
 }
 
 #[test]
@@ -246,7 +522,13 @@ fn config_round_trips_through_json() -> Result<()> {
     }))
     .map_err(|e| Error::InvalidArgument(e.to_string()))?;
     assert_ne!(weighted, SimhashConfig::default());
-    assert_eq!(weighted.clone().with_tf(SimhashConfig::default().tf).with_idf(SimhashConfig::default().idf), SimhashConfig::default());
+    assert_eq!(
+        weighted
+            .clone()
+            .with_tf(SimhashConfig::default().tf)
+            .with_idf(SimhashConfig::default().idf),
+        SimhashConfig::default()
+    );
     for config in [
         SimhashConfig::default(),
         weighted
@@ -258,8 +540,10 @@ fn config_round_trips_through_json() -> Result<()> {
             .with_normalize(false)
             .with_seed(u64::MAX),
     ] {
-        let json = serde_json::to_string(&config).map_err(|e| Error::InvalidArgument(e.to_string()))?;
-        let back: SimhashConfig = serde_json::from_str(&json).map_err(|e| Error::InvalidArgument(e.to_string()))?;
+        let json =
+            serde_json::to_string(&config).map_err(|e| Error::InvalidArgument(e.to_string()))?;
+        let back: SimhashConfig =
+            serde_json::from_str(&json).map_err(|e| Error::InvalidArgument(e.to_string()))?;
         assert_eq!(back, config);
         assert_eq!(Simhasher::new(back)?.config(), &config);
     }
@@ -278,12 +562,19 @@ fn different_seeds_give_different_fingerprints() -> Result<()> {
 
 #[test]
 fn fingerprints_are_deterministic_and_pinned() -> Result<()> {
-    let text = "SimHash 指纹：PostgreSQL 数据库的备份与恢复。Back up the database before an upgrade.";
+    let text =
+        "SimHash 指纹：PostgreSQL 数据库的备份与恢复。Back up the database before an upgrade.";
     let a = Simhasher::default().fingerprint_with_count(text)?;
     let b = Simhasher::new(SimhashConfig::default())?.fingerprint_with_count(text)?;
     assert_eq!(a, b);
     // Pinned: a change here changes every stored fingerprint, and needs a new store format.
-    assert_eq!(a.0, Fingerprint(PINNED), "fingerprint changed: {:016x}, {} features", a.0 .0, a.1);
+    assert_eq!(
+        a.0,
+        Fingerprint(PINNED),
+        "fingerprint changed: {:016x}, {} features",
+        a.0 .0,
+        a.1
+    );
     assert_eq!(a.1, PINNED_FEATURES);
     Ok(())
 }
@@ -294,8 +585,13 @@ const PINNED_FEATURES: usize = 52;
 #[test]
 fn hasher_is_shared_across_threads() -> Result<()> {
     let hasher = Simhasher::default();
-    let docs: Vec<String> = (0..8).map(|i| document(&mut Rng(100 + i), Lang::Mixed, 500)).collect();
-    let expected: Vec<Fingerprint> = docs.iter().map(|d| hasher.fingerprint(d)).collect::<Result<_>>()?;
+    let docs: Vec<String> = (0..8)
+        .map(|i| document(&mut Rng(100 + i), Lang::Mixed, 500))
+        .collect();
+    let expected: Vec<Fingerprint> = docs
+        .iter()
+        .map(|d| hasher.fingerprint(d))
+        .collect::<Result<_>>()?;
     let got: Vec<Fingerprint> = std::thread::scope(|s| {
         let handles: Vec<_> = docs
             .iter()
@@ -306,7 +602,10 @@ fn hasher_is_shared_across_threads() -> Result<()> {
             .collect();
         handles
             .into_iter()
-            .map(|h| h.join().map_err(|_| Error::InvalidArgument("thread panicked".into()))?)
+            .map(|h| {
+                h.join()
+                    .map_err(|_| Error::InvalidArgument("thread panicked".into()))?
+            })
             .collect::<Result<Vec<Fingerprint>>>()
     })?;
     assert_eq!(got, expected);

@@ -232,14 +232,21 @@ impl SimhashConfig {
                 self.word_shingles
             )));
         }
-        for (name, n) in [("cjk_char_shingles", self.cjk_char_shingles), ("word_char_shingles", self.word_char_shingles)] {
+        for (name, n) in [
+            ("cjk_char_shingles", self.cjk_char_shingles),
+            ("word_char_shingles", self.word_char_shingles),
+        ] {
             if n > MAX_CHAR_SHINGLES {
                 return Err(Error::InvalidArgument(format!(
                     "{name} is {n}: use 0 (none) or 1..={MAX_CHAR_SHINGLES}"
                 )));
             }
         }
-        if !self.words && self.word_shingles == 0 && self.cjk_char_shingles == 0 && self.word_char_shingles == 0 {
+        if !self.words
+            && self.word_shingles == 0
+            && self.cjk_char_shingles == 0
+            && self.word_char_shingles == 0
+        {
             return Err(Error::InvalidArgument(
                 "the configuration has no features: set `words`, `word_shingles`, `cjk_char_shingles` or `word_char_shingles`".into(),
             ));
@@ -278,7 +285,12 @@ mod tests {
 
     #[test]
     fn tf_scaling_is_monotone_and_one_at_one() {
-        for tf in [TfScaling::Raw, TfScaling::Sqrt, TfScaling::Log, TfScaling::Binary] {
+        for tf in [
+            TfScaling::Raw,
+            TfScaling::Sqrt,
+            TfScaling::Log,
+            TfScaling::Binary,
+        ] {
             assert!((tf.apply(1) - 1.0).abs() < 1e-12, "{tf:?}");
             assert!(tf.apply(5) >= tf.apply(2), "{tf:?}");
         }

@@ -63,7 +63,11 @@ pub(crate) struct StopHashes(HashSet<u64, BuildIdentity>);
 impl StopHashes {
     /// The hashes of the built-in stop words with `seed`.
     pub(crate) fn new(seed: u64) -> StopHashes {
-        StopHashes(stopwords::all().map(|w| xxh3_64_with_seed(w.as_bytes(), seed)).collect())
+        StopHashes(
+            stopwords::all()
+                .map(|w| xxh3_64_with_seed(w.as_bytes(), seed))
+                .collect(),
+        )
     }
 
     #[inline]
@@ -83,7 +87,10 @@ impl Sink for Features {
     fn add(&mut self, hash: u64, idf: impl FnOnce() -> f64) {
         self.entry(hash)
             .and_modify(|f| f.count = f.count.saturating_add(1))
-            .or_insert_with(|| Feature { count: 1, idf: idf() as f32 });
+            .or_insert_with(|| Feature {
+                count: 1,
+                idf: idf() as f32,
+            });
     }
 }
 
@@ -126,7 +133,9 @@ pub(crate) fn extract(config: &SimhashConfig, stop: &StopHashes, text: &str, sin
             kept_from = i + c.len_utf8();
         }
         if config.cjk_char_shingles > 0 && is_cjk(c) && !(config.stop_words && is_stop_char(c)) {
-            ideographs.push(text, i, c, |s| sink.add(xxh3_64_with_seed(s, char_seed), || 1.0));
+            ideographs.push(text, i, c, |s| {
+                sink.add(xxh3_64_with_seed(s, char_seed), || 1.0)
+            });
         }
     }
     norm.push_str(text.get(kept_from..).unwrap_or_default());
@@ -153,7 +162,9 @@ pub(crate) fn extract(config: &SimhashConfig, stop: &StopHashes, text: &str, sin
                 // `w` is a slice of `norm`: its offset there.
                 let base = (w.as_ptr() as usize).wrapping_sub(norm.as_ptr() as usize);
                 for (i, c) in w.char_indices() {
-                    letters.push(&norm, base + i, c, |s| sink.add(xxh3_64_with_seed(s, char_seed), || 1.0));
+                    letters.push(&norm, base + i, c, |s| {
+                        sink.add(xxh3_64_with_seed(s, char_seed), || 1.0)
+                    });
                 }
             }
             if config.words {
@@ -185,7 +196,9 @@ mod tests {
     use super::*;
 
     fn only_words() -> SimhashConfig {
-        SimhashConfig::default().with_cjk_char_shingles(0).with_word_char_shingles(0)
+        SimhashConfig::default()
+            .with_cjk_char_shingles(0)
+            .with_word_char_shingles(0)
     }
 
     fn extract(config: &SimhashConfig, text: &str, features: &mut Features) {
@@ -213,9 +226,15 @@ mod tests {
     fn punctuation_and_stop_words_are_not_features() {
         let c = SimhashConfig::default();
         assert_eq!(count(&c, ""), 0);
-        assert_eq!(count(&c, "，。！？、；：“”‘’（）《》 ,.!?;:\"'()<> \n\t"), 0);
+        assert_eq!(
+            count(&c, "，。！？、；：“”‘’（）《》 ,.!?;:\"'()<> \n\t"),
+            0
+        );
         assert_eq!(count(&c, "的 了 是 the of and"), 0);
-        assert_eq!(count(&only_words().with_stop_words(false), "的 了 是 the of and"), 6);
+        assert_eq!(
+            count(&only_words().with_stop_words(false), "的 了 是 the of and"),
+            6
+        );
         assert_eq!(count(&only_words(), "Database DATABASE database"), 1);
     }
 
@@ -234,12 +253,30 @@ mod tests {
         let text = "alpha beta gamma delta";
         assert_eq!(count(&c, text), 4);
         assert_eq!(count(&c.clone().with_word_shingles(2), text), 4 + 3);
-        assert_eq!(count(&c.clone().with_words(false).with_word_shingles(2), text), 3);
-        assert_eq!(count(&c.clone().with_words(false).with_word_shingles(8), text), 1);
+        assert_eq!(
+            count(&c.clone().with_words(false).with_word_shingles(2), text),
+            3
+        );
+        assert_eq!(
+            count(&c.clone().with_words(false).with_word_shingles(8), text),
+            1
+        );
         // "ab" + "cd" (the stop word "the" dropped) -> abc, bcd
-        assert_eq!(count(&c.clone().with_words(false).with_word_char_shingles(3), "ab, the cd"), 2);
+        assert_eq!(
+            count(
+                &c.clone().with_words(false).with_word_char_shingles(3),
+                "ab, the cd"
+            ),
+            2
+        );
         // 数据库的数据 -> 数据库数据 (的 dropped) -> 数据 据库 库数 (数据 twice)
-        assert_eq!(count(&c.clone().with_words(false).with_cjk_char_shingles(2), "数据库的数据"), 3);
+        assert_eq!(
+            count(
+                &c.clone().with_words(false).with_cjk_char_shingles(2),
+                "数据库的数据"
+            ),
+            3
+        );
     }
 
     #[test]

@@ -56,7 +56,9 @@ impl Simhasher {
 
     fn from_valid(config: SimhashConfig) -> Simhasher {
         let stop = StopHashes::new(config.seed);
-        Simhasher { inner: Arc::new(Inner { config, stop }) }
+        Simhasher {
+            inner: Arc::new(Inner { config, stop }),
+        }
     }
 
     /// The configuration.
@@ -138,7 +140,12 @@ impl Simhasher {
                     feature.chars().take(40).collect::<String>()
                 )));
             }
-            *sums.entry(xxh3_64_with_seed(feature.as_bytes(), self.inner.config.seed)).or_default() += weight;
+            *sums
+                .entry(xxh3_64_with_seed(
+                    feature.as_bytes(),
+                    self.inner.config.seed,
+                ))
+                .or_default() += weight;
         }
         let mut acc = Sums::default();
         for (hash, weight) in sums {
@@ -176,7 +183,15 @@ struct Sums {
 
 impl Default for Sums {
     fn default() -> Self {
-        Sums { sums: [0.0; 64], lanes: [0; 8], pending: 0, ones: [0; 64], units: 0, weighted: 0, ignored: 0 }
+        Sums {
+            sums: [0.0; 64],
+            lanes: [0; 8],
+            pending: 0,
+            ones: [0; 64],
+            units: 0,
+            weighted: 0,
+            ignored: 0,
+        }
     }
 }
 
@@ -310,16 +325,35 @@ mod tests {
                     *s += if (h >> bit) & 1 == 1 { 1.0 } else { -1.0 };
                 }
             }
-            let expected = slow.iter().enumerate().fold(0u64, |v, (bit, s)| if *s > 0.0 { v | 1 << bit } else { v });
-            assert_eq!(fast.fingerprint().unwrap(), Fingerprint(expected), "{n} hashes");
+            let expected =
+                slow.iter()
+                    .enumerate()
+                    .fold(0u64, |v, (bit, s)| if *s > 0.0 { v | 1 << bit } else { v });
+            assert_eq!(
+                fast.fingerprint().unwrap(),
+                Fingerprint(expected),
+                "{n} hashes"
+            );
             // Mixed with weighted features.
             fast.add_weighted(hashes[0], 2.5);
             let mut mixed = slow;
             for (bit, s) in mixed.iter_mut().enumerate() {
-                *s += if (hashes[0] >> bit) & 1 == 1 { 2.5 } else { -2.5 };
+                *s += if (hashes[0] >> bit) & 1 == 1 {
+                    2.5
+                } else {
+                    -2.5
+                };
             }
-            let expected = mixed.iter().enumerate().fold(0u64, |v, (bit, s)| if *s > 0.0 { v | 1 << bit } else { v });
-            assert_eq!(fast.fingerprint().unwrap(), Fingerprint(expected), "{n} hashes, mixed");
+            let expected =
+                mixed
+                    .iter()
+                    .enumerate()
+                    .fold(0u64, |v, (bit, s)| if *s > 0.0 { v | 1 << bit } else { v });
+            assert_eq!(
+                fast.fingerprint().unwrap(),
+                Fingerprint(expected),
+                "{n} hashes, mixed"
+            );
         }
     }
 
@@ -346,10 +380,19 @@ mod tests {
         let h = Simhasher::default();
         let (a, b) = (xxh3_64_with_seed(b"a", 0), xxh3_64_with_seed(b"b", 0));
         // The heavier feature wins every bit where the two disagree.
-        assert_eq!(h.fingerprint_features([("a", 2.0), ("b", 1.0)]).unwrap(), Fingerprint(a));
-        assert_eq!(h.fingerprint_features([("a", 1.0), ("b", 2.0)]).unwrap(), Fingerprint(b));
+        assert_eq!(
+            h.fingerprint_features([("a", 2.0), ("b", 1.0)]).unwrap(),
+            Fingerprint(a)
+        );
+        assert_eq!(
+            h.fingerprint_features([("a", 1.0), ("b", 2.0)]).unwrap(),
+            Fingerprint(b)
+        );
         // A tie leaves a disputed bit clear.
-        assert_eq!(h.fingerprint_features([("a", 1.0), ("b", 1.0)]).unwrap(), Fingerprint(a & b));
+        assert_eq!(
+            h.fingerprint_features([("a", 1.0), ("b", 1.0)]).unwrap(),
+            Fingerprint(a & b)
+        );
     }
 
     #[test]
@@ -363,27 +406,51 @@ mod tests {
     fn no_features_and_zero_weights_are_errors() {
         let h = Simhasher::default();
         let none: [(&str, f64); 0] = [];
-        assert!(matches!(h.fingerprint_features(none), Err(Error::NoFeatures)));
-        assert!(matches!(h.fingerprint_features([("a", 0.0), ("b", 0.0)]), Err(Error::NoFeatures)));
-        assert!(matches!(h.fingerprint_features([("a", -1.0)]), Err(Error::InvalidArgument(_))));
-        assert!(matches!(h.fingerprint_features([("a", f64::NAN)]), Err(Error::InvalidArgument(_))));
+        assert!(matches!(
+            h.fingerprint_features(none),
+            Err(Error::NoFeatures)
+        ));
+        assert!(matches!(
+            h.fingerprint_features([("a", 0.0), ("b", 0.0)]),
+            Err(Error::NoFeatures)
+        ));
+        assert!(matches!(
+            h.fingerprint_features([("a", -1.0)]),
+            Err(Error::InvalidArgument(_))
+        ));
+        assert!(matches!(
+            h.fingerprint_features([("a", f64::NAN)]),
+            Err(Error::InvalidArgument(_))
+        ));
         for text in ["", "  \n\t ", "，。！？……——", "的了是", "the of and"] {
-            assert!(matches!(h.fingerprint(text), Err(Error::NoFeatures)), "{text:?}");
+            assert!(
+                matches!(h.fingerprint(text), Err(Error::NoFeatures)),
+                "{text:?}"
+            );
         }
     }
 
     #[test]
     fn count_is_occurrences() {
-        let words = SimhashConfig::default().with_cjk_char_shingles(0).with_word_char_shingles(0);
+        let words = SimhashConfig::default()
+            .with_cjk_char_shingles(0)
+            .with_word_char_shingles(0);
         let h = Simhasher::new(words).unwrap();
         let (_, n) = h.fingerprint_with_count("server client server").unwrap();
         assert_eq!(n, 3);
         // With the default trigrams of "serverclientserver" too.
-        let (_, n) = Simhasher::default().fingerprint_with_count("server client server").unwrap();
+        let (_, n) = Simhasher::default()
+            .fingerprint_with_count("server client server")
+            .unwrap();
         assert_eq!(n, 3 + 16);
         // Other TF scalings count the same way.
         let log = Simhasher::new(SimhashConfig::default().with_tf(TfScaling::Log)).unwrap();
-        assert_eq!(log.fingerprint_with_count("server client server").unwrap().1, 3 + 16);
+        assert_eq!(
+            log.fingerprint_with_count("server client server")
+                .unwrap()
+                .1,
+            3 + 16
+        );
     }
 
     #[test]
@@ -392,7 +459,10 @@ mod tests {
             .with_words(false)
             .with_cjk_char_shingles(0)
             .with_word_char_shingles(0);
-        assert!(matches!(Simhasher::new(bad), Err(Error::InvalidArgument(_))));
+        assert!(matches!(
+            Simhasher::new(bad),
+            Err(Error::InvalidArgument(_))
+        ));
         let h = Simhasher::new(SimhashConfig::default().with_seed(3)).unwrap();
         assert_eq!(h.config().seed, 3);
     }

@@ -58,10 +58,16 @@ impl IdfTable {
     /// table with median 1 (TF weighting) rather than panicking.
     fn load() -> IdfTable {
         let Ok(bytes) = zstd::stream::decode_all(COMPRESSED) else {
-            return IdfTable { map: FxHashMap::default(), median: 1.0 };
+            return IdfTable {
+                map: FxHashMap::default(),
+                median: 1.0,
+            };
         };
         let Ok(text) = String::from_utf8(bytes) else {
-            return IdfTable { map: FxHashMap::default(), median: 1.0 };
+            return IdfTable {
+                map: FxHashMap::default(),
+                median: 1.0,
+            };
         };
         // The words borrow from the text for the life of the process: one allocation instead
         // of 270,000 small ones.
@@ -78,7 +84,10 @@ impl IdfTable {
             }
         }
         // Groups are in ascending order, so `values` is sorted.
-        let median = values.get(values.len().saturating_sub(1) / 2).copied().unwrap_or(1.0);
+        let median = values
+            .get(values.len().saturating_sub(1) / 2)
+            .copied()
+            .unwrap_or(1.0);
         IdfTable { map, median }
     }
 }

@@ -173,7 +173,10 @@ mod tests {
         assert_eq!(ASCII_LOWER.len(), 0x7E - 0x21 + 1);
         for b in 0x21u8..=0x7E {
             let i = usize::from(b - 0x21);
-            assert_eq!(&ASCII_LOWER[i..=i], (b as char).to_ascii_lowercase().to_string());
+            assert_eq!(
+                &ASCII_LOWER[i..=i],
+                (b as char).to_ascii_lowercase().to_string()
+            );
         }
     }
 
@@ -204,8 +207,12 @@ mod tests {
     fn classifies_characters() {
         assert!(is_cjk('中') && is_cjk('〇') && !is_cjk('a') && !is_cjk('。'));
         assert!(is_word_char('a') && is_word_char('_') && is_word_char('é') && is_word_char('9'));
-        assert!(!is_word_char('-') && !is_word_char('。') && !is_word_char(' ') && !is_word_char('’'));
-        for c in ['，', '。', '、', '“', '”', '—', '…', '《', '》', '「', '」', '\u{3000}'] {
+        assert!(
+            !is_word_char('-') && !is_word_char('。') && !is_word_char(' ') && !is_word_char('’')
+        );
+        for c in [
+            '，', '。', '、', '“', '”', '—', '…', '《', '》', '「', '」', '\u{3000}',
+        ] {
             assert!(is_caseless_punctuation(c) || !c.is_alphanumeric(), "{c}");
         }
         for c in ('\u{2000}'..='\u{206F}').chain('\u{3000}'..='\u{303F}') {

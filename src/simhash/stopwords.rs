@@ -10,7 +10,6 @@ use std::sync::LazyLock;
 #[cfg(test)]
 use rustc_hash::FxHashSet;
 
-
 static ZH: &str = include_str!("stopwords_zh.txt");
 static EN: &str = include_str!("stopwords_en.txt");
 
@@ -43,12 +42,18 @@ static STOP_CHARS: LazyLock<Vec<u64>> = LazyLock::new(|| {
 #[inline]
 pub(crate) fn is_stop_char(c: char) -> bool {
     let i = (c as u32).wrapping_sub(STOP_CHAR_BASE);
-    i < STOP_CHAR_SPAN && STOP_CHARS.get((i / 64) as usize).is_some_and(|w| w >> (i % 64) & 1 == 1)
+    i < STOP_CHAR_SPAN
+        && STOP_CHARS
+            .get((i / 64) as usize)
+            .is_some_and(|w| w >> (i % 64) & 1 == 1)
 }
 
 /// Every built-in stop word, Chinese and English.
 pub(crate) fn all() -> impl Iterator<Item = &'static str> {
-    ZH.lines().chain(EN.lines()).map(str::trim).filter(|w| !w.is_empty())
+    ZH.lines()
+        .chain(EN.lines())
+        .map(str::trim)
+        .filter(|w| !w.is_empty())
 }
 
 /// Whether `word` (normalized: lowercase) is a built-in stop word. (Feature extraction uses
@@ -60,8 +65,8 @@ pub(crate) fn is_stop_word(word: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use super::super::normalize::{is_cjk, is_word_char};
+    use super::*;
 
     #[test]
     fn knows_common_words() {
@@ -81,7 +86,10 @@ mod tests {
         for w in singles {
             let c = w.chars().next().unwrap();
             assert!(is_stop_char(c), "{w}");
-            assert!((STOP_CHAR_BASE..STOP_CHAR_BASE + STOP_CHAR_SPAN).contains(&(c as u32)), "{w} outside the bitmap");
+            assert!(
+                (STOP_CHAR_BASE..STOP_CHAR_BASE + STOP_CHAR_SPAN).contains(&(c as u32)),
+                "{w} outside the bitmap"
+            );
         }
     }
 

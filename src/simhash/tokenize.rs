@@ -48,8 +48,19 @@ fn class(c: char) -> Class {
 /// a token of ideographs is a word; every other character is classified again, so that a
 /// non-CJK word is always a maximal run of word characters (jieba splits `café` and
 /// `file.txt` differently) and separators never reach `emit`.
-pub(crate) fn for_each_word<'a>(text: &'a str, hmm: bool, segment_cjk: bool, mut emit: impl FnMut(&'a str)) {
-    let mut words = Regroup { text, keep_cjk: segment_cjk, start: 0, end: 0, open: None };
+pub(crate) fn for_each_word<'a>(
+    text: &'a str,
+    hmm: bool,
+    segment_cjk: bool,
+    mut emit: impl FnMut(&'a str),
+) {
+    let mut words = Regroup {
+        text,
+        keep_cjk: segment_cjk,
+        start: 0,
+        end: 0,
+        open: None,
+    };
     if segment_cjk {
         let base = text.as_ptr() as usize;
         for token in JIEBA.cut(text, hmm) {
@@ -174,7 +185,8 @@ impl CharShingles {
     #[inline]
     fn shingle<'a>(&'a mut self, text: &'a str, first: usize, len: usize) -> &'a [u8] {
         let window = self.ring.get(first..first + len).unwrap_or(&[]);
-        let (Some(&(_, start)), Some(&(last, last_offset))) = (window.first(), window.last()) else {
+        let (Some(&(_, start)), Some(&(last, last_offset))) = (window.first(), window.last())
+        else {
             return &[];
         };
         let end = last_offset + last.len_utf8();
@@ -220,16 +232,25 @@ mod tests {
 
     #[test]
     fn splits_latin_words_at_punctuation_and_space() {
-        assert_eq!(words("hello, world -- it's\tshared_buffers=128mb."), ["hello", "world", "it", "s", "shared_buffers", "128mb"]);
+        assert_eq!(
+            words("hello, world -- it's\tshared_buffers=128mb."),
+            ["hello", "world", "it", "s", "shared_buffers", "128mb"]
+        );
         assert!(words(" ,.;:!?()[]{}\"'-–— \n\t").is_empty());
         assert!(words("").is_empty());
     }
 
     #[test]
     fn segments_chinese_with_jieba_and_mixed_text() {
-        assert_eq!(words("我们中出了一个叛徒"), ["我们", "中出", "了", "一个", "叛徒"]);
+        assert_eq!(
+            words("我们中出了一个叛徒"),
+            ["我们", "中出", "了", "一个", "叛徒"]
+        );
         let mixed = words("安装postgresql数据库，运行apt install。");
-        assert_eq!(mixed, ["安装", "postgresql", "数据库", "运行", "apt", "install"]);
+        assert_eq!(
+            mixed,
+            ["安装", "postgresql", "数据库", "运行", "apt", "install"]
+        );
         // Spaces and punctuation between scripts do not matter.
         assert_eq!(words("安装 postgresql 数据库, 运行 apt install."), mixed);
     }
@@ -237,7 +258,10 @@ mod tests {
     #[test]
     fn jieba_tokens_are_regrouped_into_words() {
         // jieba cuts non-ASCII letters and `.` apart; words are maximal runs all the same.
-        assert_eq!(words("café file.txt e.g. c++ naïve"), ["café", "file", "txt", "e", "g", "c", "naïve"]);
+        assert_eq!(
+            words("café file.txt e.g. c++ naïve"),
+            ["café", "file", "txt", "e", "g", "c", "naïve"]
+        );
         assert_eq!(words("中文café"), ["中文", "café"]);
         assert_eq!(words("数据库3.14版本"), ["数据库", "3", "14", "版本"]);
     }
@@ -256,7 +280,9 @@ mod tests {
         let mut out = Vec::new();
         let mut shingles = CharShingles::new(2);
         for (i, c) in text.char_indices().filter(|(_, c)| c.is_alphanumeric()) {
-            shingles.push(text, i, c, |s| out.push(String::from_utf8(s.to_vec()).unwrap()));
+            shingles.push(text, i, c, |s| {
+                out.push(String::from_utf8(s.to_vec()).unwrap())
+            });
         }
         assert_eq!(out, ["ab", "bc", "cd"]);
     }

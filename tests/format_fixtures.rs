@@ -1,0 +1,80 @@
+//! A store written by each released format version is kept under `tests/fixtures/` and must
+//! keep opening, answering and fingerprinting the same way. Regenerate a fixture only when a
+//! new format version is released:
+//! `cargo test --release --test format_fixtures -- --ignored write_fixture`.
+
+use std::path::{Path, PathBuf};
+
+use simhash_store::{Entry, Result, Store, FORMAT_VERSION};
+
+/// The texts stored in the fixture: id i is `text(i)`, with key `fixture/{i}`.
+fn text(i: u64) -> String {
+    let zh = ["近似重复检测", "网页去重", "指纹", "存储", "查询", "汉明距离", "新闻", "语料"];
+    let en = ["near", "duplicate", "detection", "fingerprint", "store", "query", "crawl", "page"];
+    (0..60)
+        .map(|j| {
+            let n = (i * 31 + j * 7) as usize;
+            if i % 2 == 0 { zh[n % zh.len()].to_string() } else { en[n % en.len()].to_string() }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn fixture(version: u32) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/fixtures/format-v{version}"))
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for entry in std::fs::read_dir(from).expect("read fixture dir") {
+        let entry = entry.expect("entry");
+        std::fs::copy(entry.path(), to.join(entry.file_name())).expect("copy");
+    }
+}
+
+#[test]
+fn format_v1_fixture_opens_and_answers() -> Result<()> {
+    let dir = tempfile::tempdir().expect("tempdir");
+    copy_dir(&fixture(1), dir.path());
+    let store = Store::open(dir.path())?;
+    assert_eq!(store.len(), 40);
+    let report = store.verify()?;
+    assert!(report.is_clean(), "{report}");
+    for i in 0..40u64 {
+        let doc = store.document(i)?.expect("fixture document");
+        assert_eq!(doc.key, Some(format!("fixture/{i}")));
+        // The recorded configuration still fingerprints the same text the same way.
+        assert_eq!(store.simhasher().fingerprint(&text(i))?, doc.fingerprint, "document {i}");
+        assert!(store.query(doc.fingerprint, 0)?.iter().any(|m| m.id == i));
+    }
+    Ok(())
+}
+
+#[test]
+#[ignore = "writes tests/fixtures: run only when releasing a new format version"]
+fn write_fixture() -> Result<()> {
+    let path = fixture(FORMAT_VERSION);
+    let _ = std::fs::remove_dir_all(&path);
+    let tmp = tempfile::tempdir().expect("tempdir");
+    {
+        let store = Store::open(tmp.path())?;
+        let hasher = store.simhasher().clone();
+        let entries: Vec<Entry> = (0..40u64)
+            .map(|i| Ok(Entry::new(i, hasher.fingerprint(&text(i))?).with_key(format!("fixture/{i}"))))
+            .collect::<Result<_>>()?;
+        store.insert_batch(entries)?;
+        store.flush()?;
+        store.compact()?;
+    }
+    // Keep only what RocksDB needs to open it: no logs of old runs.
+    std::fs::create_dir_all(&path).expect("mkdir");
+    for entry in std::fs::read_dir(tmp.path()).expect("read") {
+        let entry = entry.expect("entry");
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.starts_with("LOG") {
+            continue;
+        }
+        std::fs::copy(entry.path(), path.join(&name)).expect("copy");
+    }
+    Ok(())
+}
