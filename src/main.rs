@@ -46,6 +46,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    restore_sigpipe();
     let args = Cli::parse();
     let result = match args.command {
         Command::Load(a) => cli::load::run(a),
@@ -60,4 +61,15 @@ fn main() -> ExitCode {
         Command::Dedup(a) => cli::dedup::run(a),
     };
     cli::exit(result)
+}
+
+/// Rust ignores SIGPIPE, so printing to a closed pipe (`simhash-store export | head`) fails
+/// and `println!` panics. A command-line tool should end quietly instead, as `cat` does.
+fn restore_sigpipe() {
+    #[cfg(unix)]
+    // SAFETY: called first thing in `main`, before any other thread exists; setting a signal's
+    // disposition to its default is async-signal-safe and touches no Rust state.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
 }

@@ -59,6 +59,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 "id": d.id,
                 "fingerprint": d.fingerprint,
                 "features": d.features,
+                "text_len": d.text_len,
+                "source": d.location.to_string(),
             });
             writeln!(out, "{line}").context("cannot write to standard output")?;
         }

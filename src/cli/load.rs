@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use simhash_store::{Entry, Store};
+use simhash_store::{BulkLoader, BulkOptions, BulkPhase, BulkSummary, Store};
 
 use super::pipeline::{self, Doc};
 use super::progress::Progress;
@@ -40,24 +40,33 @@ pub struct Args {
     json: bool,
 }
 
-/// Documents written per batch.
-const WRITE_BATCH: usize = 10_000;
+/// Keys remembered to give a key repeated within one load one id. Past this many the memory
+/// is cleared: a key repeated after that gets a new id, and the bulk loader's "last add of a
+/// key wins" still leaves one document for it.
+const MAX_REMEMBERED_KEYS: usize = 1 << 20;
 
-/// Assigns ids and writes documents in batches.
+/// Assigns ids and hands documents to the store's bulk loader.
 struct Writer<'a> {
     store: &'a Store,
+    loader: BulkLoader<'a>,
     next_id: u64,
-    pending: Vec<Entry>,
-    /// Keys of `pending` and their ids: a key seen twice before it is written keeps one id.
-    pending_keys: HashMap<String, u64>,
-    /// Documents that took the id of a stored document with the same key.
-    replaced: u64,
+    /// Keys added in this load and their ids (not yet visible through `id_for_key`).
+    keys: HashMap<String, u64>,
 }
 
 impl<'a> Writer<'a> {
-    fn new(store: &'a Store) -> anyhow::Result<Writer<'a>> {
+    fn new(store: &'a Store, progress: &Progress) -> anyhow::Result<Writer<'a>> {
         let next_id = store.next_id().context("cannot read the largest id of the store")?;
-        Ok(Writer { store, next_id, pending: Vec::new(), pending_keys: HashMap::new(), replaced: 0 })
+        let bar = progress.bar();
+        let options = BulkOptions::new().progress(move |p| match p.phase {
+            BulkPhase::Writing => bar.set_prefix("writing a sorted run"),
+            BulkPhase::Ingesting => bar.set_prefix("ingesting"),
+            _ => bar.set_prefix("loading"),
+        });
+        let loader = store
+            .bulk_loader_with(options)
+            .with_context(|| format!("cannot start loading into the store at {}", store.path().display()))?;
+        Ok(Writer { store, loader, next_id, keys: HashMap::new() })
     }
 
     fn id_for(&mut self, doc: &Doc) -> anyhow::Result<u64> {
@@ -66,11 +75,10 @@ impl<'a> Writer<'a> {
             return Ok(id);
         }
         if let Some(key) = &doc.key {
-            if let Some(&id) = self.pending_keys.get(key) {
+            if let Some(&id) = self.keys.get(key) {
                 return Ok(id);
             }
             if let Some(id) = self.store.id_for_key(key)? {
-                self.replaced += 1;
                 return Ok(id);
             }
         }
@@ -82,52 +90,40 @@ impl<'a> Writer<'a> {
     fn add(&mut self, docs: Vec<Doc>) -> anyhow::Result<()> {
         for doc in docs {
             let id = self.id_for(&doc)?;
-            let mut entry = Entry::new(id, doc.fingerprint);
-            entry.text_len = doc.text_len;
-            if let Some(key) = doc.key {
-                self.pending_keys.insert(key.clone(), id);
-                entry.key = Some(key);
-            }
-            self.pending.push(entry);
-            if self.pending.len() >= WRITE_BATCH {
-                self.write()?;
-            }
+            let result = match &doc.key {
+                Some(key) => {
+                    if self.keys.len() >= MAX_REMEMBERED_KEYS {
+                        self.keys.clear();
+                    }
+                    self.keys.insert(key.clone(), id);
+                    self.loader.add_with_key(id, doc.fingerprint, key)
+                }
+                None => self.loader.add(id, doc.fingerprint),
+            };
+            result.with_context(|| format!("cannot load the document of {}", doc.location))?;
         }
         Ok(())
     }
 
-    fn write(&mut self) -> anyhow::Result<()> {
-        if self.pending.is_empty() {
-            return Ok(());
-        }
-        let n = self.pending.len();
-        self.store
-            .insert_batch(std::mem::take(&mut self.pending))
-            .with_context(|| format!("cannot write {n} documents to the store at {}", self.store.path().display()))?;
-        self.pending_keys.clear();
-        Ok(())
-    }
-
-    fn finish(mut self) -> anyhow::Result<u64> {
-        self.write()?;
-        self.store.flush().context("cannot flush the store")?;
-        Ok(self.replaced)
+    fn finish(self) -> anyhow::Result<BulkSummary> {
+        let path = self.store.path().display().to_string();
+        self.loader.finish().with_context(|| format!("cannot write to the store at {path}"))
     }
 }
 
 /// Loads `input` into `store`: returns what happened and how many documents replaced a
-/// stored one with the same key. What was read before an error is written before the error
+/// stored one (same id, or same key and so the same id). What was read before an error is written before the error
 /// is returned.
 ///
 /// # Errors
 /// An input cannot be opened, the store cannot be written.
 pub fn load_inputs(store: &Store, input: &InputArgs, progress: &mut Progress) -> anyhow::Result<(pipeline::Tally, u64)> {
     let hasher = store.simhasher().clone();
-    let mut writer = Writer::new(store)?;
+    let mut writer = Writer::new(store, progress)?;
     let result = pipeline::run(input, &hasher, progress, |docs| writer.add(docs));
+    let summary = writer.finish()?;
     progress.finish();
-    let replaced = writer.finish()?;
-    Ok((result?, replaced))
+    Ok((result?, summary.replaced))
 }
 
 /// Runs `load`.

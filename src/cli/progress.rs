@@ -42,6 +42,11 @@ impl Progress {
         self.bar.finish_and_clear();
     }
 
+    /// A handle on the bar, e.g. to show the phase of a load from another thread.
+    pub fn bar(&self) -> ProgressBar {
+        self.bar.clone()
+    }
+
     /// Input bytes so far.
     pub fn bytes(&self) -> u64 {
         self.bytes

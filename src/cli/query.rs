@@ -1,7 +1,7 @@
 //! `simhash-store query`: stored documents within `k` bits of a text, a file, a stored key or a
 //! fingerprint.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
@@ -61,7 +61,7 @@ pub struct Args {
 }
 
 /// The text of `path`: HTML reduced to its main text, anything else decoded.
-fn file_text(path: &PathBuf) -> anyhow::Result<String> {
+fn file_text(path: &Path) -> anyhow::Result<String> {
     let opts = ReaderOptions::default();
     let mut records = read_input(path, &opts).with_context(|| format!("cannot read {}", path.display()))?;
     let record = match records.next() {

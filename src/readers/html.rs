@@ -31,11 +31,13 @@ const MAX_REPLACED_FRACTION: f64 = 0.01;
 /// How far into a page to look for `<meta charset>`.
 const META_PRESCAN_BYTES: usize = 4096;
 
-/// Elements whose content is never article text.
-const SKIPPED: &[&str] = &[
-    "script", "style", "noscript", "template", "nav", "header", "footer", "aside", "form", "button", "select",
-    "option", "textarea", "iframe", "svg", "canvas", "object", "embed", "head", "menu", "dialog", "title",
+/// Elements whose content is not visible text.
+const INVISIBLE: &[&str] = &[
+    "script", "style", "noscript", "template", "select", "option", "textarea", "iframe", "svg", "canvas", "object",
+    "embed", "head", "title",
 ];
+/// Elements whose content is site furniture, not article text.
+const FURNITURE: &[&str] = &["nav", "header", "footer", "aside", "form", "button", "menu", "dialog"];
 
 /// Elements that start a new block of text.
 const BLOCKS: &[&str] = &[
@@ -260,7 +262,7 @@ fn extract(source: &str, main_text: bool) -> String {
                     current.in_main = main_depth > 0;
                     continue;
                 }
-                if SKIPPED.contains(&name) || (main_text && is_boilerplate(el)) {
+                if INVISIBLE.contains(&name) || (main_text && (FURNITURE.contains(&name) || is_boilerplate(el))) {
                     continue;
                 }
                 if block {
@@ -409,7 +411,8 @@ mod tests {
 
     #[test]
     fn deep_nesting_does_not_overflow() {
-        let page = format!("{}text{}", "<div>".repeat(100_000), "</div>".repeat(100_000));
+        // html5ever itself is quadratic in the nesting depth, so the depth here stays moderate.
+        let page = format!("{}text{}", "<div>".repeat(10_000), "</div>".repeat(10_000));
         assert_eq!(html_to_text(page.as_bytes(), None, false).unwrap(), "text");
     }
 }

@@ -262,9 +262,12 @@ fn truncated(length: u64, got: u64) -> Problem {
     )
 }
 
+/// An HTML payload and the charset its response declared.
+type Payload = (Vec<u8>, Option<String>);
+
 /// The HTML payload of an HTTP response and its declared charset; `None` for a response that
 /// is not a 2xx HTML page.
-fn http_payload(body: Vec<u8>, max: usize) -> Result<Option<(Vec<u8>, Option<String>)>, Problem> {
+fn http_payload(body: Vec<u8>, max: usize) -> Result<Option<Payload>, Problem> {
     let malformed = |m: String| (BadRecordKind::MalformedHeader, m);
     let (head_len, sep_len) = match body.windows(4).position(|w| w == b"\r\n\r\n") {
         Some(i) => (i, 4),
