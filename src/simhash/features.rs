@@ -5,7 +5,7 @@
 //! distinct features with the same xxh3-64 hash would be merged, which at the sizes of a
 //! document (thousands of features) has probability around 10^-12.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
 use xxhash_rust::xxh3::xxh3_64_with_seed;
@@ -13,12 +13,9 @@ use xxhash_rust::xxh3::xxh3_64_with_seed;
 use super::config::{IdfWeighting, SimhashConfig, MAX_WORD_SHINGLES};
 use super::idf::IDF;
 use super::normalize::{is_cjk, is_kept, push_normalized};
-use super::stopwords::{self, is_stop_char};
+use super::seeded::SeedHashes;
+use super::stopwords::is_stop_char;
 use super::tokenize::{for_each_word, CharShingles};
-
-/// Mixed into the seed of character shingles so that the bigram `数据` and the word `数据`
-/// are different features.
-const CHAR_SHINGLE_SALT: u64 = 0x9e37_79b9_7f4a_7c15;
 
 /// One distinct feature of a text.
 #[derive(Debug, Clone, Copy)]
@@ -50,36 +47,22 @@ impl Hasher for IdentityHasher {
     }
 }
 
-type BuildIdentity = BuildHasherDefault<IdentityHasher>;
+pub(crate) type BuildIdentity = BuildHasherDefault<IdentityHasher>;
 
 /// The distinct features of a text, by hash.
 pub(crate) type Features = HashMap<u64, Feature, BuildIdentity>;
-
-/// The xxh3-64 hashes (with a configuration's seed) of the built-in stop words: a word is
-/// hashed once, and that hash both tests it and becomes its feature.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct StopHashes(HashSet<u64, BuildIdentity>);
-
-impl StopHashes {
-    /// The hashes of the built-in stop words with `seed`.
-    pub(crate) fn new(seed: u64) -> StopHashes {
-        StopHashes(
-            stopwords::all()
-                .map(|w| xxh3_64_with_seed(w.as_bytes(), seed))
-                .collect(),
-        )
-    }
-
-    #[inline]
-    fn contains(&self, hash: u64) -> bool {
-        self.0.contains(&hash)
-    }
-}
 
 /// Where extracted feature occurrences go.
 pub(crate) trait Sink {
     /// One occurrence of the feature with this hash; `idf` gives its IDF factor.
     fn add(&mut self, hash: u64, idf: impl FnOnce() -> f64);
+
+    /// One occurrence of each of these features, of IDF factor 1.
+    fn add_units(&mut self, hashes: &[u64]) {
+        for &hash in hashes {
+            self.add(hash, || 1.0);
+        }
+    }
 }
 
 impl Sink for Features {
@@ -114,32 +97,47 @@ fn shingle(ring: &[(u64, f64)], range: std::ops::Range<usize>, n: usize, seed: u
 }
 
 /// Extracts the feature occurrences of `text` under `config` into `sink`, in text order.
-/// `stop` must be `StopHashes::new(config.seed)`.
-pub(crate) fn extract(config: &SimhashConfig, stop: &StopHashes, text: &str, sink: &mut impl Sink) {
+/// `seeds` must be `SeedHashes::new(config.seed)`.
+pub(crate) fn extract(
+    config: &SimhashConfig,
+    seeds: &SeedHashes,
+    text: &str,
+    sink: &mut impl Sink,
+) {
     let seed = config.seed;
-    let char_seed = seed ^ CHAR_SHINGLE_SALT;
+    let table = seeds.ideographs();
+    let char_seed = table.char_seed();
 
     // Normalize, copying runs of characters that normalization keeps as they are (most of
     // them) in one piece, and in the same pass take the ideograph shingles: segmentation-
     // free, the ideographs in order with single-character stop words dropped. Ideographs are
-    // the same bytes in `text` and `norm`, so their shingles are taken from `text`.
+    // the same bytes in `text` and `norm`, so their shingles are taken from `text`. Single
+    // ideographs (the default) are looked up in the table instead.
     let mut norm = String::with_capacity(text.len());
+    // The features of weight 1 (all but IDF-weighted words), handed over at the end in one
+    // batch: summing them in a tight loop is cheaper than one call per occurrence.
+    let mut units: Vec<u64> = Vec::with_capacity(text.len() / 2 + 16);
+    let single_ideographs = config.cjk_char_shingles == 1;
     let mut ideographs = CharShingles::new(usize::from(config.cjk_char_shingles));
     let mut kept_from = 0;
     for (i, c) in text.char_indices() {
-        if !is_kept(c) {
+        if is_cjk(c) {
+            // Ideographs normalize to themselves.
+            if config.cjk_char_shingles > 0 && !(config.stop_words && is_stop_char(c)) {
+                if single_ideographs {
+                    units.push(table.char(c));
+                } else {
+                    ideographs.push(text, i, c, |s| units.push(xxh3_64_with_seed(s, char_seed)));
+                }
+            }
+        } else if !is_kept(c) {
             norm.push_str(text.get(kept_from..i).unwrap_or_default());
             push_normalized(c, config.normalize, &mut norm);
             kept_from = i + c.len_utf8();
         }
-        if config.cjk_char_shingles > 0 && is_cjk(c) && !(config.stop_words && is_stop_char(c)) {
-            ideographs.push(text, i, c, |s| {
-                sink.add(xxh3_64_with_seed(s, char_seed), || 1.0)
-            });
-        }
     }
     norm.push_str(text.get(kept_from..).unwrap_or_default());
-    ideographs.finish(text, |s| sink.add(xxh3_64_with_seed(s, char_seed), || 1.0));
+    ideographs.finish(text, |s| units.push(xxh3_64_with_seed(s, char_seed)));
 
     let use_idf = config.idf == IdfWeighting::Jieba;
     let idf_of = |w: &str| if use_idf { IDF.get(w) } else { 1.0 };
@@ -153,22 +151,34 @@ pub(crate) fn extract(config: &SimhashConfig, stop: &StopHashes, text: &str, sin
         let mut ring = [(0u64, 0f64); MAX_WORD_SHINGLES as usize];
         let mut seen = 0usize;
         let segment_cjk = config.words || n >= 2;
-        for_each_word(&norm, config.hmm, segment_cjk, |w| {
-            let h = xxh3_64_with_seed(w.as_bytes(), seed);
-            if config.stop_words && stop.contains(h) {
+        for_each_word(&norm, config.hmm, segment_cjk, |w, cjk| {
+            let (h, stop) = if cjk && w.len() <= 4 {
+                // One ideograph (3 or 4 bytes): from the table; the stop words among them
+                // are the stop characters.
+                let c = w.chars().next().unwrap_or_default();
+                (table.word(c), is_stop_char(c))
+            } else {
+                let h = xxh3_64_with_seed(w.as_bytes(), seed);
+                (h, seeds.is_stop(h))
+            };
+            if config.stop_words && stop {
                 return;
             }
-            if word_chars > 0 && !w.starts_with(is_cjk) {
+            if word_chars > 0 && !cjk {
                 // `w` is a slice of `norm`: its offset there.
                 let base = (w.as_ptr() as usize).wrapping_sub(norm.as_ptr() as usize);
                 for (i, c) in w.char_indices() {
                     letters.push(&norm, base + i, c, |s| {
-                        sink.add(xxh3_64_with_seed(s, char_seed), || 1.0)
+                        units.push(xxh3_64_with_seed(s, char_seed))
                     });
                 }
             }
             if config.words {
-                sink.add(h, || idf_of(w));
+                if use_idf {
+                    sink.add(h, || idf_of(w));
+                } else {
+                    units.push(h);
+                }
             }
             if n >= 2 {
                 if let Some(slot) = ring.get_mut(seen % n) {
@@ -177,11 +187,15 @@ pub(crate) fn extract(config: &SimhashConfig, stop: &StopHashes, text: &str, sin
                 seen += 1;
                 if seen >= n {
                     let (h, idf) = shingle(&ring, seen - n..seen, n, seed);
-                    sink.add(h, || idf);
+                    if use_idf {
+                        sink.add(h, || idf);
+                    } else {
+                        units.push(h);
+                    }
                 }
             }
         });
-        letters.finish(&norm, |s| sink.add(xxh3_64_with_seed(s, char_seed), || 1.0));
+        letters.finish(&norm, |s| units.push(xxh3_64_with_seed(s, char_seed)));
         // A text with fewer words than the shingle size still gets one shingle of all of
         // them, unless single words are features anyway.
         if n >= 2 && seen > 0 && seen < n && !config.words {
@@ -189,6 +203,7 @@ pub(crate) fn extract(config: &SimhashConfig, stop: &StopHashes, text: &str, sin
             sink.add(h, || idf);
         }
     }
+    sink.add_units(&units);
 }
 
 #[cfg(test)]
@@ -203,7 +218,7 @@ mod tests {
 
     fn extract(config: &SimhashConfig, text: &str, features: &mut Features) {
         features.clear();
-        super::extract(config, &StopHashes::new(config.seed), text, features);
+        super::extract(config, &SeedHashes::new(config.seed), text, features);
     }
 
     fn count(config: &SimhashConfig, text: &str) -> usize {
@@ -213,12 +228,7 @@ mod tests {
     }
 
     #[test]
-    fn stop_hashes_follow_the_seed() {
-        let a = StopHashes::new(0);
-        assert!(a.contains(xxh3_64_with_seed("的".as_bytes(), 0)));
-        assert!(a.contains(xxh3_64_with_seed(b"the", 0)));
-        assert!(!a.contains(xxh3_64_with_seed(b"database", 0)));
-        assert!(!StopHashes::new(1).contains(xxh3_64_with_seed(b"the", 0)));
+    fn stop_words_follow_the_seed() {
         assert_eq!(count(&SimhashConfig::default().with_seed(1), "的 the"), 0);
     }
 

@@ -5,7 +5,8 @@ use std::sync::Arc;
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
 use super::config::{SimhashConfig, TfScaling};
-use super::features::{extract, Features, Sink, StopHashes};
+use super::features::{extract, Features, Sink};
+use super::seeded::SeedHashes;
 use crate::error::{Error, Result};
 use crate::fingerprint::Fingerprint;
 
@@ -33,7 +34,7 @@ pub struct Simhasher {
 #[derive(Debug)]
 struct Inner {
     config: SimhashConfig,
-    stop: StopHashes,
+    seeds: SeedHashes,
 }
 
 impl Default for Simhasher {
@@ -55,9 +56,9 @@ impl Simhasher {
     }
 
     fn from_valid(config: SimhashConfig) -> Simhasher {
-        let stop = StopHashes::new(config.seed);
+        let seeds = SeedHashes::new(config.seed);
         Simhasher {
-            inner: Arc::new(Inner { config, stop }),
+            inner: Arc::new(Inner { config, seeds }),
         }
     }
 
@@ -83,18 +84,18 @@ impl Simhasher {
     /// # Errors
     /// [`Error::NoFeatures`] if the text has no feature.
     pub fn fingerprint_with_count(&self, text: &str) -> Result<(Fingerprint, usize)> {
-        let Inner { config, stop } = &*self.inner;
+        let Inner { config, seeds } = &*self.inner;
         if config.tf == TfScaling::Raw {
             // A weight linear in the count is the sum of one weight per occurrence: no need
             // to count first.
             let mut sums = Sums::default();
-            extract(config, stop, text, &mut sums);
+            extract(config, seeds, text, &mut sums);
             return Ok((sums.fingerprint()?, sums.occurrences()));
         }
         let mut features = Features::default();
         // About one feature per character or two: reserve once instead of rehashing.
         features.reserve(text.len() / 3 + 16);
-        extract(config, stop, text, &mut features);
+        extract(config, seeds, text, &mut features);
         let mut sums = Sums::default();
         // Weighted features are summed in hash order, so that the result does not depend
         // on the map's iteration order.
@@ -285,6 +286,23 @@ impl Sink for Sums {
     fn add(&mut self, hash: u64, idf: impl FnOnce() -> f64) {
         self.add_weighted(hash, idf());
     }
+
+    /// The unit-weight fast path over a batch: the lane counts stay in registers for up
+    /// to 255 hashes at a time.
+    fn add_units(&mut self, hashes: &[u64]) {
+        self.flush();
+        for chunk in hashes.chunks(255) {
+            let mut lanes = [0u64; 8];
+            for &hash in chunk {
+                for (j, lane) in lanes.iter_mut().enumerate() {
+                    *lane += SPREAD[((hash >> (8 * j)) & 0xff) as usize];
+                }
+            }
+            self.lanes = lanes;
+            self.flush();
+        }
+        self.units += hashes.len() as u64;
+    }
 }
 
 /// `SIGNS[b][k]` is `+1.0` if bit `k` of the byte `b` is set, else `-1.0`.
@@ -353,6 +371,37 @@ mod tests {
                 fast.fingerprint().unwrap(),
                 Fingerprint(expected),
                 "{n} hashes, mixed"
+            );
+        }
+    }
+
+    #[test]
+    fn batch_matches_one_at_a_time() {
+        let mut rng = 0x0ddc_0ffe_e0dd_f00du64;
+        let hashes: Vec<u64> = (0..1000)
+            .map(|_| {
+                rng ^= rng << 13;
+                rng ^= rng >> 7;
+                rng ^= rng << 17;
+                rng
+            })
+            .collect();
+        for n in [0usize, 1, 254, 255, 256, 1000] {
+            let mut one = Sums::default();
+            let mut batch = Sums::default();
+            for &h in &hashes[..3] {
+                one.add_weighted(h, 1.0);
+                batch.add_weighted(h, 1.0);
+            }
+            for &h in &hashes[..n] {
+                one.add_weighted(h, 1.0);
+            }
+            batch.add_units(&hashes[..n]);
+            assert_eq!(one.occurrences(), batch.occurrences(), "{n}");
+            assert_eq!(
+                one.fingerprint().unwrap(),
+                batch.fingerprint().unwrap(),
+                "{n}"
             );
         }
     }

@@ -40,7 +40,8 @@ fn class(c: char) -> Class {
     }
 }
 
-/// Calls `emit` with each word of `text` (already normalized), in text order. Without
+/// Calls `emit` with each word of `text` (already normalized), in text order, and whether it
+/// is a word of CJK ideographs (else it is a run of word characters of other scripts). Without
 /// `segment_cjk`, CJK ideographs are skipped instead of segmented.
 ///
 /// With `segment_cjk`, jieba cuts the whole text in one call (cutting it run by run costs
@@ -52,7 +53,7 @@ pub(crate) fn for_each_word<'a>(
     text: &'a str,
     hmm: bool,
     segment_cjk: bool,
-    mut emit: impl FnMut(&'a str),
+    mut emit: impl FnMut(&'a str, bool),
 ) {
     let mut words = Regroup {
         text,
@@ -65,9 +66,9 @@ pub(crate) fn for_each_word<'a>(
         let base = text.as_ptr() as usize;
         for token in JIEBA.cut(text, hmm) {
             let offset = (token.word.as_ptr() as usize).wrapping_sub(base);
-            if token.word.chars().all(is_cjk) {
+            if all_cjk(token.word) {
                 words.flush(&mut emit);
-                emit(token.word);
+                emit(token.word, true);
             } else {
                 for (i, c) in token.word.char_indices() {
                     words.push(offset + i, c, &mut emit);
@@ -80,6 +81,22 @@ pub(crate) fn for_each_word<'a>(
         }
     }
     words.flush(&mut emit);
+}
+
+/// Whether every character of `word` is an ideograph. Most of jieba's tokens are ideographs
+/// of the main CJK block (U+4E00..U+9FFF, UTF-8 `E4 B8 80`..`E9 BF BF`), which is checked on
+/// the lead bytes without decoding: a string of three-byte characters only has a lead byte
+/// at every multiple of 3.
+#[inline]
+fn all_cjk(word: &str) -> bool {
+    let bytes = word.as_bytes();
+    let main_block = bytes.len().is_multiple_of(3)
+        && bytes.chunks_exact(3).all(|c| match c {
+            [0xE4, second, _] => *second >= 0xB8,
+            [lead, _, _] => (0xE5..=0xE9).contains(lead),
+            _ => false,
+        });
+    main_block || word.chars().all(is_cjk)
 }
 
 /// Joins adjacent characters of one class into words: word characters always, ideographs
@@ -96,7 +113,7 @@ struct Regroup<'a> {
 
 impl<'a> Regroup<'a> {
     #[inline]
-    fn push(&mut self, offset: usize, c: char, emit: &mut impl FnMut(&'a str)) {
+    fn push(&mut self, offset: usize, c: char, emit: &mut impl FnMut(&'a str, bool)) {
         let cl = class(c);
         if cl == Class::Separator || (cl == Class::Cjk && !self.keep_cjk) {
             self.flush(emit);
@@ -111,10 +128,10 @@ impl<'a> Regroup<'a> {
     }
 
     #[inline]
-    fn flush(&mut self, emit: &mut impl FnMut(&'a str)) {
-        if self.open.take().is_some() {
+    fn flush(&mut self, emit: &mut impl FnMut(&'a str, bool)) {
+        if let Some(class) = self.open.take() {
             if let Some(word) = self.text.get(self.start..self.end) {
-                emit(word);
+                emit(word, class == Class::Cjk);
             }
         }
     }
@@ -215,7 +232,10 @@ mod tests {
 
     fn words(text: &str) -> Vec<&str> {
         let mut out = Vec::new();
-        for_each_word(text, true, true, |w| out.push(w));
+        for_each_word(text, true, true, |w, cjk| {
+            assert_eq!(cjk, w.chars().all(is_cjk), "{w}");
+            out.push(w)
+        });
         out
     }
 
@@ -267,9 +287,33 @@ mod tests {
     }
 
     #[test]
+    fn all_cjk_matches_the_characters() {
+        for w in [
+            "",
+            "数据库",
+            "\u{4E00}",
+            "\u{9FFF}",
+            "\u{4DFF}",
+            "\u{A000}",
+            "〇",
+            "\u{3400}",
+            "\u{20000}",
+            "数a",
+            "a数",
+            "t恤",
+            "数\u{20000}",
+            "数。",
+            "é数",
+            "数据库x",
+        ] {
+            assert_eq!(all_cjk(w), w.chars().all(is_cjk), "{w:?}");
+        }
+    }
+
+    #[test]
     fn cjk_runs_can_be_skipped() {
         let mut out = Vec::new();
-        for_each_word("安装postgresql数据库", true, false, |w| out.push(w));
+        for_each_word("安装postgresql数据库", true, false, |w, _| out.push(w));
         assert_eq!(out, ["postgresql"]);
     }
 
