@@ -110,8 +110,8 @@ pub enum Error {
         path: PathBuf,
     },
 
-    /// An I/O error outside RocksDB, with the path it concerns.
-    #[error("{operation} {path}: {source}")]
+    /// An I/O error outside RocksDB, with the path it concerns (empty when unknown).
+    #[error("{operation}{}: {source}", if path.as_os_str().is_empty() { String::new() } else { format!(" {}", path.display()) })]
     Io {
         /// What was being done, e.g. "reading".
         operation: &'static str,
@@ -167,6 +167,17 @@ impl Error {
         Error::Io {
             operation,
             path: path.into(),
+            source,
+        }
+    }
+}
+
+impl From<std::io::Error> for Error {
+    /// An I/O error whose path is not known (prefer [`Error::io`] inside the crate).
+    fn from(source: std::io::Error) -> Error {
+        Error::Io {
+            operation: "I/O error",
+            path: PathBuf::new(),
             source,
         }
     }

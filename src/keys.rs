@@ -92,12 +92,6 @@ pub(crate) fn decode_block_key(i: usize, key: &[u8]) -> Option<(Fingerprint, u64
     Some((Fingerprint::from_blocks(blocks), u64::from_be_bytes(id)))
 }
 
-/// The block value (first two bytes) of a block-family key, if it has them.
-#[inline]
-pub(crate) fn block_key_value(key: &[u8]) -> Option<u16> {
-    Some(u16::from_be_bytes([*key.first()?, *key.get(1)?]))
-}
-
 /// Key of document `id` in the documents family.
 #[inline]
 pub(crate) fn doc_key(id: u64) -> [u8; DOC_KEY_LEN] {
@@ -151,7 +145,6 @@ mod tests {
         assert_eq!(decode_block_key(0, &[0; 15]), None);
         assert_eq!(decode_doc_key(&[0; 9]), None);
         assert_eq!(decode_id_value(&[]), None);
-        assert_eq!(block_key_value(&[1]), None);
     }
 
     proptest! {
@@ -159,7 +152,6 @@ mod tests {
         fn block_keys_round_trip(fp: u64, id: u64, i in 0usize..4) {
             let key = block_key(i, Fingerprint(fp), id);
             prop_assert_eq!(decode_block_key(i, &key), Some((Fingerprint(fp), id)));
-            prop_assert_eq!(block_key_value(&key), Some(Fingerprint(fp).block(i)));
             prop_assert!(key.starts_with(&block_prefix(Fingerprint(fp).block(i))));
         }
 
