@@ -13,7 +13,9 @@
 //! shuffled into documents of about 1.5 KB).
 //!
 //! Options: `--n N` (default 1,000,000), `--queries Q` (10,000), `--budget BYTES` (the
-//! loader's memory budget, default 1 GiB), `--dir PATH` (where to create the store; default a
+//! loader's memory budget, default 1 GiB), `--cache BYTES` (the store's block cache for the
+//! queries, default 1 GiB: the four block families of 10M fingerprints hold about 900 MB
+//! uncompressed, so the store's default 256 MiB makes "warm" queries miss), `--dir PATH` (where to create the store; default a
 //! temporary directory under the current one), `--compact` (also measure after a full
 //! compaction), `--text DOCS`, `--corpus DIR`.
 
@@ -45,6 +47,7 @@ struct Args {
     n: usize,
     queries: usize,
     budget: usize,
+    cache: usize,
     dir: Option<PathBuf>,
     compact: bool,
     text: Option<usize>,
@@ -56,6 +59,7 @@ fn parse_args() -> Args {
         n: 1_000_000,
         queries: 10_000,
         budget: 1 << 30,
+        cache: 1 << 30,
         dir: None,
         compact: false,
         text: None,
@@ -69,6 +73,7 @@ fn parse_args() -> Args {
             "--n" => args.n = num(value("--n")),
             "--queries" => args.queries = num(value("--queries")),
             "--budget" => args.budget = num(value("--budget")),
+            "--cache" => args.cache = num(value("--cache")),
             "--dir" => args.dir = Some(PathBuf::from(value("--dir"))),
             "--compact" => args.compact = true,
             "--text" => args.text = Some(num(value("--text"))),
@@ -98,6 +103,18 @@ fn rss() -> u64 {
         .find_map(|l| l.strip_prefix("VmRSS:"))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
         .map_or(0, |kb| kb * 1024)
+}
+
+/// CPU time (user + system) of this process so far, from /proc/self/stat (clock ticks of
+/// 10 ms).
+fn cpu_time() -> Duration {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // Fields after the command name (which is in parentheses): utime is the 12th, stime the 13th.
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let field = |i: usize| fields.get(i).and_then(|f| f.parse::<u64>().ok()).unwrap_or(0);
+    let ticks = field(11) + field(12);
+    Duration::from_millis(ticks * 10)
 }
 
 /// Resets VmHWM to the current RSS (Linux: write 5 to clear_refs).
@@ -142,7 +159,14 @@ fn report_latency(label: &str, mut lat: Vec<Duration>, found: usize) {
 
 fn scale(args: &Args) {
     let n = args.n;
-    println!("# scale: N = {n}, {} queries, budget {} MiB, {} threads", args.queries, args.budget >> 20, rayon::current_num_threads());
+    println!(
+        "# scale: N = {n}, {} queries, budget {} MiB, block cache {} MiB, {} threads",
+        args.queries,
+        args.budget >> 20,
+        args.cache >> 20,
+        rayon::current_num_threads()
+    );
+    let open = |path: &std::path::Path| Store::builder().block_cache_size(args.cache).open(path).expect("open");
     let mut rng = SplitMix(0x5eed);
     let mut fps: Vec<u64> = Vec::with_capacity(n);
     for i in 0..n {
@@ -162,9 +186,19 @@ fn scale(args: &Args) {
 
     let rss_before = rss();
     reset_peak_rss();
+    let cpu0 = cpu_time();
     let t = Instant::now();
-    let store = Store::open(&path).expect("open");
-    let mut loader = store.bulk_loader_with(BulkOptions::new().memory_budget(args.budget)).expect("loader");
+    let store = open(&path);
+    // Phase changes, to split the load's time.
+    let phases = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = phases.clone();
+    let opts = BulkOptions::new().memory_budget(args.budget).progress(move |p| {
+        let mut v = seen.lock().expect("lock");
+        if v.last().is_none_or(|(phase, _)| *phase != p.phase) {
+            v.push((p.phase, p.elapsed));
+        }
+    });
+    let mut loader = store.bulk_loader_with(opts).expect("loader");
     for (id, &fp) in fps.iter().enumerate() {
         loader.add(id as u64, Fingerprint(fp)).expect("add");
     }
@@ -172,9 +206,23 @@ fn scale(args: &Args) {
     let summary = loader.finish().expect("finish");
     store.flush().expect("flush");
     let load = t.elapsed();
+    let cpu = cpu_time() - cpu0;
     let peak = peak_rss();
     println!();
     println!("load: {summary}");
+    let phases = phases.lock().expect("lock").clone();
+    let mut line = String::from("phases (loader time):");
+    for w in phases.windows(2) {
+        line.push_str(&format!(" {:?} {:.2} s,", w[0].0, (w[1].1 - w[0].1).as_secs_f64()));
+    }
+    println!("{line} flush {:.2} s", (load - t_added - summary.elapsed.saturating_sub(t_added)).as_secs_f64().max(0.0));
+    println!(
+        "load CPU time {:.2} s ({:.2} cores busy on average): {:.2} M fps per CPU-second, {:.2} M fps/s if both cores were free and fully used",
+        cpu.as_secs_f64(),
+        cpu.as_secs_f64() / load.as_secs_f64(),
+        n as f64 / cpu.as_secs_f64() / 1e6,
+        2.0 * n as f64 / cpu.as_secs_f64() / 1e6
+    );
     println!(
         "| load | {:.2} s | {:.2} M fps/s | adds {:.2} s | peak RSS {:.0} MiB (before the load {:.0} MiB, of which the fingerprint vector {:.0} MiB) |",
         load.as_secs_f64(),
@@ -233,13 +281,13 @@ fn scale(args: &Args) {
     println!("| case | median | p99 | mean | matches |");
     println!("|---|---|---|---|---|");
     for k in [3u32, 6] {
-        let store = Store::open(&path).expect("reopen");
+        let store = open(&path);
         let (lat, found) = run_queries(&store, &queries, k);
         report_latency(&format!("k={k} cold"), lat, found);
     }
 
     if args.compact {
-        let store = Store::open(&path).expect("reopen");
+        let store = open(&path);
         let t = Instant::now();
         store.compact().expect("compact");
         println!();
@@ -318,6 +366,12 @@ fn text(args: &Args, docs: usize) {
         let cut = t.elapsed();
 
         let t = Instant::now();
+        let hasher = store.simhasher();
+        let ok = texts.par_iter().filter(|s| hasher.fingerprint(s).is_ok()).count();
+        let fingerprint = t.elapsed();
+        assert_eq!(ok, docs);
+
+        let t = Instant::now();
         let mut loader = store.bulk_loader().expect("loader");
         for (i, s) in texts.iter().enumerate() {
             loader.add_text((round * docs + i) as u64, None, s).expect("add_text");
@@ -327,16 +381,25 @@ fn text(args: &Args, docs: usize) {
         assert_eq!(summary.added as usize, docs);
         let mbs = |d: Duration| mib(bytes as u64) / d.as_secs_f64();
         println!(
-            "round {round}: jieba cut {:.2} MiB/s ({words} words), add_text+finish {:.2} MiB/s ({:.0} docs/s): {:.0}%",
+            "round {round}: jieba cut {:.2} MiB/s ({words} words), Simhasher::fingerprint alone {:.2} MiB/s, add_text+finish {:.2} MiB/s ({:.0} docs/s): {:.0}% of cut, {:.0}% of fingerprint",
             mbs(cut),
+            mbs(fingerprint),
             mbs(load),
             docs as f64 / load.as_secs_f64(),
-            100.0 * cut.as_secs_f64() / load.as_secs_f64()
+            100.0 * cut.as_secs_f64() / load.as_secs_f64(),
+            100.0 * fingerprint.as_secs_f64() / load.as_secs_f64(),
         );
-        rows.push(cut.as_secs_f64() / load.as_secs_f64());
+        rows.push((cut.as_secs_f64() / load.as_secs_f64(), fingerprint.as_secs_f64() / load.as_secs_f64()));
     }
-    rows.sort_by(f64::total_cmp);
-    println!("median ratio add_text / cut: {:.0}%", 100.0 * rows[rows.len() / 2]);
+    rows.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let (cut_ratio, _) = rows[rows.len() / 2];
+    rows.sort_by(|a, b| a.1.total_cmp(&b.1));
+    let (_, fp_ratio) = rows[rows.len() / 2];
+    println!(
+        "median add_text throughput: {:.0}% of jieba cut alone, {:.0}% of Simhasher::fingerprint alone",
+        100.0 * cut_ratio,
+        100.0 * fp_ratio
+    );
 }
 
 fn main() {

@@ -7,7 +7,10 @@ mod common;
 use common::{brute_force, planted, Rng};
 use simhash_store::{BulkOptions, Entry, Fingerprint, Result, Store};
 
-fn documents(store: &Store) -> Result<Vec<(u64, Fingerprint, Option<String>, Option<u64>)>> {
+/// (id, fingerprint, key, text length) of every document.
+type Docs = Vec<(u64, Fingerprint, Option<String>, Option<u64>)>;
+
+fn documents(store: &Store) -> Result<Docs> {
     store
         .documents()?
         .map(|d| d.map(|(id, d)| (id, d.fingerprint, d.key, d.text_len)))

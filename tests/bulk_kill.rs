@@ -64,7 +64,7 @@ fn run_round(dir: &Path, rng: &mut Rng, acked_until: &mut u64) -> Result<()> {
     let mut lines = reader.lines();
     // Wait until it is ready, then kill it after a random time (0..400 ms).
     for line in lines.by_ref() {
-        if line.expect("read child stdout").starts_with("ready") {
+        if line.expect("read child stdout").contains("ready ") {
             break;
         }
     }

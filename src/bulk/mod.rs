@@ -89,7 +89,8 @@ pub struct BulkLoader<'a> {
     buf: RunBuffer,
     texts: Vec<PendingText>,
     text_bytes: usize,
-    dir: tempfile::TempDir,
+    /// The run files' directory; `None` once a failed ingestion handed it to recovery.
+    dir: Option<tempfile::TempDir>,
     progress: Progress,
     summary: BulkSummary,
 }
@@ -145,7 +146,7 @@ impl Store {
             buf,
             texts: Vec::new(),
             text_bytes: 0,
-            dir,
+            dir: Some(dir),
             progress,
             summary: BulkSummary::default(),
         })
@@ -234,6 +235,14 @@ impl BulkLoader<'_> {
         let buf = std::mem::replace(&mut self.buf, RunBuffer::with_budget(self.options.memory_budget));
         self.progress.report(BulkPhase::Writing);
         let store = self.store;
+        let dir = match &self.dir {
+            Some(dir) => dir.path().to_path_buf(),
+            None => {
+                return Err(Error::InvalidArgument(
+                    "an earlier ingestion of this loader failed: reopen the store to complete it, then load again".into(),
+                ))
+            }
+        };
         let _guard = store.lock_writes();
         if store.durability() == Durability::NoWal {
             // The journal's count includes documents of unflushed writes: make them durable
@@ -244,9 +253,9 @@ impl BulkLoader<'_> {
         let net = runs::plan(store, &buf)?;
         let dest = if before == 0 { Destination::Bottom } else { Destination::Upper };
         let prefix = format!("{:05}", self.summary.runs);
-        let written = sst::write_run(&buf, &net, self.dir.path(), &prefix, dest, Store::now_micros())?;
+        let written = sst::write_run(&buf, &net, &dir, &prefix, dest, Store::now_micros())?;
         drop(buf);
-        sync_dir(self.dir.path())?;
+        sync_dir(&dir)?;
         let journal = Journal {
             doc_count: net.count_after(before),
             files: written
@@ -258,8 +267,15 @@ impl BulkLoader<'_> {
         self.progress.report(BulkPhase::Ingesting);
         journal::begin(store, &journal)?;
         let crash_after = if self.summary.runs == 0 { self.options.crash_after } else { None };
-        journal::apply(store, &journal, crash_after)?;
-        journal::commit(store, journal.doc_count)?;
+        let applied = journal::apply(store, &journal, crash_after).and_then(|()| journal::commit(store, journal.doc_count));
+        if let Err(e) = applied {
+            // The journal names files in the directory: keep them for `Store::open` to roll
+            // the run forward, instead of deleting them with the loader.
+            if let Some(dir) = self.dir.take() {
+                let _ = dir.keep();
+            }
+            return Err(e);
+        }
 
         self.summary.added += net.added;
         self.summary.replaced += net.replaced;

@@ -34,7 +34,7 @@ impl Progress {
     pub(crate) fn add(&mut self, bytes: u64) {
         self.documents += 1;
         self.bytes += bytes;
-        if self.callback.is_some() && self.documents % CHECK_EVERY == 0 && self.last_report.elapsed() >= MIN_INTERVAL {
+        if self.callback.is_some() && self.documents.is_multiple_of(CHECK_EVERY) && self.last_report.elapsed() >= MIN_INTERVAL {
             self.report(BulkPhase::Adding);
         }
     }

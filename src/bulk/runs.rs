@@ -115,7 +115,7 @@ impl RunBuffer {
         self.recs.push(Rec {
             id,
             fp: fp.0,
-            text_len: text_len.unwrap_or(NO_TEXT_LEN).min(NO_TEXT_LEN - 1),
+            text_len: text_len.map_or(NO_TEXT_LEN, |l| l.min(NO_TEXT_LEN - 1)),
             key,
         });
     }

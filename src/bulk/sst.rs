@@ -23,7 +23,10 @@ use crate::store::{self, Store};
 /// ingest, small enough for later compactions to work file by file.
 const MAX_FILE_ENTRIES: usize = 8 << 20;
 /// Below this many entries a family is written as one file.
-const MIN_PARALLEL_ENTRIES: usize = 1 << 20;
+const MIN_PARALLEL_ENTRIES: usize = 1 << 16;
+/// Zstandard level of bottom-level files. Level 1 compresses these keys (random
+/// fingerprints and ids) about as well as RocksDB's default level 3, at twice the speed.
+const ZSTD_LEVEL: i32 = 1;
 
 /// The SST files of one run, in ingestion order, and their total size.
 #[derive(Debug, Default)]
@@ -68,6 +71,11 @@ fn write_file(
     };
     opts.set_compression_type(compression);
     opts.set_bottommost_compression_type(compression);
+    if compression == DBCompressionType::Zstd {
+        // window bits -14 and strategy 0 are RocksDB's defaults; no dictionary.
+        opts.set_compression_options(-14, ZSTD_LEVEL, 0, 0);
+        opts.set_bottommost_compression_options(-14, ZSTD_LEVEL, 0, 0, true);
+    }
     let mut writer = SstFileWriter::create(&opts);
     writer.open(path).map_err(|e| rocks("create an SST file", family, path, e))?;
     fill(&mut writer).map_err(|e| rocks("write an SST file", family, path, e))?;
@@ -139,6 +147,40 @@ fn merge_into<T>(
 
 fn block_key(i: usize, fp: u64, id: u64) -> u128 {
     u128::from_be_bytes(keys::block_key(i, Fingerprint(fp), id))
+}
+
+/// Number of values of a 16-bit block.
+const BLOCK_VALUES: usize = 1 << 16;
+
+/// The survivors' keys in block family `i`, sorted. A block key starts with the 16-bit
+/// block value, so a counting sort on it, written straight into one vector, leaves buckets
+/// of about `n / 65536` keys, sorted in parallel: about three times faster than a
+/// comparison sort of the whole vector, and no second vector.
+fn sorted_block_keys(buf: &RunBuffer, survivors: &[u32], i: usize) -> Vec<u128> {
+    let recs = || survivors.iter().filter_map(|&s| buf.recs.get(s as usize));
+    let mut starts = vec![0usize; BLOCK_VALUES + 1];
+    for r in recs() {
+        starts[usize::from(Fingerprint(r.fp).block(i)) + 1] += 1;
+    }
+    for b in 0..BLOCK_VALUES {
+        starts[b + 1] += starts[b];
+    }
+    let mut keys = vec![0u128; starts[BLOCK_VALUES]];
+    let mut next = starts.clone();
+    for r in recs() {
+        let b = usize::from(Fingerprint(r.fp).block(i));
+        keys[next[b]] = block_key(i, r.fp, r.id);
+        next[b] += 1;
+    }
+    let mut buckets: Vec<&mut [u128]> = Vec::with_capacity(BLOCK_VALUES);
+    let mut rest = keys.as_mut_slice();
+    for b in 0..BLOCK_VALUES {
+        let (bucket, tail) = rest.split_at_mut(starts[b + 1] - starts[b]);
+        buckets.push(bucket);
+        rest = tail;
+    }
+    buckets.into_par_iter().with_min_len(256).for_each(|bucket| bucket.sort_unstable());
+    keys
 }
 
 /// Writes and returns the files of one family: `parts` files from sorted `puts` and `deletes`.
@@ -230,12 +272,7 @@ pub(crate) fn write_run(
 
     // block0..3, one family at a time so only one sort vector is alive.
     for (i, family) in BLOCK_FAMILIES.iter().enumerate().take(BLOCKS) {
-        let mut puts: Vec<u128> = net
-            .survivors
-            .par_iter()
-            .filter_map(|&s| rec(s).map(|r| block_key(i, r.fp, r.id)))
-            .collect();
-        puts.par_sort_unstable();
+        let puts = sorted_block_keys(buf, &net.survivors, i);
         let mut deletes: Vec<u128> = net.block_deletes.iter().map(|&(id, fp)| block_key(i, fp, id)).collect();
         deletes.sort_unstable();
         push(write_family(
@@ -285,6 +322,24 @@ mod tests {
             for &x in &deletes[d.clone()] {
                 assert!(x < hi && (p.start == 0 || x >= lo), "{x} outside {lo}..{hi}");
             }
+        }
+    }
+
+    #[test]
+    fn counting_sort_equals_a_plain_sort() {
+        let mut buf = RunBuffer::new();
+        let mut x = 1u64;
+        for id in 0..5000u64 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            // Few block values in block 1, so buckets hold many keys.
+            buf.push(id % 700, Fingerprint(x & !0x0000_fff0_0000_0000), None, None);
+        }
+        let survivors: Vec<u32> = (0..5000).collect();
+        for i in 0..BLOCKS {
+            let got = sorted_block_keys(&buf, &survivors, i);
+            let mut want: Vec<u128> = buf.recs.iter().map(|r| block_key(i, r.fp, r.id)).collect();
+            want.sort_unstable();
+            assert_eq!(got, want, "family {i}");
         }
     }
 
