@@ -28,6 +28,7 @@ use crate::error::{Error, Result};
 use crate::fingerprint::Fingerprint;
 use crate::options::Durability;
 use crate::store::Store;
+use crate::write::Entry;
 use journal::Journal;
 use progress::Progress;
 use runs::RunBuffer;
@@ -127,7 +128,8 @@ impl Store {
             .temp_dir
             .clone()
             .unwrap_or_else(|| self.path.join(journal::DEFAULT_TEMP_DIR));
-        std::fs::create_dir_all(&root).map_err(|e| Error::io("creating the directory", &root, e))?;
+        std::fs::create_dir_all(&root)
+            .map_err(|e| Error::io("creating the directory", &root, e))?;
         let dir = tempfile::Builder::new()
             .prefix("load-")
             .tempdir_in(&root)
@@ -175,6 +177,22 @@ impl BulkLoader<'_> {
         self.push(id, fp, Some(key), None)
     }
 
+    /// Adds an [`Entry`]: id, fingerprint, optional external key and text length (upsert by
+    /// id and by key). The general form of [`BulkLoader::add`] and
+    /// [`BulkLoader::add_with_key`], for callers that fingerprinted the text themselves.
+    ///
+    /// # Errors
+    /// As [`BulkLoader::add_with_key`].
+    pub fn add_entry(&mut self, entry: &Entry) -> Result<()> {
+        let key = entry.key.as_deref();
+        if let Some(key) = key {
+            RunBuffer::check_key(entry.id, key)?;
+        }
+        self.progress
+            .add(FINGERPRINT_BYTES + key.map_or(0, |k| k.len() as u64));
+        self.push(entry.id, entry.fingerprint, key, entry.text_len)
+    }
+
     /// Adds document `id` from its text, fingerprinted with [`Store::simhasher`], with an
     /// optional external key. Texts are gathered into chunks
     /// ([`BulkOptions::text_chunk_size`]) and fingerprinted in parallel on all cores. A text
@@ -188,9 +206,14 @@ impl BulkLoader<'_> {
         if let Some(key) = key {
             RunBuffer::check_key(id, key)?;
         }
-        self.progress.add((text.len() + key.map_or(0, str::len)) as u64);
+        self.progress
+            .add((text.len() + key.map_or(0, str::len)) as u64);
         self.text_bytes += text.len() + 64;
-        self.texts.push(PendingText { id, key: key.map(str::to_owned), text: text.to_owned() });
+        self.texts.push(PendingText {
+            id,
+            key: key.map(str::to_owned),
+            text: text.to_owned(),
+        });
         if self.text_bytes >= self.options.text_chunk_bytes {
             self.fingerprint_texts()?;
         }
@@ -205,7 +228,10 @@ impl BulkLoader<'_> {
         let texts = std::mem::take(&mut self.texts);
         self.text_bytes = 0;
         let hasher = self.store.simhasher();
-        let fps: Vec<Result<Fingerprint>> = texts.par_iter().map(|t| hasher.fingerprint(&t.text)).collect();
+        let fps: Vec<Result<Fingerprint>> = texts
+            .par_iter()
+            .map(|t| hasher.fingerprint(&t.text))
+            .collect();
         let mut first_error = None;
         for (t, fp) in texts.iter().zip(fps) {
             match fp {
@@ -219,9 +245,16 @@ impl BulkLoader<'_> {
         first_error.map_or(Ok(()), Err)
     }
 
-    fn push(&mut self, id: u64, fp: Fingerprint, key: Option<&str>, text_len: Option<u64>) -> Result<()> {
+    fn push(
+        &mut self,
+        id: u64,
+        fp: Fingerprint,
+        key: Option<&str>,
+        text_len: Option<u64>,
+    ) -> Result<()> {
         self.buf.push(id, fp, key, text_len);
-        if self.buf.bytes() >= self.options.memory_budget || self.buf.len() >= u32::MAX as usize - 1 {
+        if self.buf.bytes() >= self.options.memory_budget || self.buf.len() >= u32::MAX as usize - 1
+        {
             self.ingest_run()?;
         }
         Ok(())
@@ -232,7 +265,10 @@ impl BulkLoader<'_> {
         if self.buf.is_empty() {
             return Ok(());
         }
-        let buf = std::mem::replace(&mut self.buf, RunBuffer::with_budget(self.options.memory_budget));
+        let buf = std::mem::replace(
+            &mut self.buf,
+            RunBuffer::with_budget(self.options.memory_budget),
+        );
         self.progress.report(BulkPhase::Writing);
         let store = self.store;
         let dir = match &self.dir {
@@ -251,7 +287,11 @@ impl BulkLoader<'_> {
         }
         let before = store.len();
         let net = runs::plan(store, &buf)?;
-        let dest = if before == 0 { Destination::Bottom } else { Destination::Upper };
+        let dest = if before == 0 {
+            Destination::Bottom
+        } else {
+            Destination::Upper
+        };
         let prefix = format!("{:05}", self.summary.runs);
         let written = sst::write_run(&buf, &net, &dir, &prefix, dest, Store::now_micros())?;
         drop(buf);
@@ -266,8 +306,13 @@ impl BulkLoader<'_> {
         };
         self.progress.report(BulkPhase::Ingesting);
         journal::begin(store, &journal)?;
-        let crash_after = if self.summary.runs == 0 { self.options.crash_after } else { None };
-        let applied = journal::apply(store, &journal, crash_after).and_then(|()| journal::commit(store, journal.doc_count));
+        let crash_after = if self.summary.runs == 0 {
+            self.options.crash_after
+        } else {
+            None
+        };
+        let applied = journal::apply(store, &journal, crash_after)
+            .and_then(|()| journal::commit(store, journal.doc_count));
         if let Err(e) = applied {
             // The journal names files in the directory: keep them for `Store::open` to roll
             // the run forward, instead of deleting them with the loader.

@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use simhash_store::{BulkLoader, BulkOptions, BulkPhase, BulkSummary, Store};
+use simhash_store::{BulkLoader, BulkOptions, BulkPhase, BulkSummary, Entry, Store};
 
 use super::pipeline::{self, Doc};
 use super::progress::Progress;
@@ -56,17 +56,27 @@ struct Writer<'a> {
 
 impl<'a> Writer<'a> {
     fn new(store: &'a Store, progress: &Progress) -> anyhow::Result<Writer<'a>> {
-        let next_id = store.next_id().context("cannot read the largest id of the store")?;
+        let next_id = store
+            .next_id()
+            .context("cannot read the largest id of the store")?;
         let bar = progress.bar();
         let options = BulkOptions::new().progress(move |p| match p.phase {
             BulkPhase::Writing => bar.set_prefix("writing a sorted run"),
             BulkPhase::Ingesting => bar.set_prefix("ingesting"),
             _ => bar.set_prefix("loading"),
         });
-        let loader = store
-            .bulk_loader_with(options)
-            .with_context(|| format!("cannot start loading into the store at {}", store.path().display()))?;
-        Ok(Writer { store, loader, next_id, keys: HashMap::new() })
+        let loader = store.bulk_loader_with(options).with_context(|| {
+            format!(
+                "cannot start loading into the store at {}",
+                store.path().display()
+            )
+        })?;
+        Ok(Writer {
+            store,
+            loader,
+            next_id,
+            keys: HashMap::new(),
+        })
     }
 
     fn id_for(&mut self, doc: &Doc) -> anyhow::Result<u64> {
@@ -90,24 +100,30 @@ impl<'a> Writer<'a> {
     fn add(&mut self, docs: Vec<Doc>) -> anyhow::Result<()> {
         for doc in docs {
             let id = self.id_for(&doc)?;
-            let result = match &doc.key {
-                Some(key) => {
-                    if self.keys.len() >= MAX_REMEMBERED_KEYS {
-                        self.keys.clear();
-                    }
-                    self.keys.insert(key.clone(), id);
-                    self.loader.add_with_key(id, doc.fingerprint, key)
+            if let Some(key) = &doc.key {
+                if self.keys.len() >= MAX_REMEMBERED_KEYS {
+                    self.keys.clear();
                 }
-                None => self.loader.add(id, doc.fingerprint),
+                self.keys.insert(key.clone(), id);
+            }
+            let entry = Entry {
+                id,
+                fingerprint: doc.fingerprint,
+                key: doc.key,
+                text_len: doc.text_len,
             };
-            result.with_context(|| format!("cannot load the document of {}", doc.location))?;
+            self.loader
+                .add_entry(&entry)
+                .with_context(|| format!("cannot load the document of {}", doc.location))?;
         }
         Ok(())
     }
 
     fn finish(self) -> anyhow::Result<BulkSummary> {
         let path = self.store.path().display().to_string();
-        self.loader.finish().with_context(|| format!("cannot write to the store at {path}"))
+        self.loader
+            .finish()
+            .with_context(|| format!("cannot write to the store at {path}"))
     }
 }
 
@@ -117,7 +133,11 @@ impl<'a> Writer<'a> {
 ///
 /// # Errors
 /// An input cannot be opened, the store cannot be written.
-pub fn load_inputs(store: &Store, input: &InputArgs, progress: &mut Progress) -> anyhow::Result<(pipeline::Tally, u64)> {
+pub fn load_inputs(
+    store: &Store,
+    input: &InputArgs,
+    progress: &mut Progress,
+) -> anyhow::Result<(pipeline::Tally, u64)> {
     let hasher = store.simhasher().clone();
     let mut writer = Writer::new(store, progress)?;
     let result = pipeline::run(input, &hasher, progress, |docs| writer.add(docs));
@@ -132,8 +152,12 @@ pub fn load_inputs(store: &Store, input: &InputArgs, progress: &mut Progress) ->
 /// An input or the store cannot be opened or written.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     args.input.check_exist()?;
-    let store = Store::open(&args.store.store)
-        .with_context(|| format!("cannot open or create the store at {}", args.store.store.display()))?;
+    let store = Store::open(&args.store.store).with_context(|| {
+        format!(
+            "cannot open or create the store at {}",
+            args.store.store.display()
+        )
+    })?;
     let before = store.len();
     let mut progress = Progress::new("loading", args.input.quiet);
     let (tally, replaced) = load_inputs(&store, &args.input, &mut progress)?;
@@ -160,8 +184,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             tally.docs as f64 / elapsed.max(1e-6),
             progress.bytes() as f64 / 1e6 / elapsed.max(1e-6)
         );
-        println!("skipped: {} bad records ({}), {} with no text to fingerprint", tally.bad_total(), tally.bad_summary(), tally.empty);
-        println!("the store at {} holds {} documents (was {})", args.store.store.display(), after, before);
+        println!(
+            "skipped: {} bad records ({}), {} with no text to fingerprint",
+            tally.bad_total(),
+            tally.bad_summary(),
+            tally.empty
+        );
+        println!(
+            "the store at {} holds {} documents (was {})",
+            args.store.store.display(),
+            after,
+            before
+        );
     }
     if let Some(bad) = tally.stopped {
         return Err(Exit {
