@@ -21,7 +21,10 @@ impl SplitMix {
 }
 
 fn bench(c: &mut Criterion) {
-    let n: usize = std::env::var("SIMHASH_BENCH_N").ok().and_then(|v| v.parse().ok()).unwrap_or(1_000_000);
+    let n: usize = std::env::var("SIMHASH_BENCH_N")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1_000_000);
     let mut rng = SplitMix(42);
     let fps: Vec<u64> = (0..n).map(|_| rng.next()).collect();
     let dir = tempfile::tempdir().expect("tempdir");
@@ -32,7 +35,12 @@ fn bench(c: &mut Criterion) {
     for (chunk_no, chunk) in fps.chunks(50_000).enumerate() {
         let base = (chunk_no * 50_000) as u64;
         store
-            .insert_batch(chunk.iter().enumerate().map(|(i, &fp)| Entry::new(base + i as u64, Fingerprint(fp))))
+            .insert_batch(
+                chunk
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &fp)| Entry::new(base + i as u64, Fingerprint(fp))),
+            )
             .expect("insert");
     }
     store.flush().expect("flush");
@@ -73,7 +81,11 @@ fn bench(c: &mut Criterion) {
     group.bench_function(BenchmarkId::new("store_full_scan", 3), |b| {
         b.iter(|| {
             qi = (qi + 1) % queries.len();
-            black_box(store.query_with(queries[qi], 3, Strategy::FullScan).expect("query"))
+            black_box(
+                store
+                    .query_with(queries[qi], 3, Strategy::FullScan)
+                    .expect("query"),
+            )
         })
     });
     group.finish();

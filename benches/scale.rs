@@ -68,7 +68,11 @@ fn parse_args() -> Args {
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
         let mut value = |name: &str| it.next().unwrap_or_else(|| panic!("{name} needs a value"));
-        let num = |s: String| s.replace('_', "").parse::<usize>().unwrap_or_else(|_| panic!("not a number: {s}"));
+        let num = |s: String| {
+            s.replace('_', "")
+                .parse::<usize>()
+                .unwrap_or_else(|_| panic!("not a number: {s}"))
+        };
         match a.as_str() {
             "--n" => args.n = num(value("--n")),
             "--queries" => args.queries = num(value("--queries")),
@@ -112,7 +116,12 @@ fn cpu_time() -> Duration {
     // Fields after the command name (which is in parentheses): utime is the 12th, stime the 13th.
     let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
     let fields: Vec<&str> = rest.split_whitespace().collect();
-    let field = |i: usize| fields.get(i).and_then(|f| f.parse::<u64>().ok()).unwrap_or(0);
+    let field = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
     let ticks = field(11) + field(12);
     Duration::from_millis(ticks * 10)
 }
@@ -166,7 +175,12 @@ fn scale(args: &Args) {
         args.cache >> 20,
         rayon::current_num_threads()
     );
-    let open = |path: &std::path::Path| Store::builder().block_cache_size(args.cache).open(path).expect("open");
+    let open = |path: &std::path::Path| {
+        Store::builder()
+            .block_cache_size(args.cache)
+            .open(path)
+            .expect("open")
+    };
     let mut rng = SplitMix(0x5eed);
     let mut fps: Vec<u64> = Vec::with_capacity(n);
     for i in 0..n {
@@ -181,7 +195,10 @@ fn scale(args: &Args) {
     }
     let root = args.dir.clone().unwrap_or_else(|| PathBuf::from("."));
     std::fs::create_dir_all(&root).expect("create --dir");
-    let tmp = tempfile::Builder::new().prefix("scale-bench-").tempdir_in(&root).expect("tempdir");
+    let tmp = tempfile::Builder::new()
+        .prefix("scale-bench-")
+        .tempdir_in(&root)
+        .expect("tempdir");
     let path = tmp.path().join("store");
 
     let rss_before = rss();
@@ -192,12 +209,14 @@ fn scale(args: &Args) {
     // Phase changes, to split the load's time.
     let phases = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
     let seen = phases.clone();
-    let opts = BulkOptions::new().memory_budget(args.budget).progress(move |p| {
-        let mut v = seen.lock().expect("lock");
-        if v.last().is_none_or(|(phase, _)| *phase != p.phase) {
-            v.push((p.phase, p.elapsed));
-        }
-    });
+    let opts = BulkOptions::new()
+        .memory_budget(args.budget)
+        .progress(move |p| {
+            let mut v = seen.lock().expect("lock");
+            if v.last().is_none_or(|(phase, _)| *phase != p.phase) {
+                v.push((p.phase, p.elapsed));
+            }
+        });
     let mut loader = store.bulk_loader_with(opts).expect("loader");
     for (id, &fp) in fps.iter().enumerate() {
         loader.add(id as u64, Fingerprint(fp)).expect("add");
@@ -213,9 +232,18 @@ fn scale(args: &Args) {
     let phases = phases.lock().expect("lock").clone();
     let mut line = String::from("phases (loader time):");
     for w in phases.windows(2) {
-        line.push_str(&format!(" {:?} {:.2} s,", w[0].0, (w[1].1 - w[0].1).as_secs_f64()));
+        line.push_str(&format!(
+            " {:?} {:.2} s,",
+            w[0].0,
+            (w[1].1 - w[0].1).as_secs_f64()
+        ));
     }
-    println!("{line} flush {:.2} s", (load - t_added - summary.elapsed.saturating_sub(t_added)).as_secs_f64().max(0.0));
+    println!(
+        "{line} flush {:.2} s",
+        (load - t_added - summary.elapsed.saturating_sub(t_added))
+            .as_secs_f64()
+            .max(0.0)
+    );
     println!(
         "load CPU time {:.2} s ({:.2} cores busy on average): {:.2} M fps per CPU-second, {:.2} M fps/s if both cores were free and fully used",
         cpu.as_secs_f64(),
@@ -238,11 +266,19 @@ fn scale(args: &Args) {
         let usage = store.disk_usage().expect("disk usage");
         let total: u64 = usage.iter().map(|(_, b)| b).sum();
         println!();
-        println!("disk ({label}): {:.1} bytes/fp, {:.0} MiB", total as f64 / n as f64, mib(total));
+        println!(
+            "disk ({label}): {:.1} bytes/fp, {:.0} MiB",
+            total as f64 / n as f64,
+            mib(total)
+        );
         println!("| family | MiB | bytes/fp |");
         println!("|---|---|---|");
         for (family, bytes) in usage {
-            println!("| {family} | {:.1} | {:.2} |", mib(bytes), bytes as f64 / n as f64);
+            println!(
+                "| {family} | {:.1} | {:.2} |",
+                mib(bytes),
+                bytes as f64 / n as f64
+            );
         }
     };
     disk(&store, "after the load");
@@ -356,7 +392,10 @@ fn text(args: &Args, docs: usize) {
     );
     let jieba = jieba_rs::Jieba::new();
     let _ = jieba.cut(&texts[0], true); // load lazily built tables
-    let dir = tempfile::Builder::new().prefix("scale-bench-").tempdir_in(".").expect("tempdir");
+    let dir = tempfile::Builder::new()
+        .prefix("scale-bench-")
+        .tempdir_in(".")
+        .expect("tempdir");
     let store = Store::open(dir.path().join("store")).expect("open");
     let _ = store.simhasher().fingerprint(&texts[0]); // load the dictionary
     let mut rows = Vec::new();
@@ -367,14 +406,19 @@ fn text(args: &Args, docs: usize) {
 
         let t = Instant::now();
         let hasher = store.simhasher();
-        let ok = texts.par_iter().filter(|s| hasher.fingerprint(s).is_ok()).count();
+        let ok = texts
+            .par_iter()
+            .filter(|s| hasher.fingerprint(s).is_ok())
+            .count();
         let fingerprint = t.elapsed();
         assert_eq!(ok, docs);
 
         let t = Instant::now();
         let mut loader = store.bulk_loader().expect("loader");
         for (i, s) in texts.iter().enumerate() {
-            loader.add_text((round * docs + i) as u64, None, s).expect("add_text");
+            loader
+                .add_text((round * docs + i) as u64, None, s)
+                .expect("add_text");
         }
         let summary = loader.finish().expect("finish");
         let load = t.elapsed();
@@ -389,7 +433,10 @@ fn text(args: &Args, docs: usize) {
             100.0 * cut.as_secs_f64() / load.as_secs_f64(),
             100.0 * fingerprint.as_secs_f64() / load.as_secs_f64(),
         );
-        rows.push((cut.as_secs_f64() / load.as_secs_f64(), fingerprint.as_secs_f64() / load.as_secs_f64()));
+        rows.push((
+            cut.as_secs_f64() / load.as_secs_f64(),
+            fingerprint.as_secs_f64() / load.as_secs_f64(),
+        ));
     }
     rows.sort_by(|a, b| a.0.total_cmp(&b.0));
     let (cut_ratio, _) = rows[rows.len() / 2];

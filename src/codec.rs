@@ -56,7 +56,8 @@ fn decode<T: for<'de> Deserialize<'de>>(
         what,
         message,
     };
-    let (value, used) = bincode::serde::decode_from_slice(bytes, config()).map_err(|e| err(e.to_string()))?;
+    let (value, used) =
+        bincode::serde::decode_from_slice(bytes, config()).map_err(|e| err(e.to_string()))?;
     if used != bytes.len() {
         return Err(err(format!("{} trailing bytes", bytes.len() - used)));
     }
@@ -76,7 +77,12 @@ pub(crate) fn encode_config(config: &SimhashConfig) -> Vec<u8> {
 }
 
 pub(crate) fn decode_config(bytes: &[u8]) -> Result<SimhashConfig> {
-    decode(bytes, keys::META_FAMILY, keys::META_SIMHASHER, "fingerprint configuration")
+    decode(
+        bytes,
+        keys::META_FAMILY,
+        keys::META_SIMHASHER,
+        "fingerprint configuration",
+    )
 }
 
 /// Encodes another `meta` record (the bulk loader's journal) in the same bincode configuration.
@@ -85,7 +91,11 @@ pub(crate) fn encode_meta<T: Serialize>(value: &T) -> Vec<u8> {
 }
 
 /// Decodes a `meta` record written by [`encode_meta`].
-pub(crate) fn decode_meta<T: for<'de> Deserialize<'de>>(bytes: &[u8], key: &[u8], what: &'static str) -> Result<T> {
+pub(crate) fn decode_meta<T: for<'de> Deserialize<'de>>(
+    bytes: &[u8],
+    key: &[u8],
+    what: &'static str,
+) -> Result<T> {
     decode(bytes, keys::META_FAMILY, key, what)
 }
 
@@ -94,12 +104,15 @@ pub(crate) fn encode_u32(v: u32) -> [u8; 4] {
 }
 
 pub(crate) fn decode_u32(bytes: &[u8], key: &[u8]) -> Result<u32> {
-    bytes.try_into().map(u32::from_be_bytes).map_err(|_| Error::Decode {
-        column_family: keys::META_FAMILY,
-        key: keys::hex(key),
-        what: "u32",
-        message: format!("expected 4 bytes, found {}", bytes.len()),
-    })
+    bytes
+        .try_into()
+        .map(u32::from_be_bytes)
+        .map_err(|_| Error::Decode {
+            column_family: keys::META_FAMILY,
+            key: keys::hex(key),
+            what: "u32",
+            message: format!("expected 4 bytes, found {}", bytes.len()),
+        })
 }
 
 pub(crate) fn encode_u64(v: u64) -> [u8; 8] {
@@ -107,12 +120,15 @@ pub(crate) fn encode_u64(v: u64) -> [u8; 8] {
 }
 
 pub(crate) fn decode_u64(bytes: &[u8], key: &[u8]) -> Result<u64> {
-    bytes.try_into().map(u64::from_be_bytes).map_err(|_| Error::Decode {
-        column_family: keys::META_FAMILY,
-        key: keys::hex(key),
-        what: "u64",
-        message: format!("expected 8 bytes, found {}", bytes.len()),
-    })
+    bytes
+        .try_into()
+        .map(u64::from_be_bytes)
+        .map_err(|_| Error::Decode {
+            column_family: keys::META_FAMILY,
+            key: keys::hex(key),
+            what: "u64",
+            message: format!("expected 8 bytes, found {}", bytes.len()),
+        })
 }
 
 #[cfg(test)]
@@ -140,15 +156,32 @@ mod tests {
         let mut bytes = vec![0u8, 1, 253];
         bytes.extend_from_slice(&(1u64 << 40).to_le_bytes());
         let err = decode_document(&bytes, b"k").unwrap_err();
-        assert!(matches!(err, Error::Decode { column_family: "docs", .. }), "{err}");
+        assert!(
+            matches!(
+                err,
+                Error::Decode {
+                    column_family: "docs",
+                    ..
+                }
+            ),
+            "{err}"
+        );
     }
 
     #[test]
     fn trailing_bytes_are_an_error() {
-        let doc = Document { fingerprint: Fingerprint(1), key: None, text_len: None, added: 0 };
+        let doc = Document {
+            fingerprint: Fingerprint(1),
+            key: None,
+            text_len: None,
+            added: 0,
+        };
         let mut bytes = encode_document(&doc);
         bytes.push(0);
-        assert!(matches!(decode_document(&bytes, b"k"), Err(Error::Decode { .. })));
+        assert!(matches!(
+            decode_document(&bytes, b"k"),
+            Err(Error::Decode { .. })
+        ));
     }
 
     #[test]

@@ -93,7 +93,9 @@ pub enum Error {
     },
 
     /// A fingerprint string that is not 1..=16 hex digits.
-    #[error("`{input}` is not a 64-bit fingerprint: expected up to 16 hex digits, optionally with 0x")]
+    #[error(
+        "`{input}` is not a 64-bit fingerprint: expected up to 16 hex digits, optionally with 0x"
+    )]
     ParseFingerprint {
         /// The input.
         input: String,
@@ -163,7 +165,11 @@ impl Error {
         }
     }
 
-    pub(crate) fn io(operation: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Error {
+    pub(crate) fn io(
+        operation: &'static str,
+        path: impl Into<PathBuf>,
+        source: std::io::Error,
+    ) -> Error {
         Error::Io {
             operation,
             path: path.into(),

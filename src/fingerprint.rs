@@ -112,10 +112,13 @@ impl FromStr for Fingerprint {
         let bad = || Error::ParseFingerprint {
             input: s.chars().take(40).collect(),
         };
-        if digits.is_empty() || digits.len() > 16 || !digits.bytes().all(|b| b.is_ascii_hexdigit()) {
+        if digits.is_empty() || digits.len() > 16 || !digits.bytes().all(|b| b.is_ascii_hexdigit())
+        {
             return Err(bad());
         }
-        u64::from_str_radix(digits, 16).map(Fingerprint).map_err(|_| bad())
+        u64::from_str_radix(digits, 16)
+            .map(Fingerprint)
+            .map_err(|_| bad())
     }
 }
 
@@ -175,11 +178,26 @@ mod tests {
         assert_eq!(f, Fingerprint(255));
         assert_eq!(f.to_string(), "00000000000000ff");
         assert_eq!("00000000000000ff".parse::<Fingerprint>().unwrap(), f);
-        assert!(matches!("".parse::<Fingerprint>(), Err(Error::ParseFingerprint { .. })));
-        assert!(matches!("0x".parse::<Fingerprint>(), Err(Error::ParseFingerprint { .. })));
-        assert!(matches!("12345678901234567".parse::<Fingerprint>(), Err(Error::ParseFingerprint { .. })));
-        assert!(matches!("+1".parse::<Fingerprint>(), Err(Error::ParseFingerprint { .. })));
-        assert!(matches!("xyz".parse::<Fingerprint>(), Err(Error::ParseFingerprint { .. })));
+        assert!(matches!(
+            "".parse::<Fingerprint>(),
+            Err(Error::ParseFingerprint { .. })
+        ));
+        assert!(matches!(
+            "0x".parse::<Fingerprint>(),
+            Err(Error::ParseFingerprint { .. })
+        ));
+        assert!(matches!(
+            "12345678901234567".parse::<Fingerprint>(),
+            Err(Error::ParseFingerprint { .. })
+        ));
+        assert!(matches!(
+            "+1".parse::<Fingerprint>(),
+            Err(Error::ParseFingerprint { .. })
+        ));
+        assert!(matches!(
+            "xyz".parse::<Fingerprint>(),
+            Err(Error::ParseFingerprint { .. })
+        ));
     }
 
     #[test]
@@ -188,7 +206,10 @@ mod tests {
         let json = serde_json::to_string(&f).unwrap();
         assert_eq!(json, "\"fffffffffffffffe\"");
         assert_eq!(serde_json::from_str::<Fingerprint>(&json).unwrap(), f);
-        assert_eq!(serde_json::from_str::<Fingerprint>("18446744073709551614").unwrap(), f);
+        assert_eq!(
+            serde_json::from_str::<Fingerprint>("18446744073709551614").unwrap(),
+            f
+        );
         assert_eq!(serde_json::from_str::<Fingerprint>("-2").unwrap(), f);
     }
 

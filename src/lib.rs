@@ -59,17 +59,20 @@ mod write;
 pub use bulk::{BulkLoader, BulkOptions, BulkPhase, BulkProgress, BulkSummary};
 pub use codec::Document;
 pub use dedup::{
-    Cluster, ClusterBuilder, Clusters, DedupSummary, DedupWriter, InsertOutcome, OutputFormat, Pair, PairScan, Representative,
-    ScanProgress, ScanStats,
+    Cluster, ClusterBuilder, Clusters, DedupSummary, DedupWriter, InsertOutcome, OutputFormat,
+    Pair, PairScan, Representative, ScanProgress, ScanStats,
 };
 pub use error::{Error, Result};
 pub use fingerprint::{Fingerprint, BLOCKS};
-pub use keys::{ALL_FAMILIES, BLOCK_FAMILIES, DOCS_FAMILY, KEYS_FAMILY, MAX_EXTERNAL_KEY_LEN, META_FAMILY};
+pub use keys::{
+    ALL_FAMILIES, BLOCK_FAMILIES, DOCS_FAMILY, KEYS_FAMILY, MAX_EXTERNAL_KEY_LEN, META_FAMILY,
+};
 pub use options::{Durability, StoreBuilder};
 pub use query::{Match, Strategy, MAX_DISTANCE};
 #[cfg(feature = "readers")]
 pub use readers::{
-    decode_text, html_to_text, read_input, BadRecord, BadRecordKind, Body, Format, Location, Position, ReaderOptions, Record, Records,
+    decode_text, html_to_text, read_input, BadRecord, BadRecordKind, Body, Format, Location,
+    Position, ReaderOptions, Record, Records,
 };
 pub use simhash::{IdfWeighting, SimhashConfig, Simhasher, TfScaling};
 pub use store::{Store, FORMAT_VERSION, MIN_FORMAT_VERSION};

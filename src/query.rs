@@ -157,7 +157,9 @@ impl Store {
         let mut found = Vec::new();
         let plan = match strategy {
             Strategy::Auto => plan(k, self.len()),
-            Strategy::Probe => Plan::Probe { radius: k / BLOCKS as u32 },
+            Strategy::Probe => Plan::Probe {
+                radius: k / BLOCKS as u32,
+            },
             Strategy::FullScan => Plan::FullScan,
         };
         match plan {
@@ -196,20 +198,28 @@ impl Store {
                     if !key.starts_with(&prefix) {
                         break;
                     }
-                    let (fp, id) = keys::decode_block_key(i, key).ok_or_else(|| bad_key(family, key))?;
+                    let (fp, id) =
+                        keys::decode_block_key(i, key).ok_or_else(|| bad_key(family, key))?;
                     let d = fp.distance(q);
                     if d <= k && first_family(fp) == Some(i) {
                         found.push((id, fp, d));
                     }
                     it.next();
                 }
-                it.status().map_err(|e| self.rocks_err("scan", Some(family), e))?;
+                it.status()
+                    .map_err(|e| self.rocks_err("scan", Some(family), e))?;
             }
         }
         Ok(())
     }
 
-    fn full_scan(&self, snapshot: &Snapshot<'_>, q: Fingerprint, k: u32, found: &mut Vec<(u64, Fingerprint, u32)>) -> Result<()> {
+    fn full_scan(
+        &self,
+        snapshot: &Snapshot<'_>,
+        q: Fingerprint,
+        k: u32,
+        found: &mut Vec<(u64, Fingerprint, u32)>,
+    ) -> Result<()> {
         let family = BLOCK_FAMILIES[0];
         let mut it = snapshot.raw_iterator_cf_opt(self.block_cf(0)?, ReadOptions::default());
         it.seek_to_first();
@@ -221,11 +231,16 @@ impl Store {
             }
             it.next();
         }
-        it.status().map_err(|e| self.rocks_err("scan", Some(family), e))
+        it.status()
+            .map_err(|e| self.rocks_err("scan", Some(family), e))
     }
 
     /// Looks up the external keys of `found` in the same snapshot.
-    fn with_keys(&self, snapshot: &Snapshot<'_>, found: Vec<(u64, Fingerprint, u32)>) -> Result<Vec<Match>> {
+    fn with_keys(
+        &self,
+        snapshot: &Snapshot<'_>,
+        found: Vec<(u64, Fingerprint, u32)>,
+    ) -> Result<Vec<Match>> {
         if found.is_empty() {
             return Ok(Vec::new());
         }
@@ -242,7 +257,12 @@ impl Store {
                     Some(bytes) => codec::decode_document(&bytes, doc_key)?.key,
                     None => None,
                 };
-                Ok(Match { id, fingerprint, distance, key })
+                Ok(Match {
+                    id,
+                    fingerprint,
+                    distance,
+                    key,
+                })
             })
             .collect()
     }

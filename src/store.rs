@@ -132,7 +132,8 @@ impl Store {
         // this is what keeps a crash from leaving a document in `docs` but not in `block2`.
         db_opts.set_atomic_flush(true);
         if exists {
-            let present = DB::list_cf(&db_opts, path).map_err(|e| Error::rocks("list column families", None, path, e))?;
+            let present = DB::list_cf(&db_opts, path)
+                .map_err(|e| Error::rocks("list column families", None, path, e))?;
             if !present.iter().any(|name| name == META_FAMILY) {
                 return Err(Error::NotAStore {
                     path: path.to_path_buf(),
@@ -191,12 +192,16 @@ impl Store {
             batch.put_cf(meta, keys::META_SIMHASHER, codec::encode_config(&config));
             batch.put_cf(meta, keys::META_DOC_COUNT, codec::encode_u64(0));
             // The version goes last in the same atomic batch: its presence means "initialised".
-            batch.put_cf(meta, keys::META_FORMAT_VERSION, codec::encode_u32(FORMAT_VERSION));
+            batch.put_cf(
+                meta,
+                keys::META_FORMAT_VERSION,
+                codec::encode_u32(FORMAT_VERSION),
+            );
             let mut opts = WriteOptions::default();
             opts.set_sync(true);
-            self.db
-                .write_opt(batch, &opts)
-                .map_err(|e| Error::rocks("initialise the store", Some(META_FAMILY), &self.path, e))?;
+            self.db.write_opt(batch, &opts).map_err(|e| {
+                Error::rocks("initialise the store", Some(META_FAMILY), &self.path, e)
+            })?;
             return Ok(());
         };
         let version = codec::decode_u32(&version, keys::META_FORMAT_VERSION)?;
@@ -216,7 +221,8 @@ impl Store {
         let stored = codec::decode_config(&stored)?;
         if let Some(requested) = requested {
             if requested != stored {
-                let json = |c: &SimhashConfig| serde_json::to_string(c).unwrap_or_else(|e| e.to_string());
+                let json =
+                    |c: &SimhashConfig| serde_json::to_string(c).unwrap_or_else(|e| e.to_string());
                 return Err(Error::ConfigMismatch {
                     path: self.path.clone(),
                     stored: json(&stored),
@@ -285,12 +291,14 @@ impl Store {
     pub fn id_for_key(&self, key: &str) -> Result<Option<u64>> {
         match self.get_raw(KEYS_FAMILY, key.as_bytes())? {
             None => Ok(None),
-            Some(v) => keys::decode_id_value(&v).map(Some).ok_or_else(|| Error::Decode {
-                column_family: KEYS_FAMILY,
-                key: keys::hex(key.as_bytes()),
-                what: "document id",
-                message: format!("expected 8 bytes, found {}", v.len()),
-            }),
+            Some(v) => keys::decode_id_value(&v)
+                .map(Some)
+                .ok_or_else(|| Error::Decode {
+                    column_family: KEYS_FAMILY,
+                    key: keys::hex(key.as_bytes()),
+                    what: "document id",
+                    message: format!("expected 8 bytes, found {}", v.len()),
+                }),
         }
     }
 
@@ -302,7 +310,8 @@ impl Store {
     pub fn next_id(&self) -> Result<u64> {
         let mut it = self.db.raw_iterator_cf(self.cf(DOCS_FAMILY)?);
         it.seek_to_last();
-        it.status().map_err(|e| self.rocks_err("read the last document", Some(DOCS_FAMILY), e))?;
+        it.status()
+            .map_err(|e| self.rocks_err("read the last document", Some(DOCS_FAMILY), e))?;
         Ok(it
             .key()
             .and_then(keys::decode_doc_key)
@@ -316,7 +325,8 @@ impl Store {
     pub fn documents(&self) -> Result<impl Iterator<Item = Result<(u64, Document)>> + '_> {
         let iter = self.raw_iter(DOCS_FAMILY)?;
         Ok(iter.map(move |item| {
-            let (key, value) = item.map_err(|e| self.rocks_err("iterate documents", Some(DOCS_FAMILY), e))?;
+            let (key, value) =
+                item.map_err(|e| self.rocks_err("iterate documents", Some(DOCS_FAMILY), e))?;
             let id = keys::decode_doc_key(&key).ok_or_else(|| Error::Decode {
                 column_family: DOCS_FAMILY,
                 key: keys::hex(&key),
@@ -351,7 +361,8 @@ impl Store {
     pub fn compact(&self) -> Result<()> {
         self.check_writable()?;
         for name in ALL_FAMILIES {
-            self.db.compact_range_cf(self.cf(name)?, None::<&[u8]>, None::<&[u8]>);
+            self.db
+                .compact_range_cf(self.cf(name)?, None::<&[u8]>, None::<&[u8]>);
         }
         Ok(())
     }
@@ -391,7 +402,12 @@ impl Store {
         self.cf(BLOCK_FAMILIES[i])
     }
 
-    pub(crate) fn rocks_err(&self, operation: &'static str, cf: Option<&'static str>, e: rocksdb::Error) -> Error {
+    pub(crate) fn rocks_err(
+        &self,
+        operation: &'static str,
+        cf: Option<&'static str>,
+        e: rocksdb::Error,
+    ) -> Error {
         Error::rocks(operation, cf, &self.path, e)
     }
 
@@ -401,13 +417,20 @@ impl Store {
             .map_err(|e| self.rocks_err("read", Some(family), e))
     }
 
-    pub(crate) fn raw_iter(&self, family: &'static str) -> Result<rocksdb::DBIteratorWithThreadMode<'_, DB>> {
-        Ok(self.db.iterator_cf(self.cf(family)?, rocksdb::IteratorMode::Start))
+    pub(crate) fn raw_iter(
+        &self,
+        family: &'static str,
+    ) -> Result<rocksdb::DBIteratorWithThreadMode<'_, DB>> {
+        Ok(self
+            .db
+            .iterator_cf(self.cf(family)?, rocksdb::IteratorMode::Start))
     }
 
     pub(crate) fn check_writable(&self) -> Result<()> {
         if self.read_only {
-            return Err(Error::ReadOnly { path: self.path.clone() });
+            return Err(Error::ReadOnly {
+                path: self.path.clone(),
+            });
         }
         Ok(())
     }

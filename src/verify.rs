@@ -70,21 +70,45 @@ pub enum Problem {
 impl fmt::Display for Problem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Problem::MissingBlockEntry { family, id, fingerprint } => {
-                write!(f, "document {id} ({fingerprint}) has no entry in `{family}`")
+            Problem::MissingBlockEntry {
+                family,
+                id,
+                fingerprint,
+            } => {
+                write!(
+                    f,
+                    "document {id} ({fingerprint}) has no entry in `{family}`"
+                )
             }
-            Problem::OrphanBlockEntry { family, id, fingerprint } => {
+            Problem::OrphanBlockEntry {
+                family,
+                id,
+                fingerprint,
+            } => {
                 write!(f, "`{family}` has an entry for document {id} ({fingerprint}) that the documents family does not match")
             }
-            Problem::Malformed { family, key, message } => write!(f, "`{family}` key {key}: {message}"),
+            Problem::Malformed {
+                family,
+                key,
+                message,
+            } => write!(f, "`{family}` key {key}: {message}"),
             Problem::DanglingKey { key, id } => {
-                write!(f, "external key {key:?} points to document {id}, which does not carry it")
+                write!(
+                    f,
+                    "external key {key:?} points to document {id}, which does not carry it"
+                )
             }
             Problem::MissingKey { id, key } => {
-                write!(f, "document {id} has external key {key:?}, which does not point back to it")
+                write!(
+                    f,
+                    "document {id} has external key {key:?}, which does not point back to it"
+                )
             }
             Problem::CountMismatch { recorded, actual } => {
-                write!(f, "the recorded document count is {recorded}, but there are {actual} documents")
+                write!(
+                    f,
+                    "the recorded document count is {recorded}, but there are {actual} documents"
+                )
             }
         }
     }
@@ -134,7 +158,11 @@ impl fmt::Display for VerifyReport {
             writeln!(f, "  {p}")?;
         }
         if self.problem_count > self.problems.len() as u64 {
-            writeln!(f, "  … and {} more", self.problem_count - self.problems.len() as u64)?;
+            writeln!(
+                f,
+                "  … and {} more",
+                self.problem_count - self.problems.len() as u64
+            )?;
         }
         Ok(())
     }
@@ -159,14 +187,20 @@ impl Store {
         it.seek_to_first();
         while let (Some(key), Some(value)) = (it.key(), it.value()) {
             report.documents += 1;
-            match (keys::decode_doc_key(key), codec::decode_document(value, key)) {
+            match (
+                keys::decode_doc_key(key),
+                codec::decode_document(value, key),
+            ) {
                 (Some(id), Ok(doc)) => {
                     if let Some(ext) = &doc.key {
                         let owner = snapshot
                             .get_cf(self.cf(KEYS_FAMILY)?, ext.as_bytes())
                             .map_err(|e| self.rocks_err("read", Some(KEYS_FAMILY), e))?;
                         if owner.as_deref().and_then(keys::decode_id_value) != Some(id) {
-                            report.push(Problem::MissingKey { id, key: ext.clone() });
+                            report.push(Problem::MissingKey {
+                                id,
+                                key: ext.clone(),
+                            });
                         }
                     }
                 }
@@ -183,7 +217,8 @@ impl Store {
             }
             it.next();
         }
-        it.status().map_err(|e| self.rocks_err("scan", Some(DOCS_FAMILY), e))?;
+        it.status()
+            .map_err(|e| self.rocks_err("scan", Some(DOCS_FAMILY), e))?;
 
         // Keys point to documents that carry them.
         let mut it = snapshot.raw_iterator_cf_opt(self.cf(KEYS_FAMILY)?, ReadOptions::default());
@@ -206,7 +241,8 @@ impl Store {
             }
             it.next();
         }
-        it.status().map_err(|e| self.rocks_err("scan", Some(KEYS_FAMILY), e))?;
+        it.status()
+            .map_err(|e| self.rocks_err("scan", Some(KEYS_FAMILY), e))?;
 
         // Each block family: every entry matches its document, and there are as many valid
         // entries as documents. Valid entries have distinct ids (the key is determined by the
@@ -228,29 +264,42 @@ impl Store {
                         if doc.map(|d| d.fingerprint) == Some(fingerprint) {
                             valid += 1;
                         } else {
-                            report.push(Problem::OrphanBlockEntry { family, id, fingerprint });
+                            report.push(Problem::OrphanBlockEntry {
+                                family,
+                                id,
+                                fingerprint,
+                            });
                         }
                     }
                 }
                 it.next();
             }
-            it.status().map_err(|e| self.rocks_err("scan", Some(family), e))?;
+            it.status()
+                .map_err(|e| self.rocks_err("scan", Some(family), e))?;
             if valid < report.documents {
                 // Name the missing ones: one point read per document.
                 let mut it = snapshot.raw_iterator_cf_opt(docs_cf, ReadOptions::default());
                 it.seek_to_first();
                 while let (Some(key), Some(value)) = (it.key(), it.value()) {
-                    if let (Some(id), Ok(doc)) = (keys::decode_doc_key(key), codec::decode_document(value, key)) {
+                    if let (Some(id), Ok(doc)) = (
+                        keys::decode_doc_key(key),
+                        codec::decode_document(value, key),
+                    ) {
                         let entry = snapshot
                             .get_cf(self.block_cf(i)?, keys::block_key(i, doc.fingerprint, id))
                             .map_err(|e| self.rocks_err("read", Some(family), e))?;
                         if entry.is_none() {
-                            report.push(Problem::MissingBlockEntry { family, id, fingerprint: doc.fingerprint });
+                            report.push(Problem::MissingBlockEntry {
+                                family,
+                                id,
+                                fingerprint: doc.fingerprint,
+                            });
                         }
                     }
                     it.next();
                 }
-                it.status().map_err(|e| self.rocks_err("scan", Some(DOCS_FAMILY), e))?;
+                it.status()
+                    .map_err(|e| self.rocks_err("scan", Some(DOCS_FAMILY), e))?;
             }
         }
 
@@ -262,7 +311,10 @@ impl Store {
             None => 0,
         };
         if recorded != report.documents {
-            report.push(Problem::CountMismatch { recorded, actual: report.documents });
+            report.push(Problem::CountMismatch {
+                recorded,
+                actual: report.documents,
+            });
         }
         Ok(report)
     }

@@ -97,7 +97,10 @@ impl<'a> Overlay<'a> {
             return Ok(None);
         };
         for i in 0..BLOCKS {
-            batch.delete_cf(self.store.block_cf(i)?, keys::block_key(i, old.fingerprint, id));
+            batch.delete_cf(
+                self.store.block_cf(i)?,
+                keys::block_key(i, old.fingerprint, id),
+            );
         }
         batch.delete_cf(self.store.cf(DOCS_FAMILY)?, keys::doc_key(id));
         if let Some(key) = &old.key {
@@ -132,11 +135,15 @@ impl<'a> Overlay<'a> {
         if let Some(old) = &old {
             if old.fingerprint != entry.fingerprint {
                 for i in 0..BLOCKS {
-                    batch.delete_cf(self.store.block_cf(i)?, keys::block_key(i, old.fingerprint, entry.id));
+                    batch.delete_cf(
+                        self.store.block_cf(i)?,
+                        keys::block_key(i, old.fingerprint, entry.id),
+                    );
                 }
             }
             if let Some(old_key) = &old.key {
-                if entry.key.as_ref() != Some(old_key) && self.key_owner(old_key)? == Some(entry.id) {
+                if entry.key.as_ref() != Some(old_key) && self.key_owner(old_key)? == Some(entry.id)
+                {
                     batch.delete_cf(self.store.cf(KEYS_FAMILY)?, old_key.as_bytes());
                     self.keys.insert(old_key.clone(), None);
                 }
@@ -145,7 +152,11 @@ impl<'a> Overlay<'a> {
             self.count += 1;
         }
         for i in 0..BLOCKS {
-            batch.put_cf(self.store.block_cf(i)?, keys::block_key(i, entry.fingerprint, entry.id), []);
+            batch.put_cf(
+                self.store.block_cf(i)?,
+                keys::block_key(i, entry.fingerprint, entry.id),
+                [],
+            );
         }
         let doc = Document {
             fingerprint: entry.fingerprint,
@@ -153,9 +164,17 @@ impl<'a> Overlay<'a> {
             text_len: entry.text_len,
             added: old.as_ref().map_or(added, |o| o.added),
         };
-        batch.put_cf(self.store.cf(DOCS_FAMILY)?, keys::doc_key(entry.id), codec::encode_document(&doc));
+        batch.put_cf(
+            self.store.cf(DOCS_FAMILY)?,
+            keys::doc_key(entry.id),
+            codec::encode_document(&doc),
+        );
         if let Some(key) = &entry.key {
-            batch.put_cf(self.store.cf(KEYS_FAMILY)?, key.as_bytes(), keys::id_value(entry.id));
+            batch.put_cf(
+                self.store.cf(KEYS_FAMILY)?,
+                key.as_bytes(),
+                keys::id_value(entry.id),
+            );
             self.keys.insert(key.clone(), Some(entry.id));
         }
         self.docs.insert(entry.id, Some(doc));
@@ -165,7 +184,11 @@ impl<'a> Overlay<'a> {
     /// Writes `batch` with the new count, and publishes the count once it is durable.
     fn commit(self, mut batch: WriteBatch) -> Result<()> {
         let store = self.store;
-        batch.put_cf(store.cf(META_FAMILY)?, keys::META_DOC_COUNT, codec::encode_u64(self.count));
+        batch.put_cf(
+            store.cf(META_FAMILY)?,
+            keys::META_DOC_COUNT,
+            codec::encode_u64(self.count),
+        );
         store
             .db
             .write_opt(batch, &store.write_options())

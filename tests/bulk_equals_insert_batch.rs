@@ -27,7 +27,11 @@ fn check(budget: usize, expected_runs: impl Fn(u32) -> bool) -> Result<()> {
     let a = Store::open(a_dir.path())?;
     a.insert_batch(docs.iter().map(|&(id, fp)| {
         let e = Entry::new(id, Fingerprint(fp));
-        if id % 3 == 0 { e.with_key(format!("https://example.com/{id}")) } else { e }
+        if id % 3 == 0 {
+            e.with_key(format!("https://example.com/{id}"))
+        } else {
+            e
+        }
     }))?;
 
     let b_dir = tempfile::tempdir().expect("tempdir");
@@ -42,7 +46,11 @@ fn check(budget: usize, expected_runs: impl Fn(u32) -> bool) -> Result<()> {
     }
     let summary = loader.finish()?;
     assert_eq!(summary.added, docs.len() as u64, "{summary}");
-    assert_eq!((summary.replaced, summary.removed, summary.superseded), (0, 0, 0), "{summary}");
+    assert_eq!(
+        (summary.replaced, summary.removed, summary.superseded),
+        (0, 0, 0),
+        "{summary}"
+    );
     assert!(expected_runs(summary.runs), "{summary}");
 
     assert_eq!(b.len(), docs.len() as u64);
@@ -52,7 +60,11 @@ fn check(budget: usize, expected_runs: impl Fn(u32) -> bool) -> Result<()> {
     assert_eq!(report.documents, docs.len() as u64);
     for &q in &queries {
         for k in [0, 3, 6] {
-            let got: Vec<(u32, u64, u64)> = b.query(Fingerprint(q), k)?.iter().map(|m| (m.distance, m.id, m.fingerprint.0)).collect();
+            let got: Vec<(u32, u64, u64)> = b
+                .query(Fingerprint(q), k)?
+                .iter()
+                .map(|m| (m.distance, m.id, m.fingerprint.0))
+                .collect();
             assert_eq!(got, brute_force(&docs, q, k), "query {q:016x} k={k}");
         }
     }

@@ -53,7 +53,12 @@ fn child_process() -> Result<()> {
 fn run_round(dir: &Path, rng: &mut Rng, acked_until: &mut u64) -> Result<()> {
     let exe = std::env::current_exe().expect("test binary path");
     let mut child = Command::new(exe)
-        .args(["--exact", "child_process", "--nocapture", "--test-threads=1"])
+        .args([
+            "--exact",
+            "child_process",
+            "--nocapture",
+            "--test-threads=1",
+        ])
         .env(CHILD_ENV, dir)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -74,7 +79,11 @@ fn run_round(dir: &Path, rng: &mut Rng, acked_until: &mut u64) -> Result<()> {
         for line in lines {
             let Ok(line) = line else { break };
             if let Some(rest) = line.strip_prefix("ack ") {
-                acked = rest.split(' ').nth(1).and_then(|s| s.parse::<u64>().ok()).or(acked);
+                acked = rest
+                    .split(' ')
+                    .nth(1)
+                    .and_then(|s| s.parse::<u64>().ok())
+                    .or(acked);
             }
         }
         acked
@@ -90,12 +99,17 @@ fn run_round(dir: &Path, rng: &mut Rng, acked_until: &mut u64) -> Result<()> {
     let report = store.verify()?;
     assert!(report.is_clean(), "after kill: {report}");
     for id in (0..*acked_until).step_by(7) {
-        let doc = store.document(id)?.unwrap_or_else(|| panic!("document {id} of a finished load lost"));
+        let doc = store
+            .document(id)?
+            .unwrap_or_else(|| panic!("document {id} of a finished load lost"));
         assert_eq!(doc.fingerprint, fp_of(id));
         assert_eq!(doc.key.as_deref(), Some(format!("k{id}").as_str()));
     }
     assert!(store.len() >= *acked_until);
-    assert!(!dir.join("bulk-tmp").exists(), "temporary files are removed on open");
+    assert!(
+        !dir.join("bulk-tmp").exists(),
+        "temporary files are removed on open"
+    );
     Ok(())
 }
 

@@ -16,8 +16,11 @@ fn an_interrupted_ingestion_is_rolled_forward_on_open() -> Result<()> {
         {
             let store = Store::open(dir.path())?;
             // Something stored before, partly replaced by the load.
-            store.insert_batch((0..50).map(|id| Entry::new(id, Fingerprint(!fp(id).0)).with_key(format!("k{id}"))))?;
-            let mut loader = store.bulk_loader_with(BulkOptions::new().simulate_crash_after_ingestions(families))?;
+            store.insert_batch(
+                (0..50).map(|id| Entry::new(id, Fingerprint(!fp(id).0)).with_key(format!("k{id}"))),
+            )?;
+            let mut loader = store
+                .bulk_loader_with(BulkOptions::new().simulate_crash_after_ingestions(families))?;
             for id in 25..200 {
                 loader.add_with_key(id, fp(id), &format!("k{id}"))?;
             }
@@ -25,19 +28,32 @@ fn an_interrupted_ingestion_is_rolled_forward_on_open() -> Result<()> {
             assert!(err.to_string().contains("simulated crash"), "{err}");
             if families > 0 {
                 // The families do disagree now: that is what recovery must repair.
-                assert!(!store.verify()?.is_clean(), "stopping after {families} families left the store consistent");
+                assert!(
+                    !store.verify()?.is_clean(),
+                    "stopping after {families} families left the store consistent"
+                );
             }
         }
         let store = Store::open(dir.path())?;
         let report = store.verify()?;
-        assert!(report.is_clean(), "after recovery from a stop after {families} families: {report}");
+        assert!(
+            report.is_clean(),
+            "after recovery from a stop after {families} families: {report}"
+        );
         assert_eq!(store.len(), 200);
         for id in 0..200 {
-            let want = if id < 25 { Fingerprint(!fp(id).0) } else { fp(id) };
+            let want = if id < 25 {
+                Fingerprint(!fp(id).0)
+            } else {
+                fp(id)
+            };
             assert_eq!(store.get(id)?, Some(want), "document {id}");
             assert_eq!(store.id_for_key(&format!("k{id}"))?, Some(id));
         }
-        assert!(!dir.path().join("bulk-tmp").exists(), "temporary files are removed");
+        assert!(
+            !dir.path().join("bulk-tmp").exists(),
+            "temporary files are removed"
+        );
         // The loader works again afterwards.
         let mut loader = store.bulk_loader()?;
         loader.add(1000, fp(1000))?;

@@ -28,8 +28,19 @@ fn texts_are_fingerprinted_and_empty_ones_skipped() -> Result<()> {
     let s = loader.finish()?;
     assert_eq!(s.skipped, 100, "{s}");
     assert_eq!(s.added, 400, "{s}");
-    assert_eq!(s.bytes, texts.iter().map(|t| t.len() as u64).sum::<u64>() + (0..500).step_by(2).map(|i| format!("doc-{i}").len() as u64).sum::<u64>());
-    assert_eq!(progress.load(std::sync::atomic::Ordering::SeqCst), 500, "the final report counts every add");
+    assert_eq!(
+        s.bytes,
+        texts.iter().map(|t| t.len() as u64).sum::<u64>()
+            + (0..500)
+                .step_by(2)
+                .map(|i| format!("doc-{i}").len() as u64)
+                .sum::<u64>()
+    );
+    assert_eq!(
+        progress.load(std::sync::atomic::Ordering::SeqCst),
+        500,
+        "the final report counts every add"
+    );
     assert_eq!(store.len(), 400);
     for (i, t) in texts.iter().enumerate() {
         let doc = store.document(i as u64)?;
@@ -53,10 +64,18 @@ fn bad_keys_are_refused_at_once() -> Result<()> {
     let store = Store::open(dir.path())?;
     let mut loader = store.bulk_loader()?;
     let err = loader.add_text(1, Some(""), "some text").unwrap_err();
-    assert!(matches!(err, simhash_store::Error::InvalidArgument(_)), "{err}");
+    assert!(
+        matches!(err, simhash_store::Error::InvalidArgument(_)),
+        "{err}"
+    );
     let long = "x".repeat(5000);
-    let err = loader.add_with_key(1, simhash_store::Fingerprint(1), &long).unwrap_err();
-    assert!(matches!(err, simhash_store::Error::InvalidArgument(_)), "{err}");
+    let err = loader
+        .add_with_key(1, simhash_store::Fingerprint(1), &long)
+        .unwrap_err();
+    assert!(
+        matches!(err, simhash_store::Error::InvalidArgument(_)),
+        "{err}"
+    );
     assert_eq!(loader.finish()?.added, 0);
     assert!(store.is_empty());
     Ok(())

@@ -11,7 +11,10 @@ use simhash_store::{BulkOptions, Entry, Fingerprint, Result, Store};
 type Docs = Vec<(u64, Fingerprint, Option<String>)>;
 
 fn documents(store: &Store) -> Result<Docs> {
-    store.documents()?.map(|d| d.map(|(id, d)| (id, d.fingerprint, d.key))).collect()
+    store
+        .documents()?
+        .map(|d| d.map(|(id, d)| (id, d.fingerprint, d.key)))
+        .collect()
 }
 
 fn clean(store: &Store) -> Result<()> {
@@ -35,7 +38,11 @@ fn ids_and_keys_are_replaced_across_loads() -> Result<()> {
     loader.add_with_key(5, Fingerprint(0x5555), "a")?; // "a" is free again
     loader.add(3, Fingerprint(0x3333))?; // same fingerprint: nothing changes but text_len
     let s = loader.finish()?;
-    assert_eq!((s.added, s.replaced, s.removed, s.superseded), (2, 2, 1, 0), "{s}");
+    assert_eq!(
+        (s.added, s.replaced, s.removed, s.superseded),
+        (2, 2, 1, 0),
+        "{s}"
+    );
 
     assert_eq!(
         documents(&store)?,
@@ -74,7 +81,13 @@ fn within_one_load_the_last_add_wins() -> Result<()> {
     loader.add_with_key(9, Fingerprint(4), "k")?; // takes "k" from 8, which is dropped
     let s = loader.finish()?;
     assert_eq!((s.added, s.superseded), (2, 2), "{s}");
-    assert_eq!(documents(&store)?, vec![(7, Fingerprint(3), None), (9, Fingerprint(4), Some("k".into()))]);
+    assert_eq!(
+        documents(&store)?,
+        vec![
+            (7, Fingerprint(3), None),
+            (9, Fingerprint(4), Some("k".into()))
+        ]
+    );
     clean(&store)
 }
 

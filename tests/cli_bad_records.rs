@@ -7,7 +7,9 @@ use std::process::{Command, Output};
 type Result<T = ()> = std::result::Result<T, Box<dyn std::error::Error>>;
 
 fn run(args: &[&str]) -> Result<Output> {
-    Ok(Command::new(env!("CARGO_BIN_EXE_simhash-store")).args(args).output()?)
+    Ok(Command::new(env!("CARGO_BIN_EXE_simhash-store"))
+        .args(args)
+        .output()?)
 }
 
 #[test]
@@ -26,23 +28,66 @@ fn skipped_or_strict() -> Result {
     let input_s = input.to_str().ok_or("path")?;
 
     let store = dir.path().join("lenient");
-    let out = run(&["load", input_s, "--store", store.to_str().ok_or("path")?, "--json"])?;
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = run(&[
+        "load",
+        input_s,
+        "--store",
+        store.to_str().ok_or("path")?,
+        "--json",
+    ])?;
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains(&format!("{input_s}:line 2: wrong JSON type")), "{stderr}");
-    assert!(stderr.contains(&format!("{input_s}:line 5: wrong JSON type")), "{stderr}");
+    assert!(
+        stderr.contains(&format!("{input_s}:line 2: wrong JSON type")),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(&format!("{input_s}:line 5: wrong JSON type")),
+        "{stderr}"
+    );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout)?;
     assert_eq!(v["loaded"].as_u64(), Some(3));
     assert_eq!(v["empty"].as_u64(), Some(1));
     assert_eq!(v["bad_records"]["wrong JSON type"].as_u64(), Some(2));
 
     let store = dir.path().join("strict");
-    let out = run(&["load", input_s, "--store", store.to_str().ok_or("path")?, "--strict"])?;
+    let out = run(&[
+        "load",
+        input_s,
+        "--store",
+        store.to_str().ok_or("path")?,
+        "--strict",
+    ])?;
     assert_eq!(out.status.code(), Some(3));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--strict"));
-    let out = run(&["get", "--store", store.to_str().ok_or("path")?, "--key", "a"])?;
-    assert_eq!(out.status.code(), Some(0), "the document before the bad record is loaded");
-    let out = run(&["get", "--store", store.to_str().ok_or("path")?, "--key", "b"])?;
-    assert_eq!(out.status.code(), Some(1), "nothing after the bad record is loaded");
+    let out = run(&[
+        "get",
+        "--store",
+        store.to_str().ok_or("path")?,
+        "--key",
+        "a",
+    ])?;
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "the document before the bad record is loaded"
+    );
+    let out = run(&[
+        "get",
+        "--store",
+        store.to_str().ok_or("path")?,
+        "--key",
+        "b",
+    ])?;
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "nothing after the bad record is loaded"
+    );
     Ok(())
 }

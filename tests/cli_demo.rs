@@ -12,10 +12,19 @@ fn number_after(text: &str, word: &str) -> Option<f64> {
 
 #[test]
 fn demo_reports_recall() -> Result {
-    let out = Command::new(env!("CARGO_BIN_EXE_simhash-store")).args(["demo", "--pages", "400"]).output()?;
+    let out = Command::new(env!("CARGO_BIN_EXE_simhash-store"))
+        .args(["demo", "--pages", "400"])
+        .output()?;
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
-    assert!(stdout.contains("400 documents") || stdout.contains(" documents ("), "{stdout}");
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("400 documents") || stdout.contains(" documents ("),
+        "{stdout}"
+    );
     let precision = number_after(&stdout, "precision").ok_or("no precision")?;
     let recall = number_after(&stdout, "recall").ok_or("no recall")?;
     assert!(precision > 0.9, "{stdout}");

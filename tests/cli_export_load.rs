@@ -7,11 +7,17 @@ use std::process::{Command, Output};
 type Result<T = ()> = std::result::Result<T, Box<dyn std::error::Error>>;
 
 fn run(args: &[&str]) -> Result<Output> {
-    Ok(Command::new(env!("CARGO_BIN_EXE_simhash-store")).args(args).output()?)
+    Ok(Command::new(env!("CARGO_BIN_EXE_simhash-store"))
+        .args(args)
+        .output()?)
 }
 
 fn ok(out: &Output) -> String {
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
@@ -21,27 +27,58 @@ fn export_load_round_trip() -> Result {
     let pages = dir.path().join("pages");
     std::fs::create_dir(&pages)?;
     for (name, text) in [
-        ("a.txt", "storms closed the harbour and the ferries stayed in port for two days"),
-        ("b.txt", "the new library opens on Saturday with a concert in the reading room"),
-        ("c.html", "<html><body><p>城市图书馆周六开放，阅览室将举办音乐会。</p></body></html>"),
+        (
+            "a.txt",
+            "storms closed the harbour and the ferries stayed in port for two days",
+        ),
+        (
+            "b.txt",
+            "the new library opens on Saturday with a concert in the reading room",
+        ),
+        (
+            "c.html",
+            "<html><body><p>城市图书馆周六开放，阅览室将举办音乐会。</p></body></html>",
+        ),
     ] {
         std::fs::write(pages.join(name), text)?;
     }
     let a = dir.path().join("a");
     let b = dir.path().join("b");
     let (a_s, b_s) = (a.to_str().ok_or("path")?, b.to_str().ok_or("path")?);
-    ok(&run(&["load", pages.to_str().ok_or("path")?, "--store", a_s])?);
+    ok(&run(&[
+        "load",
+        pages.to_str().ok_or("path")?,
+        "--store",
+        a_s,
+    ])?);
     let export = dir.path().join("export.jsonl");
-    ok(&run(&["export", "--store", a_s, "--output", export.to_str().ok_or("path")?])?);
+    ok(&run(&[
+        "export",
+        "--store",
+        a_s,
+        "--output",
+        export.to_str().ok_or("path")?,
+    ])?);
     let exported = std::fs::read_to_string(&export)?;
     assert_eq!(exported.lines().count(), 3);
 
-    ok(&run(&["load", export.to_str().ok_or("path")?, "--store", b_s])?);
+    ok(&run(&[
+        "load",
+        export.to_str().ok_or("path")?,
+        "--store",
+        b_s,
+    ])?);
     let again = ok(&run(&["export", "--store", b_s])?);
     let strip = |s: &str| -> Vec<(u64, String, String)> {
         s.lines()
             .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-            .map(|v| (v["id"].as_u64().unwrap_or(u64::MAX), v["key"].to_string(), v["fingerprint"].to_string()))
+            .map(|v| {
+                (
+                    v["id"].as_u64().unwrap_or(u64::MAX),
+                    v["key"].to_string(),
+                    v["fingerprint"].to_string(),
+                )
+            })
             .collect()
     };
     assert_eq!(strip(&again), strip(&exported));
@@ -51,9 +88,15 @@ fn export_load_round_trip() -> Result {
     assert!(got.contains("\"fingerprint\""), "{got}");
     let removed = ok(&run(&["remove", "--store", b_s, "--key", &key])?);
     assert!(removed.contains("removed 1 documents"), "{removed}");
-    assert_eq!(run(&["get", "--store", b_s, "--key", &key])?.status.code(), Some(1));
+    assert_eq!(
+        run(&["get", "--store", b_s, "--key", &key])?.status.code(),
+        Some(1)
+    );
     assert_eq!(run(&["verify", "--store", b_s])?.status.code(), Some(0));
     let stats = ok(&run(&["stats", "--store", b_s])?);
-    assert!(stats.contains("documents    2") && stats.contains("block3"), "{stats}");
+    assert!(
+        stats.contains("documents    2") && stats.contains("block3"),
+        "{stats}"
+    );
     Ok(())
 }

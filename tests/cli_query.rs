@@ -2,13 +2,15 @@
 //! missing-store errors and their exit codes.
 #![cfg(feature = "cli")]
 
-use std::process::{Command, Output, Stdio};
 use std::io::Write;
+use std::process::{Command, Output, Stdio};
 
 type Result<T = ()> = std::result::Result<T, Box<dyn std::error::Error>>;
 
 fn run(args: &[&str]) -> Result<Output> {
-    Ok(Command::new(env!("CARGO_BIN_EXE_simhash-store")).args(args).output()?)
+    Ok(Command::new(env!("CARGO_BIN_EXE_simhash-store"))
+        .args(args)
+        .output()?)
 }
 
 const ARTICLE: &str = "The city council approved a new budget for the river bridge on Monday after a long debate \
@@ -29,30 +31,69 @@ fn query_every_way() -> Result {
         serde_json::json!({"url": "https://b.example/copy", "text": format!("{ARTICLE} Share this story.")}),
         serde_json::json!({"url": "https://c.example/other", "text": OTHER}),
     ];
-    std::fs::write(&input, lines.iter().map(|l| l.to_string() + "\n").collect::<String>())?;
+    std::fs::write(
+        &input,
+        lines
+            .iter()
+            .map(|l| l.to_string() + "\n")
+            .collect::<String>(),
+    )?;
     let out = run(&["load", input.to_str().ok_or("path")?, "--store", s])?;
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(String::from_utf8_lossy(&out.stdout).contains("loaded 3 documents"), "{}", String::from_utf8_lossy(&out.stdout));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("loaded 3 documents"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
 
     // By text, as JSON.
     let out = run(&["query", "--store", s, "--text", ARTICLE, "--json"])?;
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout)?;
-    let keys: Vec<&str> = v["matches"].as_array().ok_or("matches")?.iter().filter_map(|m| m["key"].as_str()).collect();
+    let keys: Vec<&str> = v["matches"]
+        .as_array()
+        .ok_or("matches")?
+        .iter()
+        .filter_map(|m| m["key"].as_str())
+        .collect();
     assert_eq!(keys, ["https://a.example/1", "https://b.example/copy"]);
     let fp = v["query"].as_str().ok_or("query")?.to_string();
 
     // By key: the document itself is left out.
     let out = run(&["query", "--store", s, "--key", "https://a.example/1"])?;
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(stdout.contains("https://b.example/copy") && !stdout.contains("https://a.example/1"), "{stdout}");
+    assert!(
+        stdout.contains("https://b.example/copy") && !stdout.contains("https://a.example/1"),
+        "{stdout}"
+    );
 
     // By fingerprint, and by file.
     let out = run(&["query", "--store", s, "--fingerprint", &fp, "-k", "0"])?;
-    assert!(String::from_utf8_lossy(&out.stdout).starts_with("0\t"), "{}", String::from_utf8_lossy(&out.stdout));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).starts_with("0\t"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
     let file = dir.path().join("page.html");
-    std::fs::write(&file, format!("<html><body><nav><a href=/>Home</a></nav><p>{OTHER}</p></body></html>"))?;
-    let out = run(&["query", "--store", s, "--file", file.to_str().ok_or("path")?])?;
+    std::fs::write(
+        &file,
+        format!("<html><body><nav><a href=/>Home</a></nav><p>{OTHER}</p></body></html>"),
+    )?;
+    let out = run(&[
+        "query",
+        "--store",
+        s,
+        "--file",
+        file.to_str().ok_or("path")?,
+    ])?;
     assert!(String::from_utf8_lossy(&out.stdout).contains("https://c.example/other"));
 
     // Usage errors exit with 2, other errors with 1 and say what to do.
@@ -63,9 +104,19 @@ fn query_every_way() -> Result {
     let out = run(&["query", "--store", s, "--key", "https://missing.example"])?;
     assert_eq!(out.status.code(), Some(1));
     let missing = dir.path().join("nowhere");
-    let out = run(&["query", "--store", missing.to_str().ok_or("path")?, "--text", "x"])?;
+    let out = run(&[
+        "query",
+        "--store",
+        missing.to_str().ok_or("path")?,
+        "--text",
+        "x",
+    ])?;
     assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("simhash-store load"), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("simhash-store load"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 
     // fingerprint from standard input, one document per line.
     let mut child = Command::new(env!("CARGO_BIN_EXE_simhash-store"))
@@ -74,11 +125,21 @@ fn query_every_way() -> Result {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()?;
-    child.stdin.take().ok_or("stdin")?.write_all(format!("{ARTICLE}\n\n{OTHER}\n").as_bytes())?;
+    child
+        .stdin
+        .take()
+        .ok_or("stdin")?
+        .write_all(format!("{ARTICLE}\n\n{OTHER}\n").as_bytes())?;
     let out = child.wait_with_output()?;
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let printed: Vec<serde_json::Value> =
-        String::from_utf8_lossy(&out.stdout).lines().map(serde_json::from_str).collect::<std::result::Result<_, _>>()?;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let printed: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(serde_json::from_str)
+        .collect::<std::result::Result<_, _>>()?;
     assert_eq!(printed.len(), 2);
     assert_eq!(printed[0]["fingerprint"].as_str(), Some(fp.as_str()));
     assert_eq!(printed[1]["key"].as_str(), Some("-:3"));

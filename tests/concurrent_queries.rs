@@ -17,7 +17,9 @@ fn queries_during_inserts() -> Result<()> {
     let mut rng = Rng::new(5);
     // Documents near the centre at distances 0..=3: a query at the centre must see each of
     // them once it is in, never twice, and the matches must grow monotonically.
-    let docs: Vec<(u64, u64)> = (0..2000u64).map(|id| (id, rng.flip(centre, (id % 4) as u32))).collect();
+    let docs: Vec<(u64, u64)> = (0..2000u64)
+        .map(|id| (id, rng.flip(centre, (id % 4) as u32)))
+        .collect();
     let done = Arc::new(AtomicBool::new(false));
 
     let readers: Vec<_> = (0..4)
@@ -43,7 +45,11 @@ fn queries_during_inserts() -> Result<()> {
         .collect();
 
     for chunk in docs.chunks(10) {
-        store.insert_batch(chunk.iter().map(|&(id, fp)| Entry::new(id, Fingerprint(fp))))?;
+        store.insert_batch(
+            chunk
+                .iter()
+                .map(|&(id, fp)| Entry::new(id, Fingerprint(fp))),
+        )?;
     }
     done.store(true, Ordering::SeqCst);
     for r in readers {

@@ -8,7 +8,9 @@ use simhash_store::{Entry, Error, Fingerprint, Result, Store};
 
 fn make_store(dir: &Path) -> Result<()> {
     let store = Store::open(dir)?;
-    store.insert_batch((0..5000u64).map(|i| Entry::new(i, Fingerprint(i.wrapping_mul(0x9e37_79b9_7f4a_7c15))).with_key(format!("k{i}"))))?;
+    store.insert_batch((0..5000u64).map(|i| {
+        Entry::new(i, Fingerprint(i.wrapping_mul(0x9e37_79b9_7f4a_7c15))).with_key(format!("k{i}"))
+    }))?;
     store.flush()?;
     Ok(())
 }
@@ -29,8 +31,14 @@ fn damaged_current() -> Result<()> {
     make_store(dir.path())?;
     fs::write(dir.path().join("CURRENT"), b"garbage-without-newline").expect("write");
     let err = Store::open(dir.path()).unwrap_err();
-    assert!(matches!(err, Error::Corruption { .. } | Error::RocksDb { .. }), "{err}");
-    assert!(err.to_string().contains("CURRENT") || err.to_string().contains("garbage"), "{err}");
+    assert!(
+        matches!(err, Error::Corruption { .. } | Error::RocksDb { .. }),
+        "{err}"
+    );
+    assert!(
+        err.to_string().contains("CURRENT") || err.to_string().contains("garbage"),
+        "{err}"
+    );
     Ok(())
 }
 
@@ -38,7 +46,9 @@ fn damaged_current() -> Result<()> {
 fn damaged_manifest() -> Result<()> {
     let dir = tempfile::tempdir().expect("tempdir");
     make_store(dir.path())?;
-    let manifest = files_named(dir.path(), |n| n.starts_with("MANIFEST-")).pop().expect("a MANIFEST");
+    let manifest = files_named(dir.path(), |n| n.starts_with("MANIFEST-"))
+        .pop()
+        .expect("a MANIFEST");
     let mut bytes = fs::read(&manifest).expect("read");
     let mid = bytes.len() / 2;
     for b in &mut bytes[mid..] {

@@ -32,10 +32,15 @@ fn disk_full_then_recover() -> Result<()> {
     let store_dir = mnt.join("store");
     let mut acked = 0u64;
     let err = {
-        let store = Store::builder().durability(Durability::Sync).open(&store_dir)?;
+        let store = Store::builder()
+            .durability(Durability::Sync)
+            .open(&store_dir)?;
         loop {
             let batch: Vec<Entry> = (acked..acked + 1000)
-                .map(|id| Entry::new(id, Fingerprint(id.wrapping_mul(0x9e37_79b9_7f4a_7c15))).with_key(format!("https://example.com/{id:0>200}")))
+                .map(|id| {
+                    Entry::new(id, Fingerprint(id.wrapping_mul(0x9e37_79b9_7f4a_7c15)))
+                        .with_key(format!("https://example.com/{id:0>200}"))
+                })
                 .collect();
             match store.insert_batch(batch) {
                 Ok(()) => acked += 1000,
@@ -45,8 +50,14 @@ fn disk_full_then_recover() -> Result<()> {
         }
     };
     let msg = err.to_string();
-    assert!(matches!(err, Error::RocksDb { .. } | Error::Io { .. }), "{msg}");
-    assert!(msg.to_lowercase().contains("space"), "the message should say the disk is full: {msg}");
+    assert!(
+        matches!(err, Error::RocksDb { .. } | Error::Io { .. }),
+        "{msg}"
+    );
+    assert!(
+        msg.to_lowercase().contains("space"),
+        "the message should say the disk is full: {msg}"
+    );
     assert!(acked > 0);
 
     // Free space: grow the tmpfs, as an operator would free or add disk.
@@ -60,7 +71,11 @@ fn disk_full_then_recover() -> Result<()> {
     let report = store.verify()?;
     assert!(report.is_clean(), "{report}");
     for id in (0..acked).step_by(97) {
-        assert_eq!(store.get(id)?, Some(Fingerprint(id.wrapping_mul(0x9e37_79b9_7f4a_7c15))), "document {id} lost");
+        assert_eq!(
+            store.get(id)?,
+            Some(Fingerprint(id.wrapping_mul(0x9e37_79b9_7f4a_7c15))),
+            "document {id} lost"
+        );
     }
     assert!(store.len() >= acked);
     // and it takes writes again

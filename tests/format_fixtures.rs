@@ -9,12 +9,34 @@ use simhash_store::{Entry, Result, Store, FORMAT_VERSION};
 
 /// The texts stored in the fixture: id i is `text(i)`, with key `fixture/{i}`.
 fn text(i: u64) -> String {
-    let zh = ["近似重复检测", "网页去重", "指纹", "存储", "查询", "汉明距离", "新闻", "语料"];
-    let en = ["near", "duplicate", "detection", "fingerprint", "store", "query", "crawl", "page"];
+    let zh = [
+        "近似重复检测",
+        "网页去重",
+        "指纹",
+        "存储",
+        "查询",
+        "汉明距离",
+        "新闻",
+        "语料",
+    ];
+    let en = [
+        "near",
+        "duplicate",
+        "detection",
+        "fingerprint",
+        "store",
+        "query",
+        "crawl",
+        "page",
+    ];
     (0..60)
         .map(|j| {
             let n = (i * 31 + j * 7) as usize;
-            if i % 2 == 0 { zh[n % zh.len()].to_string() } else { en[n % en.len()].to_string() }
+            if i % 2 == 0 {
+                zh[n % zh.len()].to_string()
+            } else {
+                en[n % en.len()].to_string()
+            }
         })
         .collect::<Vec<_>>()
         .join(" ")
@@ -44,7 +66,11 @@ fn format_v1_fixture_opens_and_answers() -> Result<()> {
         let doc = store.document(i)?.expect("fixture document");
         assert_eq!(doc.key, Some(format!("fixture/{i}")));
         // The recorded configuration still fingerprints the same text the same way.
-        assert_eq!(store.simhasher().fingerprint(&text(i))?, doc.fingerprint, "document {i}");
+        assert_eq!(
+            store.simhasher().fingerprint(&text(i))?,
+            doc.fingerprint,
+            "document {i}"
+        );
         assert!(store.query(doc.fingerprint, 0)?.iter().any(|m| m.id == i));
     }
     Ok(())
@@ -60,7 +86,9 @@ fn write_fixture() -> Result<()> {
         let store = Store::open(tmp.path())?;
         let hasher = store.simhasher().clone();
         let entries: Vec<Entry> = (0..40u64)
-            .map(|i| Ok(Entry::new(i, hasher.fingerprint(&text(i))?).with_key(format!("fixture/{i}"))))
+            .map(|i| {
+                Ok(Entry::new(i, hasher.fingerprint(&text(i))?).with_key(format!("fixture/{i}")))
+            })
             .collect::<Result<_>>()?;
         store.insert_batch(entries)?;
         store.flush()?;

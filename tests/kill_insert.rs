@@ -47,7 +47,9 @@ fn child_process() -> Result<()> {
     println!("ready {next}");
     loop {
         let n = 1 + rng.below(20);
-        let entries: Vec<Entry> = (next..next + n).map(|id| Entry::new(id, fp_of(id)).with_key(format!("k{id}"))).collect();
+        let entries: Vec<Entry> = (next..next + n)
+            .map(|id| Entry::new(id, fp_of(id)).with_key(format!("k{id}")))
+            .collect();
         store.insert_batch(entries)?;
         println!("ack {next} {}", next + n - 1);
         next += n;
@@ -62,7 +64,12 @@ fn run_round(dir: &Path, mode: &str, rng: &mut Rng, acked_until: &mut u64) -> Re
     let checked_until = *acked_until;
     let exe = std::env::current_exe().expect("test binary path");
     let mut child = Command::new(exe)
-        .args(["--exact", "child_process", "--nocapture", "--test-threads=1"])
+        .args([
+            "--exact",
+            "child_process",
+            "--nocapture",
+            "--test-threads=1",
+        ])
         .env(CHILD_ENV, dir)
         .env(DURABILITY_ENV, mode)
         .stdout(Stdio::piped())
@@ -78,7 +85,11 @@ fn run_round(dir: &Path, mode: &str, rng: &mut Rng, acked_until: &mut u64) -> Re
     for line in reader.lines() {
         let line = line.expect("read child stdout");
         if let Some(rest) = line.strip_prefix("ack ") {
-            let last: u64 = rest.split(' ').nth(1).and_then(|s| s.parse().ok()).expect("ack line");
+            let last: u64 = rest
+                .split(' ')
+                .nth(1)
+                .and_then(|s| s.parse().ok())
+                .expect("ack line");
             *acked_until = (*acked_until).max(last + 1);
             acks += 1;
         }
@@ -94,11 +105,20 @@ fn run_round(dir: &Path, mode: &str, rng: &mut Rng, acked_until: &mut u64) -> Re
     let report = store.verify()?;
     assert!(report.is_clean(), "after kill: {report}");
     // Every document acknowledged since the previous round, and a sample of older ones.
-    let must_have = if mode == "nowal" { store.len() } else { *acked_until };
+    let must_have = if mode == "nowal" {
+        store.len()
+    } else {
+        *acked_until
+    };
     let sample = (0..200).map(|_| rng.below(must_have.max(1)));
-    for id in (checked_until..must_have).chain(sample).filter(|&id| id < must_have) {
+    for id in (checked_until..must_have)
+        .chain(sample)
+        .filter(|&id| id < must_have)
+    {
         let doc = store.document(id)?;
-        let doc = doc.unwrap_or_else(|| panic!("{mode}: acknowledged document {id} lost (acked until {acked_until})"));
+        let doc = doc.unwrap_or_else(|| {
+            panic!("{mode}: acknowledged document {id} lost (acked until {acked_until})")
+        });
         assert_eq!(doc.fingerprint, fp_of(id));
         assert_eq!(doc.key.as_deref(), Some(format!("k{id}").as_str()));
     }
@@ -106,7 +126,11 @@ fn run_round(dir: &Path, mode: &str, rng: &mut Rng, acked_until: &mut u64) -> Re
     if mode != "nowal" {
         assert!(store.len() >= *acked_until);
     }
-    assert_eq!(store.next_id()?, store.len(), "{mode}: surviving ids are not a prefix");
+    assert_eq!(
+        store.next_id()?,
+        store.len(),
+        "{mode}: surviving ids are not a prefix"
+    );
     *acked_until = store.len();
     Ok(())
 }
@@ -123,7 +147,10 @@ fn rounds(mode: &str, n: usize) -> Result<()> {
         }
         acked_total += acked_until;
     }
-    assert!(acked_total > 0 || mode == "nowal", "the child never acknowledged anything");
+    assert!(
+        acked_total > 0 || mode == "nowal",
+        "the child never acknowledged anything"
+    );
     Ok(())
 }
 

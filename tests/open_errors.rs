@@ -11,14 +11,20 @@ fn unknown_format_version_names_both_versions() -> Result<()> {
         let db = DB::open_cf_descriptors(
             &Options::default(),
             dir.path(),
-            ALL_FAMILIES.iter().map(|n| ColumnFamilyDescriptor::new(*n, Options::default())),
+            ALL_FAMILIES
+                .iter()
+                .map(|n| ColumnFamilyDescriptor::new(*n, Options::default())),
         )
         .expect("raw open");
         let meta = db.cf_handle(META_FAMILY).expect("meta family");
-        db.put_cf(meta, b"format_version", 99u32.to_be_bytes()).expect("put");
+        db.put_cf(meta, b"format_version", 99u32.to_be_bytes())
+            .expect("put");
     }
     let err = Store::open(dir.path()).unwrap_err();
-    assert!(matches!(err, Error::UnsupportedFormat { found: 99, .. }), "{err}");
+    assert!(
+        matches!(err, Error::UnsupportedFormat { found: 99, .. }),
+        "{err}"
+    );
     let msg = err.to_string();
     assert!(msg.contains("99") && msg.contains("1..=1"), "{msg}");
     Ok(())
@@ -29,16 +35,29 @@ fn config_mismatch_names_both_configs() -> Result<()> {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut config = SimhashConfig::default();
     config.seed ^= 1;
-    drop(Store::builder().simhash_config(config.clone()).open(dir.path())?);
+    drop(
+        Store::builder()
+            .simhash_config(config.clone())
+            .open(dir.path())?,
+    );
     // Without a configuration, the recorded one is used.
     let store = Store::open(dir.path())?;
     assert_eq!(store.simhasher().config(), &config);
     drop(store);
     // The same explicit configuration is fine.
-    drop(Store::builder().simhash_config(config.clone()).open(dir.path())?);
-    let err = Store::builder().simhash_config(SimhashConfig::default()).open(dir.path()).unwrap_err();
+    drop(
+        Store::builder()
+            .simhash_config(config.clone())
+            .open(dir.path())?,
+    );
+    let err = Store::builder()
+        .simhash_config(SimhashConfig::default())
+        .open(dir.path())
+        .unwrap_err();
     match &err {
-        Error::ConfigMismatch { stored, requested, .. } => assert_ne!(stored, requested),
+        Error::ConfigMismatch {
+            stored, requested, ..
+        } => assert_ne!(stored, requested),
         other => panic!("expected ConfigMismatch, got {other}"),
     }
     Ok(())
@@ -63,9 +82,14 @@ fn read_only_cannot_create_or_write() -> Result<()> {
     writer.insert(1, Fingerprint(1))?;
     writer.flush()?;
     // A read-only open works beside the writer and sees what was flushed.
-    let reader = Store::builder().read_only(true).open(dir.path().join("s"))?;
+    let reader = Store::builder()
+        .read_only(true)
+        .open(dir.path().join("s"))?;
     assert_eq!(reader.get(1)?, Some(Fingerprint(1)));
-    assert!(matches!(reader.insert(2, Fingerprint(2)), Err(Error::ReadOnly { .. })));
+    assert!(matches!(
+        reader.insert(2, Fingerprint(2)),
+        Err(Error::ReadOnly { .. })
+    ));
     Ok(())
 }
 

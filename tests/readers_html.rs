@@ -7,7 +7,11 @@ use simhash_store::{html_to_text, Simhasher};
 type Result<T = ()> = std::result::Result<T, Box<dyn std::error::Error>>;
 
 fn page(article: &str, semantic: bool) -> String {
-    let (open, close) = if semantic { ("<article>", "</article>") } else { ("<div class=\"post-body\">", "</div>") };
+    let (open, close) = if semantic {
+        ("<article>", "</article>")
+    } else {
+        ("<div class=\"post-body\">", "</div>")
+    };
     format!(
         r#"<!doctype html><html><head><meta charset="utf-8"><title>Site</title>
         <style>p {{ color: red }}</style><script>var tracking = "abc";</script></head><body>
@@ -37,7 +41,12 @@ fn only_the_article_is_kept() -> Result {
         );
     }
     let all = html_to_text(page(article, false).as_bytes(), None, false)?;
-    assert!(all.contains("Example Site, 1 Example Street") && all.contains("Trains run late") && !all.contains("tracking"), "{all}");
+    assert!(
+        all.contains("Example Site, 1 Example Street")
+            && all.contains("Trains run late")
+            && !all.contains("tracking"),
+        "{all}"
+    );
     Ok(())
 }
 
@@ -51,7 +60,10 @@ fn unrelated_pages_of_one_site_are_far_apart_without_boilerplate() -> Result {
     };
     let kept = with(&a, false)?.distance(with(&b, false)?);
     let removed = with(&a, true)?.distance(with(&b, true)?);
-    assert!(removed > kept, "boilerplate kept: {kept}, removed: {removed}");
+    assert!(
+        removed > kept,
+        "boilerplate kept: {kept}, removed: {removed}"
+    );
     assert!(removed > 10, "{removed}");
     Ok(())
 }

@@ -19,7 +19,12 @@ fn good_and_bad_lines() -> Result {
         br#"{"id": 5, "text": 42}"#.to_vec(),
         br#"{"id": 6, "body": "no text field"}"#.to_vec(),
         br#"{"id": 7, "text": "unterminated"#.to_vec(),
-        [br#"{"id": 8, "text": ""#.as_slice(), &[0xff, 0xfe], br#""}"#].concat(),
+        [
+            br#"{"id": 8, "text": ""#.as_slice(),
+            &[0xff, 0xfe],
+            br#""}"#,
+        ]
+        .concat(),
         format!(r#"{{"id": 9, "text": "{}"}}"#, "x".repeat(500)).into_bytes(),
         br#"{"id": 10, "key": "https://a.example/10", "fingerprint": "00000000000000ff"}"#.to_vec(),
         br#"{"id": 11, "fingerprint": "not hex"}"#.to_vec(),
@@ -36,17 +41,32 @@ fn good_and_bad_lines() -> Result {
             Err(b) => bad.push(b),
         }
     }
-    let summary: Vec<_> = good.iter().map(|r| (r.id, r.key.clone(), r.location.position)).collect();
+    let summary: Vec<_> = good
+        .iter()
+        .map(|r| (r.id, r.key.clone(), r.location.position))
+        .collect();
     assert_eq!(
         summary,
         vec![
-            (Some(1), Some("https://a.example/1".to_string()), Position::Line(1)),
+            (
+                Some(1),
+                Some("https://a.example/1".to_string()),
+                Position::Line(1)
+            ),
             (None, Some("k2".to_string()), Position::Line(3)),
-            (Some(10), Some("https://a.example/10".to_string()), Position::Line(11)),
+            (
+                Some(10),
+                Some("https://a.example/10".to_string()),
+                Position::Line(11)
+            ),
         ]
     );
     assert_eq!(good[1].text(&opts).unwrap().as_deref(), Some("second text"));
-    assert!(matches!(good[2].body, Body::Fingerprint(Fingerprint(0xff))), "{:?}", good[2].body);
+    assert!(
+        matches!(good[2].body, Body::Fingerprint(Fingerprint(0xff))),
+        "{:?}",
+        good[2].body
+    );
     let kinds: Vec<_> = bad.iter().map(|b| (b.location.position, b.kind)).collect();
     assert_eq!(
         kinds,
@@ -69,14 +89,20 @@ fn good_and_bad_lines() -> Result {
 fn configured_fields() -> Result {
     let dir = tempfile::tempdir()?;
     let path = dir.path().join("docs.ndjson");
-    std::fs::write(&path, "{\"doc_id\": 3, \"link\": \"https://x.example\", \"content\": \"the body\"}\n")?;
+    std::fs::write(
+        &path,
+        "{\"doc_id\": 3, \"link\": \"https://x.example\", \"content\": \"the body\"}\n",
+    )?;
     let mut opts = ReaderOptions::default();
     opts.id_field = "doc_id".into();
     opts.key_fields = vec!["link".into()];
     opts.text_field = "content".into();
     let records: Vec<_> = read_input(&path, &opts)?.collect::<std::result::Result<_, _>>()?;
     assert_eq!(records.len(), 1);
-    assert_eq!((records[0].id, records[0].key.as_deref()), (Some(3), Some("https://x.example")));
+    assert_eq!(
+        (records[0].id, records[0].key.as_deref()),
+        (Some(3), Some("https://x.example"))
+    );
     assert_eq!(records[0].text(&opts)?.as_deref(), Some("the body"));
     Ok(())
 }

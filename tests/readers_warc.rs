@@ -16,7 +16,10 @@ fn record(kind: &str, uri: Option<&str>, content_type: &str, block: &[u8]) -> Ve
     if let Some(uri) = uri {
         r.push_str(&format!("WARC-Target-URI: {uri}\r\n"));
     }
-    r.push_str(&format!("Content-Type: {content_type}\r\nContent-Length: {}\r\n\r\n", block.len()));
+    r.push_str(&format!(
+        "Content-Type: {content_type}\r\nContent-Length: {}\r\n\r\n",
+        block.len()
+    ));
     let mut bytes = r.into_bytes();
     bytes.extend_from_slice(block);
     bytes.extend_from_slice(b"\r\n\r\n");
@@ -24,9 +27,15 @@ fn record(kind: &str, uri: Option<&str>, content_type: &str, block: &[u8]) -> Ve
 }
 
 fn response(uri: &str, status: &str, content_type: &str, body: &[u8]) -> Vec<u8> {
-    let mut http = format!("HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\n\r\n").into_bytes();
+    let mut http =
+        format!("HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\n\r\n").into_bytes();
     http.extend_from_slice(body);
-    record("response", Some(uri), "application/http; msgtype=response", &http)
+    record(
+        "response",
+        Some(uri),
+        "application/http; msgtype=response",
+        &http,
+    )
 }
 
 fn gz(data: &[u8]) -> Vec<u8> {
@@ -49,20 +58,60 @@ fn read_all(path: &Path, opts: &ReaderOptions) -> Result<(Vec<Record>, Vec<BadRe
 fn texts(records: &[Record], opts: &ReaderOptions) -> Vec<(String, String)> {
     records
         .iter()
-        .map(|r| (r.key.clone().unwrap_or_default(), r.text(opts).unwrap().unwrap_or_default().into_owned()))
+        .map(|r| {
+            (
+                r.key.clone().unwrap_or_default(),
+                r.text(opts).unwrap().unwrap_or_default().into_owned(),
+            )
+        })
         .collect()
 }
 
 /// A crawl's usual records: only the 2xx HTML responses and WET conversions are documents.
 fn sample() -> Vec<Vec<u8>> {
     vec![
-        record("warcinfo", None, "application/warc-fields", b"software: test\r\n"),
-        record("request", Some("https://a.example/1"), "application/http; msgtype=request", b"GET /1 HTTP/1.1\r\n\r\n"),
-        response("https://a.example/1", "200 OK", "text/html; charset=utf-8", b"<html><body><nav><a href=/>Home</a></nav><p>First page text.</p></body></html>"),
-        response("https://a.example/old", "301 Moved Permanently", "text/html", b"<a href=/>moved</a>"),
-        response("https://a.example/logo.png", "200 OK", "image/png", b"\x89PNG\r\n"),
-        record("conversion", Some("https://b.example/2"), "text/plain", "Second page, 纯文本.".as_bytes()),
-        record("metadata", Some("https://a.example/1"), "application/warc-fields", b"fetchTimeMs: 12\r\n"),
+        record(
+            "warcinfo",
+            None,
+            "application/warc-fields",
+            b"software: test\r\n",
+        ),
+        record(
+            "request",
+            Some("https://a.example/1"),
+            "application/http; msgtype=request",
+            b"GET /1 HTTP/1.1\r\n\r\n",
+        ),
+        response(
+            "https://a.example/1",
+            "200 OK",
+            "text/html; charset=utf-8",
+            b"<html><body><nav><a href=/>Home</a></nav><p>First page text.</p></body></html>",
+        ),
+        response(
+            "https://a.example/old",
+            "301 Moved Permanently",
+            "text/html",
+            b"<a href=/>moved</a>",
+        ),
+        response(
+            "https://a.example/logo.png",
+            "200 OK",
+            "image/png",
+            b"\x89PNG\r\n",
+        ),
+        record(
+            "conversion",
+            Some("https://b.example/2"),
+            "text/plain",
+            "Second page, 纯文本.".as_bytes(),
+        ),
+        record(
+            "metadata",
+            Some("https://a.example/1"),
+            "application/warc-fields",
+            b"fetchTimeMs: 12\r\n",
+        ),
     ]
 }
 
@@ -73,10 +122,19 @@ fn plain_and_multi_member_gzip_read_the_same() -> Result {
     let plain = dir.path().join("crawl.warc");
     std::fs::write(&plain, sample().concat())?;
     let gzipped = dir.path().join("crawl.warc.gz");
-    std::fs::write(&gzipped, sample().iter().map(|r| gz(r)).collect::<Vec<_>>().concat())?;
+    std::fs::write(
+        &gzipped,
+        sample().iter().map(|r| gz(r)).collect::<Vec<_>>().concat(),
+    )?;
     let expected = vec![
-        ("https://a.example/1".to_string(), "First page text.".to_string()),
-        ("https://b.example/2".to_string(), "Second page, 纯文本.".to_string()),
+        (
+            "https://a.example/1".to_string(),
+            "First page text.".to_string(),
+        ),
+        (
+            "https://b.example/2".to_string(),
+            "Second page, 纯文本.".to_string(),
+        ),
     ];
     for path in [&plain, &gzipped] {
         let (good, bad) = read_all(path, &opts)?;
@@ -96,7 +154,12 @@ fn truncated_gzip_keeps_the_records_before_it() -> Result {
     let opts = ReaderOptions::default();
     let mut bytes: Vec<u8> = sample().iter().map(|r| gz(r)).collect::<Vec<_>>().concat();
     let big = "<p>".to_string() + &"long text ".repeat(5000) + "</p>";
-    bytes.extend(gz(&response("https://c.example/3", "200 OK", "text/html", big.as_bytes())));
+    bytes.extend(gz(&response(
+        "https://c.example/3",
+        "200 OK",
+        "text/html",
+        big.as_bytes(),
+    )));
     bytes.truncate(bytes.len() - 20);
     let path = dir.path().join("cut.warc.gz");
     std::fs::write(&path, bytes)?;
@@ -115,15 +178,27 @@ fn truncated_plain_file_names_the_record_offset() -> Result {
     let records = sample();
     let offset: usize = records.iter().map(Vec::len).sum();
     let mut bytes = records.concat();
-    let last = response("https://c.example/3", "200 OK", "text/html", b"<p>cut short</p>");
+    let last = response(
+        "https://c.example/3",
+        "200 OK",
+        "text/html",
+        b"<p>cut short</p>",
+    );
     bytes.extend_from_slice(&last[..last.len() - 10]);
     let path = dir.path().join("cut.warc");
     std::fs::write(&path, bytes)?;
     let (good, bad) = read_all(&path, &opts)?;
     assert_eq!(good.len(), 2);
     assert_eq!(bad.len(), 1);
-    assert_eq!((bad[0].kind, bad[0].location.position), (BadRecordKind::Truncated, Position::Offset(offset as u64)));
-    assert!(bad[0].to_string().contains(&format!("offset {offset}")), "{}", bad[0]);
+    assert_eq!(
+        (bad[0].kind, bad[0].location.position),
+        (BadRecordKind::Truncated, Position::Offset(offset as u64))
+    );
+    assert!(
+        bad[0].to_string().contains(&format!("offset {offset}")),
+        "{}",
+        bad[0]
+    );
     Ok(())
 }
 
@@ -132,22 +207,39 @@ fn malformed_headers_are_skipped_and_reading_resumes() -> Result {
     let dir = tempfile::tempdir()?;
     let opts = ReaderOptions::default();
     let first = response("https://a.example/1", "200 OK", "text/html", b"<p>one</p>");
-    let no_length = b"WARC/1.0\r\nWARC-Type: response\r\nWARC-Target-URI: https://x\r\n\r\n<p>lost</p>\r\n\r\n".to_vec();
+    let no_length =
+        b"WARC/1.0\r\nWARC-Type: response\r\nWARC-Target-URI: https://x\r\n\r\n<p>lost</p>\r\n\r\n"
+            .to_vec();
     let garbage = b"this is not a WARC record\r\nnor this\r\n".to_vec();
     let no_colon = b"WARC/1.0\r\nWARC-Type response\r\n\r\n".to_vec();
-    let bad_http = record("response", Some("https://y"), "application/http", b"<p>no status line</p>");
+    let bad_http = record(
+        "response",
+        Some("https://y"),
+        "application/http",
+        b"<p>no status line</p>",
+    );
     let last = response("https://a.example/2", "200 OK", "text/html", b"<p>two</p>");
     let parts = [first, no_length, garbage, no_colon, bad_http, last];
-    let offsets: Vec<u64> = parts.iter().scan(0u64, |at, p| {
-        let start = *at;
-        *at += p.len() as u64;
-        Some(start)
-    }).collect();
+    let offsets: Vec<u64> = parts
+        .iter()
+        .scan(0u64, |at, p| {
+            let start = *at;
+            *at += p.len() as u64;
+            Some(start)
+        })
+        .collect();
     let path = dir.path().join("bad.warc");
     std::fs::write(&path, parts.concat())?;
     let (good, bad) = read_all(&path, &opts)?;
-    assert_eq!(texts(&good, &opts), vec![("https://a.example/1".into(), "one".into()), ("https://a.example/2".into(), "two".into())]);
-    let found: Vec<(BadRecordKind, Position)> = bad.iter().map(|b| (b.kind, b.location.position)).collect();
+    assert_eq!(
+        texts(&good, &opts),
+        vec![
+            ("https://a.example/1".into(), "one".into()),
+            ("https://a.example/2".into(), "two".into())
+        ]
+    );
+    let found: Vec<(BadRecordKind, Position)> =
+        bad.iter().map(|b| (b.kind, b.location.position)).collect();
     assert_eq!(
         found,
         vec![
@@ -166,15 +258,31 @@ fn oversized_records_are_skipped_without_loading_them() -> Result {
     opts.max_doc_bytes = 1000;
     let big = "<p>".to_string() + &"x".repeat(2000) + "</p>";
     let parts = [
-        response("https://a.example/big", "200 OK", "text/html", big.as_bytes()),
-        response("https://a.example/small", "200 OK", "text/html", b"<p>small page</p>"),
+        response(
+            "https://a.example/big",
+            "200 OK",
+            "text/html",
+            big.as_bytes(),
+        ),
+        response(
+            "https://a.example/small",
+            "200 OK",
+            "text/html",
+            b"<p>small page</p>",
+        ),
     ];
     let path = dir.path().join("big.warc");
     std::fs::write(&path, parts.concat())?;
     let (good, bad) = read_all(&path, &opts)?;
-    assert_eq!(texts(&good, &opts), vec![("https://a.example/small".into(), "small page".into())]);
+    assert_eq!(
+        texts(&good, &opts),
+        vec![("https://a.example/small".into(), "small page".into())]
+    );
     assert_eq!(bad.len(), 1);
-    assert_eq!((bad[0].kind, bad[0].location.position), (BadRecordKind::TooLarge, Position::Offset(0)));
+    assert_eq!(
+        (bad[0].kind, bad[0].location.position),
+        (BadRecordKind::TooLarge, Position::Offset(0))
+    );
     Ok(())
 }
 
@@ -182,22 +290,49 @@ fn oversized_records_are_skipped_without_loading_them() -> Result {
 fn declared_charsets_are_honoured() -> Result {
     let dir = tempfile::tempdir()?;
     let opts = ReaderOptions::default();
-    let (gbk, _, _) = encoding_rs::GBK.encode("<html><body><p>近似重复网页检测用于搜索引擎。</p></body></html>");
+    let (gbk, _, _) =
+        encoding_rs::GBK.encode("<html><body><p>近似重复网页检测用于搜索引擎。</p></body></html>");
     let (meta_only, _, _) = encoding_rs::GB18030.encode("<html><head><meta charset=\"gb18030\"></head><body><p>元标签声明的编码。</p></body></html>");
     let (latin, _, _) = encoding_rs::WINDOWS_1252.encode("<p>Café crème brûlée</p>");
     let undecodable: Vec<u8> = [b"<p>".as_slice(), &[0xff; 50], b"</p>"].concat();
     let parts = [
-        response("https://zh.example/1", "200 OK", "text/html; charset=GBK", &gbk),
+        response(
+            "https://zh.example/1",
+            "200 OK",
+            "text/html; charset=GBK",
+            &gbk,
+        ),
         response("https://zh.example/2", "200 OK", "text/html", &meta_only),
-        response("https://fr.example/3", "200 OK", "text/html; charset=iso-8859-1", &latin),
-        response("https://bad.example/4", "200 OK", "text/html; charset=utf-8", &undecodable),
+        response(
+            "https://fr.example/3",
+            "200 OK",
+            "text/html; charset=iso-8859-1",
+            &latin,
+        ),
+        response(
+            "https://bad.example/4",
+            "200 OK",
+            "text/html; charset=utf-8",
+            &undecodable,
+        ),
     ];
     let path = dir.path().join("charsets.warc");
     std::fs::write(&path, parts.concat())?;
     let (good, bad) = read_all(&path, &opts)?;
     assert!(bad.is_empty());
-    let decoded: Vec<_> = good.iter().take(3).map(|r| r.text(&opts).unwrap().unwrap().into_owned()).collect();
-    assert_eq!(decoded, ["近似重复网页检测用于搜索引擎。", "元标签声明的编码。", "Café crème brûlée"]);
+    let decoded: Vec<_> = good
+        .iter()
+        .take(3)
+        .map(|r| r.text(&opts).unwrap().unwrap().into_owned())
+        .collect();
+    assert_eq!(
+        decoded,
+        [
+            "近似重复网页检测用于搜索引擎。",
+            "元标签声明的编码。",
+            "Café crème brûlée"
+        ]
+    );
     // Undecodable text is found when the text is extracted, with the record's offset.
     let err = good[3].text(&opts).unwrap_err();
     assert_eq!(err.kind, BadRecordKind::Undecodable);

@@ -17,7 +17,9 @@ fn upsert_replaces_the_old_fingerprint() -> Result<()> {
     store.insert(1, Fingerprint(0x5555_0000_0000_ffff))?;
     assert_eq!(store.len(), 1);
     assert_eq!(store.get(1)?, Some(Fingerprint(0x5555_0000_0000_ffff)));
-    assert!(store.query(Fingerprint(0xaaaa_0000_0000_0000), 3)?.is_empty());
+    assert!(store
+        .query(Fingerprint(0xaaaa_0000_0000_0000), 3)?
+        .is_empty());
     assert_eq!(store.query(Fingerprint(0x5555_0000_0000_ffff), 0)?.len(), 1);
     clean(&store)?;
     // the same fingerprint again changes nothing
@@ -52,7 +54,11 @@ fn a_batch_with_repeated_ids_ends_with_the_last_one() -> Result<()> {
         Entry::new(5, Fingerprint(2)).with_key("k"),
         Entry::new(6, Fingerprint(3)).with_key("k"),
     ])?;
-    assert_eq!(store.len(), 1, "id 6 took key k from id 5, which was replaced");
+    assert_eq!(
+        store.len(),
+        1,
+        "id 6 took key k from id 5, which was replaced"
+    );
     assert_eq!(store.id_for_key("k")?, Some(6));
     assert_eq!(store.get(5)?, None);
     clean(&store)
@@ -62,10 +68,17 @@ fn a_batch_with_repeated_ids_ends_with_the_last_one() -> Result<()> {
 fn external_keys_identify_documents() -> Result<()> {
     let dir = tempfile::tempdir().expect("tempdir");
     let store = Store::open(dir.path())?;
-    store.insert_entry(Entry::new(1, Fingerprint(10)).with_key("https://a.example/1").with_text_len(99))?;
+    store.insert_entry(
+        Entry::new(1, Fingerprint(10))
+            .with_key("https://a.example/1")
+            .with_text_len(99),
+    )?;
     store.insert_entry(Entry::new(2, Fingerprint(11)).with_key("https://a.example/2"))?;
     let m = store.query(Fingerprint(10), 1)?;
-    assert_eq!(m.iter().map(|m| m.key.as_deref()).collect::<Vec<_>>(), [Some("https://a.example/1"), Some("https://a.example/2")]);
+    assert_eq!(
+        m.iter().map(|m| m.key.as_deref()).collect::<Vec<_>>(),
+        [Some("https://a.example/1"), Some("https://a.example/2")]
+    );
     assert_eq!(store.document(1)?.map(|d| d.text_len), Some(Some(99)));
 
     // Loading the same page again under a new id replaces the old document.
@@ -96,10 +109,17 @@ fn external_keys_identify_documents() -> Result<()> {
 #[test]
 fn data_survives_close_and_reopen() -> Result<()> {
     let dir = tempfile::tempdir().expect("tempdir");
-    let fps: Vec<(u64, Fingerprint)> = (0..1000u64).map(|i| (i, Fingerprint(i.wrapping_mul(0x9e37_79b9_7f4a_7c15)))).collect();
+    let fps: Vec<(u64, Fingerprint)> = (0..1000u64)
+        .map(|i| (i, Fingerprint(i.wrapping_mul(0x9e37_79b9_7f4a_7c15))))
+        .collect();
     {
-        let store = Store::builder().durability(Durability::Sync).open(dir.path())?;
-        store.insert_batch(fps.iter().map(|&(id, fp)| Entry::new(id, fp).with_key(format!("doc-{id}"))))?;
+        let store = Store::builder()
+            .durability(Durability::Sync)
+            .open(dir.path())?;
+        store.insert_batch(
+            fps.iter()
+                .map(|&(id, fp)| Entry::new(id, fp).with_key(format!("doc-{id}"))),
+        )?;
         store.remove(7)?;
     }
     for durability in [Durability::Buffered, Durability::NoWal] {
@@ -114,7 +134,10 @@ fn data_survives_close_and_reopen() -> Result<()> {
     }
     // documents() walks them all in id order
     let store = Store::open(dir.path())?;
-    let ids: Vec<u64> = store.documents()?.map(|d| d.map(|(id, _)| id)).collect::<Result<_>>()?;
+    let ids: Vec<u64> = store
+        .documents()?
+        .map(|d| d.map(|(id, _)| id))
+        .collect::<Result<_>>()?;
     assert_eq!(ids.len(), 999);
     assert!(ids.windows(2).all(|w| w[0] < w[1]));
     Ok(())
@@ -129,8 +152,14 @@ fn text_insert_and_query() -> Result<()> {
     let fp = store.insert_text(1, Some("a"), text)?;
     assert_eq!(store.get(1)?, Some(fp));
     assert_eq!(store.query_text(text, 0)?.first().map(|m| m.id), Some(1));
-    assert!(matches!(store.insert_text(2, None, " ,.!? "), Err(simhash_store::Error::NoFeatures)));
-    assert!(matches!(store.query_text("", 3), Err(simhash_store::Error::NoFeatures)));
+    assert!(matches!(
+        store.insert_text(2, None, " ,.!? "),
+        Err(simhash_store::Error::NoFeatures)
+    ));
+    assert!(matches!(
+        store.query_text("", 3),
+        Err(simhash_store::Error::NoFeatures)
+    ));
     let batch = store.query_batch(&[fp, Fingerprint(!fp.0)], 3)?;
     assert_eq!(batch.len(), 2);
     assert_eq!(batch[0].len(), 1);

@@ -43,7 +43,11 @@ impl Model {
     fn insert(&mut self, id: u64, fp: u64, key: Option<String>) {
         if let Some(k) = &key {
             // A key names one document: its previous holder is replaced.
-            let holder = self.docs.iter().find(|(_, (_, dk))| dk.as_ref() == Some(k)).map(|(&i, _)| i);
+            let holder = self
+                .docs
+                .iter()
+                .find(|(_, (_, dk))| dk.as_ref() == Some(k))
+                .map(|(&i, _)| i);
             if let Some(other) = holder.filter(|&o| o != id) {
                 self.docs.remove(&other);
             }
@@ -52,7 +56,11 @@ impl Model {
     }
 
     fn remove_key(&mut self, key: &str) -> Option<u64> {
-        let id = self.docs.iter().find(|(_, (_, k))| k.as_deref() == Some(key)).map(|(&i, _)| i)?;
+        let id = self
+            .docs
+            .iter()
+            .find(|(_, (_, k))| k.as_deref() == Some(key))
+            .map(|(&i, _)| i)?;
         self.docs.remove(&id);
         Some(id)
     }
@@ -97,7 +105,10 @@ fn run(ops: &[Op]) -> Result<()> {
                     }
                 }
                 Op::Remove(id) => assert_eq!(store.remove(*id)?, model.docs.remove(id).is_some()),
-                Op::RemoveKey(k) => assert_eq!(store.remove_key(&key_name(*k))?, model.remove_key(&key_name(*k))),
+                Op::RemoveKey(k) => assert_eq!(
+                    store.remove_key(&key_name(*k))?,
+                    model.remove_key(&key_name(*k))
+                ),
                 Op::Query { fp, k } => {
                     let got: Vec<_> = store
                         .query(Fingerprint(*fp), *k)?

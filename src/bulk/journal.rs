@@ -48,7 +48,12 @@ fn synced() -> WriteOptions {
 pub(crate) fn begin(store: &Store, journal: &Journal) -> Result<()> {
     store
         .db
-        .put_cf_opt(store.cf(META_FAMILY)?, keys::META_BULK_JOURNAL, codec::encode_meta(journal), &synced())
+        .put_cf_opt(
+            store.cf(META_FAMILY)?,
+            keys::META_BULK_JOURNAL,
+            codec::encode_meta(journal),
+            &synced(),
+        )
         .map_err(|e| store.rocks_err("write the bulk load journal", Some(META_FAMILY), e))
 }
 
@@ -65,7 +70,9 @@ pub(crate) fn apply(store: &Store, journal: &Journal, crash_after: Option<u32>) 
             .find(|f| f == family_name)
             .ok_or_else(|| Error::NotAStore {
                 path: store.path.clone(),
-                reason: format!("the bulk load journal names an unknown column family `{family_name}`"),
+                reason: format!(
+                    "the bulk load journal names an unknown column family `{family_name}`"
+                ),
             })?;
         let mut files: Vec<PathBuf> = Vec::new();
         while let Some((f, path)) = journal.files.get(i) {
@@ -121,7 +128,8 @@ pub(crate) fn recover(store: &Store) -> Result<()> {
         return Ok(());
     }
     if let Some(bytes) = store.get_raw(META_FAMILY, keys::META_BULK_JOURNAL)? {
-        let journal: Journal = codec::decode_meta(&bytes, keys::META_BULK_JOURNAL, "bulk load journal")?;
+        let journal: Journal =
+            codec::decode_meta(&bytes, keys::META_BULK_JOURNAL, "bulk load journal")?;
         apply(store, &journal, None)?;
         commit(store, journal.doc_count)?;
         remove_files(&journal);
@@ -130,7 +138,11 @@ pub(crate) fn recover(store: &Store) -> Result<()> {
     match std::fs::remove_dir_all(&tmp) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(Error::io("removing the bulk loader's temporary files in", tmp, e)),
+        Err(e) => Err(Error::io(
+            "removing the bulk loader's temporary files in",
+            tmp,
+            e,
+        )),
     }
 }
 
@@ -140,9 +152,13 @@ mod tests {
 
     #[test]
     fn journal_round_trips() {
-        let j = Journal { doc_count: 42, files: vec![("docs".into(), "/tmp/x/0000-docs-000.sst".into())] };
+        let j = Journal {
+            doc_count: 42,
+            files: vec![("docs".into(), "/tmp/x/0000-docs-000.sst".into())],
+        };
         let bytes = codec::encode_meta(&j);
-        let back: Journal = codec::decode_meta(&bytes, keys::META_BULK_JOURNAL, "bulk load journal").unwrap();
+        let back: Journal =
+            codec::decode_meta(&bytes, keys::META_BULK_JOURNAL, "bulk load journal").unwrap();
         assert_eq!(back, j);
     }
 }

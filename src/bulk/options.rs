@@ -46,7 +46,10 @@ impl fmt::Debug for BulkOptions {
         f.debug_struct("BulkOptions")
             .field("memory_budget", &self.memory_budget)
             .field("temp_dir", &self.temp_dir)
-            .field("progress", &self.progress.as_ref().map(|_| "Fn(&BulkProgress)"))
+            .field(
+                "progress",
+                &self.progress.as_ref().map(|_| "Fn(&BulkProgress)"),
+            )
             .finish()
     }
 }

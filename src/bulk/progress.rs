@@ -22,7 +22,14 @@ pub(crate) struct Progress {
 impl Progress {
     pub(crate) fn new(callback: Option<ProgressFn>) -> Self {
         let now = Instant::now();
-        Progress { callback, start: now, last_report: now, documents: 0, bytes: 0, runs: 0 }
+        Progress {
+            callback,
+            start: now,
+            last_report: now,
+            documents: 0,
+            bytes: 0,
+            runs: 0,
+        }
     }
 
     pub(crate) fn elapsed(&self) -> Duration {
@@ -34,7 +41,10 @@ impl Progress {
     pub(crate) fn add(&mut self, bytes: u64) {
         self.documents += 1;
         self.bytes += bytes;
-        if self.callback.is_some() && self.documents.is_multiple_of(CHECK_EVERY) && self.last_report.elapsed() >= MIN_INTERVAL {
+        if self.callback.is_some()
+            && self.documents.is_multiple_of(CHECK_EVERY)
+            && self.last_report.elapsed() >= MIN_INTERVAL
+        {
             self.report(BulkPhase::Adding);
         }
     }
@@ -51,7 +61,11 @@ impl Progress {
             phase,
             documents: self.documents,
             bytes: self.bytes,
-            rate: if secs > 0.0 { self.documents as f64 / secs } else { 0.0 },
+            rate: if secs > 0.0 {
+                self.documents as f64 / secs
+            } else {
+                0.0
+            },
             runs: self.runs,
             elapsed,
         };
@@ -69,7 +83,9 @@ mod tests {
     fn reports_reach_the_callback() {
         let seen = Arc::new(AtomicU64::new(0));
         let s = seen.clone();
-        let mut p = Progress::new(Some(Arc::new(move |r: &BulkProgress| s.store(r.documents, Ordering::SeqCst))));
+        let mut p = Progress::new(Some(Arc::new(move |r: &BulkProgress| {
+            s.store(r.documents, Ordering::SeqCst)
+        })));
         p.add(10);
         p.add(10);
         p.report(BulkPhase::Done);

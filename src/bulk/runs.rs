@@ -63,7 +63,10 @@ pub(crate) const BYTES_PER_ADD: usize = std::mem::size_of::<Rec>() + 24;
 
 impl RunBuffer {
     pub(crate) fn new() -> Self {
-        RunBuffer { ascending: true, ..Default::default() }
+        RunBuffer {
+            ascending: true,
+            ..Default::default()
+        }
     }
 
     /// A buffer with room for as many adds as `budget` bytes hold (at most 64 Mi), so that
@@ -99,7 +102,13 @@ impl RunBuffer {
     }
 
     /// Adds a document; the key must have passed [`RunBuffer::check_key`].
-    pub(crate) fn push(&mut self, id: u64, fp: Fingerprint, key: Option<&str>, text_len: Option<u64>) {
+    pub(crate) fn push(
+        &mut self,
+        id: u64,
+        fp: Fingerprint,
+        key: Option<&str>,
+        text_len: Option<u64>,
+    ) {
         if let Some(last) = self.recs.last() {
             self.ascending &= last.id < id;
         }
@@ -131,7 +140,8 @@ impl RunBuffer {
     }
 
     fn key_str(&self, rec: &Rec) -> Option<String> {
-        self.key(rec).map(|k| String::from_utf8_lossy(k).into_owned())
+        self.key(rec)
+            .map(|k| String::from_utf8_lossy(k).into_owned())
     }
 
     /// The document a surviving add stores.
@@ -194,7 +204,10 @@ impl Net {
                 .get(seq as usize)
                 .and_then(|r| buf.key(r))
                 .unwrap_or_default(),
-            KeyRef::Old(i) => self.old_keys.get(i as usize).map_or(&[][..], |s| s.as_bytes()),
+            KeyRef::Old(i) => self
+                .old_keys
+                .get(i as usize)
+                .map_or(&[][..], |s| s.as_bytes()),
         }
     }
 }
@@ -257,7 +270,9 @@ impl SeqSet {
         }
     }
     fn contains(&self, s: u32) -> bool {
-        self.0.get(s as usize / 64).is_some_and(|w| w & (1 << (s % 64)) != 0)
+        self.0
+            .get(s as usize / 64)
+            .is_some_and(|w| w & (1 << (s % 64)) != 0)
     }
 }
 
@@ -297,12 +312,14 @@ fn lookup_keys(store: &Store, keys: &[&[u8]]) -> Result<Vec<Option<u64>>> {
         .into_iter()
         .zip(keys)
         .map(|(r, key)| match r {
-            Ok(Some(v)) => keys::decode_id_value(&v).map(Some).ok_or_else(|| Error::Decode {
-                column_family: KEYS_FAMILY,
-                key: keys::hex(key),
-                what: "document id",
-                message: format!("expected 8 bytes, found {}", v.len()),
-            }),
+            Ok(Some(v)) => keys::decode_id_value(&v)
+                .map(Some)
+                .ok_or_else(|| Error::Decode {
+                    column_family: KEYS_FAMILY,
+                    key: keys::hex(key),
+                    what: "document id",
+                    message: format!("expected 8 bytes, found {}", v.len()),
+                }),
             Ok(None) => Ok(None),
             Err(e) => Err(store.rocks_err("read keys", Some(KEYS_FAMILY), e)),
         })
@@ -323,7 +340,10 @@ pub(crate) fn plan(store: &Store, buf: &RunBuffer) -> Result<Net> {
             claims.insert(s);
         }
     }
-    let mut net = Net { superseded: superseded_by_id, ..Default::default() };
+    let mut net = Net {
+        superseded: superseded_by_id,
+        ..Default::default()
+    };
     // Survivors, and ids dropped because a later add of another id claimed their key.
     let mut dropped: Vec<u64> = Vec::new();
     net.survivors = if claimants.is_empty() {
@@ -343,10 +363,21 @@ pub(crate) fn plan(store: &Store, buf: &RunBuffer) -> Result<Net> {
     };
     let survivor_ids = |j: usize| buf.recs[net.survivors[j] as usize].id;
 
-    let claimed_key = |i: usize| buf.key(&buf.recs[claimants[i] as usize]).unwrap_or_default();
-    let is_claimed = |key: &[u8]| claimants.binary_search_by(|&s| buf.key(&buf.recs[s as usize]).unwrap_or_default().cmp(key)).is_ok();
+    let claimed_key = |i: usize| {
+        buf.key(&buf.recs[claimants[i] as usize])
+            .unwrap_or_default()
+    };
+    let is_claimed = |key: &[u8]| {
+        claimants
+            .binary_search_by(|&s| buf.key(&buf.recs[s as usize]).unwrap_or_default().cmp(key))
+            .is_ok()
+    };
 
-    let range = if store.is_empty() { None } else { stored_id_range(store)? };
+    let range = if store.is_empty() {
+        None
+    } else {
+        stored_id_range(store)?
+    };
     let Some((lo, hi)) = range else {
         // Nothing stored: every survivor is new, every key is a put of its survivor.
         net.added = net.survivors.len() as u64;
@@ -369,7 +400,11 @@ pub(crate) fn plan(store: &Store, buf: &RunBuffer) -> Result<Net> {
         let end = (j + LOOKUP_BATCH).min(net.survivors.len());
         let ids: Vec<u64> = (j..end).map(survivor_ids).collect();
         let maybe = ids.iter().any(|&id| (lo..=hi).contains(&id));
-        let olds = if maybe { lookup_docs(store, &ids)? } else { vec![None; ids.len()] };
+        let olds = if maybe {
+            lookup_docs(store, &ids)?
+        } else {
+            vec![None; ids.len()]
+        };
         for (off, old) in olds.into_iter().enumerate() {
             let jj = j + off;
             let rec = &buf.recs[net.survivors[jj] as usize];
@@ -463,7 +498,8 @@ pub(crate) fn plan(store: &Store, buf: &RunBuffer) -> Result<Net> {
         let batch: Vec<&[u8]> = chunk.iter().map(|(k, _)| k.as_bytes()).collect();
         for ((k, id), owner) in chunk.iter().zip(lookup_keys(store, &batch)?) {
             if owner == Some(*id) {
-                net.key_ops.push((KeyRef::Old(net.old_keys.len() as u32), None));
+                net.key_ops
+                    .push((KeyRef::Old(net.old_keys.len() as u32), None));
                 net.old_keys.push(k.clone());
             }
         }

@@ -77,10 +77,16 @@ fn write_file(
         opts.set_bottommost_compression_options(-14, ZSTD_LEVEL, 0, 0, true);
     }
     let mut writer = SstFileWriter::create(&opts);
-    writer.open(path).map_err(|e| rocks("create an SST file", family, path, e))?;
+    writer
+        .open(path)
+        .map_err(|e| rocks("create an SST file", family, path, e))?;
     fill(&mut writer).map_err(|e| rocks("write an SST file", family, path, e))?;
-    writer.finish().map_err(|e| rocks("finish an SST file", family, path, e))?;
-    let size = std::fs::metadata(path).map_err(|e| Error::io("reading the size of", path, e))?.len();
+    writer
+        .finish()
+        .map_err(|e| rocks("finish an SST file", family, path, e))?;
+    let size = std::fs::metadata(path)
+        .map_err(|e| Error::io("reading the size of", path, e))?
+        .len();
     Ok(Some(size))
 }
 
@@ -89,13 +95,20 @@ fn parts_for(n: usize) -> usize {
     if n < MIN_PARALLEL_ENTRIES {
         1
     } else {
-        rayon::current_num_threads().max(n.div_ceil(MAX_FILE_ENTRIES)).max(1)
+        rayon::current_num_threads()
+            .max(n.div_ceil(MAX_FILE_ENTRIES))
+            .max(1)
     }
 }
 
 /// Splits sorted `puts` into `parts` ranges and sorted `deletes` along the same key bounds:
 /// (puts range, deletes range) per part.
-fn split<T>(puts: &[T], deletes: &[u128], parts: usize, key: impl Fn(&T) -> u128) -> Vec<(std::ops::Range<usize>, std::ops::Range<usize>)> {
+fn split<T>(
+    puts: &[T],
+    deletes: &[u128],
+    parts: usize,
+    key: impl Fn(&T) -> u128,
+) -> Vec<(std::ops::Range<usize>, std::ops::Range<usize>)> {
     let n = puts.len();
     let mut out = Vec::with_capacity(parts);
     let mut d_start = 0;
@@ -179,7 +192,10 @@ fn sorted_block_keys(buf: &RunBuffer, survivors: &[u32], i: usize) -> Vec<u128> 
         buckets.push(bucket);
         rest = tail;
     }
-    buckets.into_par_iter().with_min_len(256).for_each(|bucket| bucket.sort_unstable());
+    buckets
+        .into_par_iter()
+        .with_min_len(256)
+        .for_each(|bucket| bucket.sort_unstable());
     keys
 }
 
@@ -238,7 +254,13 @@ pub(crate) fn write_run(
     // docs: survivors (already in id order) and removed ids.
     let doc_deletes: Vec<u128> = net.doc_deletes.iter().map(|&id| u128::from(id)).collect();
     let rec = |s: u32| buf.recs.get(s as usize);
-    let added = |s: u32| net.old_added.get(s as usize).copied().filter(|&a| a != 0).unwrap_or(now);
+    let added = |s: u32| {
+        net.old_added
+            .get(s as usize)
+            .copied()
+            .filter(|&a| a != 0)
+            .unwrap_or(now)
+    };
     push(write_family(
         dir,
         prefix,
@@ -248,7 +270,10 @@ pub(crate) fn write_run(
         &doc_deletes,
         |&s| rec(s).map_or(0, |r| u128::from(r.id)),
         |w, &s| match rec(s) {
-            Some(r) => w.put(keys::doc_key(r.id), codec::encode_document(&buf.document(r, added(s)))),
+            Some(r) => w.put(
+                keys::doc_key(r.id),
+                codec::encode_document(&buf.document(r, added(s))),
+            ),
             None => Ok(()),
         },
         |w, id| w.delete(keys::doc_key(id as u64)),
@@ -267,13 +292,20 @@ pub(crate) fn write_run(
         Ok(())
     })?;
     if let Some(size) = size {
-        push(Written { files: vec![(KEYS_FAMILY, path)], bytes: size });
+        push(Written {
+            files: vec![(KEYS_FAMILY, path)],
+            bytes: size,
+        });
     }
 
     // block0..3, one family at a time so only one sort vector is alive.
     for (i, family) in BLOCK_FAMILIES.iter().enumerate().take(BLOCKS) {
         let puts = sorted_block_keys(buf, &net.survivors, i);
-        let mut deletes: Vec<u128> = net.block_deletes.iter().map(|&(id, fp)| block_key(i, fp, id)).collect();
+        let mut deletes: Vec<u128> = net
+            .block_deletes
+            .iter()
+            .map(|&(id, fp)| block_key(i, fp, id))
+            .collect();
         deletes.sort_unstable();
         push(write_family(
             dir,
@@ -320,7 +352,10 @@ mod tests {
             let lo = puts[p.start];
             let hi = puts.get(p.end).copied().unwrap_or(u128::MAX);
             for &x in &deletes[d.clone()] {
-                assert!(x < hi && (p.start == 0 || x >= lo), "{x} outside {lo}..{hi}");
+                assert!(
+                    x < hi && (p.start == 0 || x >= lo),
+                    "{x} outside {lo}..{hi}"
+                );
             }
         }
     }
@@ -330,9 +365,16 @@ mod tests {
         let mut buf = RunBuffer::new();
         let mut x = 1u64;
         for id in 0..5000u64 {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             // Few block values in block 1, so buckets hold many keys.
-            buf.push(id % 700, Fingerprint(x & !0x0000_fff0_0000_0000), None, None);
+            buf.push(
+                id % 700,
+                Fingerprint(x & !0x0000_fff0_0000_0000),
+                None,
+                None,
+            );
         }
         let survivors: Vec<u32> = (0..5000).collect();
         for i in 0..BLOCKS {
@@ -346,7 +388,10 @@ mod tests {
     #[test]
     fn block_keys_sort_as_bytes() {
         let a = block_key(2, 0x1111_2222_3333_4444, 7);
-        assert_eq!(a.to_be_bytes(), keys::block_key(2, Fingerprint(0x1111_2222_3333_4444), 7));
+        assert_eq!(
+            a.to_be_bytes(),
+            keys::block_key(2, Fingerprint(0x1111_2222_3333_4444), 7)
+        );
         assert!(block_key(0, 1, 0) < block_key(0, 2, 0));
     }
 }

@@ -39,10 +39,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let store = args.store.open_read_only()?;
     let (mut out, name): (Box<dyn Write>, String) = match &args.output {
         Some(path) => (
-            Box::new(BufWriter::new(File::create(path).with_context(|| format!("cannot create {}", path.display()))?)),
+            Box::new(BufWriter::new(
+                File::create(path).with_context(|| format!("cannot create {}", path.display()))?,
+            )),
             path.display().to_string(),
         ),
-        None => (Box::new(BufWriter::new(std::io::stdout().lock())), "standard output".into()),
+        None => (
+            Box::new(BufWriter::new(std::io::stdout().lock())),
+            "standard output".into(),
+        ),
     };
     let mut n = 0u64;
     for item in store.documents()? {
@@ -51,7 +56,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         writeln!(out, "{line}").with_context(|| format!("cannot write to {name}"))?;
         n += 1;
     }
-    out.flush().with_context(|| format!("cannot write to {name}"))?;
+    out.flush()
+        .with_context(|| format!("cannot write to {name}"))?;
     eprintln!("exported {n} documents");
     Ok(ExitCode::SUCCESS)
 }

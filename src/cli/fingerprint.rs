@@ -76,7 +76,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         tally.empty
     );
     if let Some(bad) = tally.stopped {
-        return Err(Exit { code: EXIT_PROBLEMS, message: format!("stopped at a bad record (--strict): {bad}") }.into());
+        return Err(Exit {
+            code: EXIT_PROBLEMS,
+            message: format!("stopped at a bad record (--strict): {bad}"),
+        }
+        .into());
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -30,7 +30,11 @@ pub struct Args {
 }
 
 /// The id of each id and key argument, `Err(description)` for a key that is not stored.
-pub(crate) fn resolve(store: &Store, ids: &[u64], keys: &[String]) -> anyhow::Result<Vec<Result<u64, String>>> {
+pub(crate) fn resolve(
+    store: &Store,
+    ids: &[u64],
+    keys: &[String],
+) -> anyhow::Result<Vec<Result<u64, String>>> {
     if ids.is_empty() && keys.is_empty() {
         return Err(usage("give document ids, or keys with --key"));
     }

@@ -68,7 +68,11 @@ impl std::error::Error for Exit {}
 
 /// A usage error (exit code 2) with a message saying what to pass.
 pub fn usage(message: impl Into<String>) -> anyhow::Error {
-    Exit { code: EXIT_USAGE, message: message.into() }.into()
+    Exit {
+        code: EXIT_USAGE,
+        message: message.into(),
+    }
+    .into()
 }
 
 /// Prints an error and turns the result into the process exit code.
@@ -95,7 +99,8 @@ impl StoreArg {
     /// Opens an existing store for reading and writing.
     pub fn open(&self) -> anyhow::Result<Store> {
         self.require_existing()?;
-        Store::open(&self.store).with_context(|| format!("cannot open the store at {}", self.store.display()))
+        Store::open(&self.store)
+            .with_context(|| format!("cannot open the store at {}", self.store.display()))
     }
 
     /// Opens an existing store read-only (works beside a process that writes to it).

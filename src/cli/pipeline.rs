@@ -10,8 +10,8 @@ use std::sync::mpsc;
 
 use rayon::prelude::*;
 use simhash_store::{
-    read_input, BadRecord, BadRecordKind, Body, Error, Fingerprint, Location, ReaderOptions, Record, Simhasher,
-    MAX_EXTERNAL_KEY_LEN,
+    read_input, BadRecord, BadRecordKind, Body, Error, Fingerprint, Location, ReaderOptions,
+    Record, Simhasher, MAX_EXTERNAL_KEY_LEN,
 };
 
 use super::progress::Progress;
@@ -63,7 +63,11 @@ impl Tally {
         if self.bad.is_empty() {
             return "none".into();
         }
-        self.bad.iter().map(|(k, n)| format!("{n} {k}")).collect::<Vec<_>>().join(", ")
+        self.bad
+            .iter()
+            .map(|(k, n)| format!("{n} {k}"))
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 }
 
@@ -79,7 +83,10 @@ fn process(record: Record, opts: &ReaderOptions, hasher: &Simhasher) -> Result<O
             return Ok(Outcome::Bad(BadRecord {
                 location: record.location.clone(),
                 kind: BadRecordKind::TooLarge,
-                message: format!("its key has {} bytes, over the limit of {MAX_EXTERNAL_KEY_LEN}", key.len()),
+                message: format!(
+                    "its key has {} bytes, over the limit of {MAX_EXTERNAL_KEY_LEN}",
+                    key.len()
+                ),
             }));
         }
     }
@@ -165,7 +172,10 @@ pub fn run(
         scope.spawn(move || read_all(args, opts_ref, tx));
         for batch in rx {
             let batch = batch?;
-            let bytes: u64 = batch.iter().map(|r| r.as_ref().map_or(0, |r| r.body.len() as u64)).sum();
+            let bytes: u64 = batch
+                .iter()
+                .map(|r| r.as_ref().map_or(0, |r| r.body.len() as u64))
+                .sum();
             let outcomes: Vec<Result<Outcome, Error>> = batch
                 .into_par_iter()
                 .map(|item| match item {

@@ -15,13 +15,23 @@ pub struct Progress {
 impl Progress {
     /// A bar named `verb` ("loading", "fingerprinting"); hidden when `quiet`.
     pub fn new(verb: &str, quiet: bool) -> Progress {
-        let bar = if quiet { ProgressBar::hidden() } else { ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr()) };
-        let style = ProgressStyle::with_template("{spinner} {prefix} {human_pos} docs, {per_sec} {msg} [{elapsed}]")
-            .unwrap_or_else(|_| ProgressStyle::default_spinner());
+        let bar = if quiet {
+            ProgressBar::hidden()
+        } else {
+            ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr())
+        };
+        let style = ProgressStyle::with_template(
+            "{spinner} {prefix} {human_pos} docs, {per_sec} {msg} [{elapsed}]",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_spinner());
         bar.set_style(style);
         bar.set_prefix(verb.to_string());
         bar.enable_steady_tick(Duration::from_millis(200));
-        Progress { bar, start: Instant::now(), bytes: 0 }
+        Progress {
+            bar,
+            start: Instant::now(),
+            bytes: 0,
+        }
     }
 
     /// Counts `docs` more documents of `bytes` input bytes.
@@ -29,7 +39,8 @@ impl Progress {
         self.bytes += bytes;
         self.bar.inc(docs);
         let secs = self.start.elapsed().as_secs_f64().max(1e-3);
-        self.bar.set_message(format!("{:.1} MB/s", self.bytes as f64 / 1e6 / secs));
+        self.bar
+            .set_message(format!("{:.1} MB/s", self.bytes as f64 / 1e6 / secs));
     }
 
     /// Prints a line above the bar.

@@ -63,7 +63,8 @@ pub struct Args {
 /// The text of `path`: HTML reduced to its main text, anything else decoded.
 fn file_text(path: &Path) -> anyhow::Result<String> {
     let opts = ReaderOptions::default();
-    let mut records = read_input(path, &opts).with_context(|| format!("cannot read {}", path.display()))?;
+    let mut records =
+        read_input(path, &opts).with_context(|| format!("cannot read {}", path.display()))?;
     let record = match records.next() {
         Some(Ok(r)) => r,
         Some(Err(bad)) => anyhow::bail!("cannot read {}: {bad}", path.display()),
@@ -76,9 +77,14 @@ fn file_text(path: &Path) -> anyhow::Result<String> {
             path.display()
         );
     }
-    let text = record.text(&opts).map_err(|bad| anyhow::anyhow!("cannot read {bad}"))?;
+    let text = record
+        .text(&opts)
+        .map_err(|bad| anyhow::anyhow!("cannot read {bad}"))?;
     let Some(text) = text else {
-        anyhow::bail!("{} holds a fingerprint, not a text: pass it with --fingerprint", path.display());
+        anyhow::bail!(
+            "{} holds a fingerprint, not a text: pass it with --fingerprint",
+            path.display()
+        );
     };
     let text = text.into_owned();
     Ok(text)
@@ -104,7 +110,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let text = match (&args.text, &args.file) {
             (Some(t), _) => t.clone(),
             (None, Some(path)) => file_text(path)?,
-            (None, None) => return Err(usage("give one of --text, --file, --key or --fingerprint")),
+            (None, None) => {
+                return Err(usage("give one of --text, --file, --key or --fingerprint"))
+            }
         };
         match store.simhasher().fingerprint(&text) {
             Ok(fp) => fp,
@@ -124,11 +132,24 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .iter()
             .map(|m| serde_json::json!({"id": m.id, "key": m.key, "distance": m.distance, "fingerprint": m.fingerprint}))
             .collect();
-        println!("{}", serde_json::json!({"query": fp, "max_distance": args.max_distance, "matches": list}));
+        println!(
+            "{}",
+            serde_json::json!({"query": fp, "max_distance": args.max_distance, "matches": list})
+        );
     } else {
-        eprintln!("query fingerprint {fp}: {} matches within distance {}", matches.len(), args.max_distance);
+        eprintln!(
+            "query fingerprint {fp}: {} matches within distance {}",
+            matches.len(),
+            args.max_distance
+        );
         for m in &matches {
-            println!("{}\t{}\t{}\t{}", m.distance, m.id, m.fingerprint, m.key.as_deref().unwrap_or("-"));
+            println!(
+                "{}\t{}\t{}\t{}",
+                m.distance,
+                m.id,
+                m.fingerprint,
+                m.key.as_deref().unwrap_or("-")
+            );
         }
     }
     Ok(ExitCode::SUCCESS)

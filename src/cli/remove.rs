@@ -46,6 +46,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if !absent.is_empty() {
         eprintln!("not stored: {}", absent.join(", "));
     }
-    println!("removed {removed} documents; the store holds {}", store.len());
+    println!(
+        "removed {removed} documents; the store holds {}",
+        store.len()
+    );
     Ok(ExitCode::SUCCESS)
 }

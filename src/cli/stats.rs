@@ -57,7 +57,12 @@ fn spread(family: &'static str, counts: &[u64], top: usize) -> Spread {
     let total: u64 = sorted.iter().sum();
     let mean = total as f64 / sorted.len().max(1) as f64;
     let max = sorted.last().copied().unwrap_or(0);
-    let mut by_count: Vec<(usize, u64)> = counts.iter().copied().enumerate().filter(|&(_, n)| n > 0).collect();
+    let mut by_count: Vec<(usize, u64)> = counts
+        .iter()
+        .copied()
+        .enumerate()
+        .filter(|&(_, n)| n > 0)
+        .collect();
     by_count.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
     Spread {
         family,
@@ -67,7 +72,11 @@ fn spread(family: &'static str, counts: &[u64], top: usize) -> Spread {
         max,
         mean,
         skew: if mean > 0.0 { max as f64 / mean } else { 0.0 },
-        top: by_count.into_iter().take(top).map(|(v, n)| (format!("{v:04x}"), n)).collect(),
+        top: by_count
+            .into_iter()
+            .take(top)
+            .map(|(v, n)| (format!("{v:04x}"), n))
+            .collect(),
     }
 }
 
@@ -90,11 +99,26 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     let usage = store.disk_usage()?;
     let disk_total: u64 = usage.iter().map(|(_, b)| b).sum();
-    let per_doc = |b: u64| if documents > 0 { b as f64 / documents as f64 } else { 0.0 };
-    let spreads: Vec<Spread> = (0..BLOCKS).map(|i| spread(BLOCK_FAMILIES[i], &counts[i], args.top)).collect();
+    let per_doc = |b: u64| {
+        if documents > 0 {
+            b as f64 / documents as f64
+        } else {
+            0.0
+        }
+    };
+    let spreads: Vec<Spread> = (0..BLOCKS)
+        .map(|i| spread(BLOCK_FAMILIES[i], &counts[i], args.top))
+        .collect();
     if args.json {
-        let disk: serde_json::Map<String, serde_json::Value> =
-            usage.iter().map(|(cf, b)| (cf.to_string(), serde_json::json!({"bytes": b, "per_document": per_doc(*b)}))).collect();
+        let disk: serde_json::Map<String, serde_json::Value> = usage
+            .iter()
+            .map(|(cf, b)| {
+                (
+                    cf.to_string(),
+                    serde_json::json!({"bytes": b, "per_document": per_doc(*b)}),
+                )
+            })
+            .collect();
         println!(
             "{}",
             serde_json::json!({
@@ -113,10 +137,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     println!("documents    {documents} ({with_key} with a key)");
     println!("disk         {disk_total} bytes, {:.1} per document (live SST files; run after a load has flushed)", per_doc(disk_total));
     for (cf, b) in &usage {
-        println!("  {cf:<8}   {b:>12} bytes  {:>8.1} per document", per_doc(*b));
+        println!(
+            "  {cf:<8}   {b:>12} bytes  {:>8.1} per document",
+            per_doc(*b)
+        );
     }
     println!("documents per block value (65536 values per block; a k<=3 query scans one value per block):");
-    println!("  {:<8} {:>7} {:>6} {:>7} {:>7} {:>9} {:>7}  top values", "block", "used", "min", "median", "max", "mean", "skew");
+    println!(
+        "  {:<8} {:>7} {:>6} {:>7} {:>7} {:>9} {:>7}  top values",
+        "block", "used", "min", "median", "max", "mean", "skew"
+    );
     for s in &spreads {
         let top: Vec<String> = s.top.iter().map(|(v, n)| format!("{v}:{n}")).collect();
         println!(
@@ -145,7 +175,10 @@ mod tests {
         counts[9] = 1;
         let s = spread("block0", &counts, 2);
         assert_eq!((s.values_used, s.min, s.median, s.max), (2, 0, 0, 100));
-        assert_eq!(s.top, vec![("0007".to_string(), 100), ("0009".to_string(), 1)]);
+        assert_eq!(
+            s.top,
+            vec![("0007".to_string(), 100), ("0009".to_string(), 1)]
+        );
         assert!(s.skew > 60_000.0);
     }
 }

@@ -30,7 +30,10 @@ pub(crate) fn wrap(mut reader: Box<dyn BufRead + Send>) -> io::Result<Box<dyn Bu
         }
     };
     if head.starts_with(&GZIP_MAGIC) {
-        Ok(Box::new(BufReader::with_capacity(BUFFER, MultiGzDecoder::new(reader))))
+        Ok(Box::new(BufReader::with_capacity(
+            BUFFER,
+            MultiGzDecoder::new(reader),
+        )))
     } else {
         Ok(reader)
     }
@@ -54,14 +57,20 @@ mod tests {
         let mut bytes = gz(b"first ");
         bytes.extend(gz(b"second"));
         let mut out = String::new();
-        wrap(Box::new(io::Cursor::new(bytes))).unwrap().read_to_string(&mut out).unwrap();
+        wrap(Box::new(io::Cursor::new(bytes)))
+            .unwrap()
+            .read_to_string(&mut out)
+            .unwrap();
         assert_eq!(out, "first second");
     }
 
     #[test]
     fn plain_passes_through() {
         let mut out = String::new();
-        wrap(Box::new(io::Cursor::new(b"plain".to_vec()))).unwrap().read_to_string(&mut out).unwrap();
+        wrap(Box::new(io::Cursor::new(b"plain".to_vec())))
+            .unwrap()
+            .read_to_string(&mut out)
+            .unwrap();
         assert_eq!(out, "plain");
     }
 
@@ -70,6 +79,9 @@ mod tests {
         let bytes = gz(&[b'x'; 10_000]);
         let cut = bytes[..bytes.len() / 2].to_vec();
         let mut out = Vec::new();
-        assert!(wrap(Box::new(io::Cursor::new(cut))).unwrap().read_to_end(&mut out).is_err());
+        assert!(wrap(Box::new(io::Cursor::new(cut)))
+            .unwrap()
+            .read_to_end(&mut out)
+            .is_err());
     }
 }

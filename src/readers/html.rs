@@ -33,24 +33,69 @@ const META_PRESCAN_BYTES: usize = 4096;
 
 /// Elements whose content is not visible text.
 const INVISIBLE: &[&str] = &[
-    "script", "style", "noscript", "template", "select", "option", "textarea", "iframe", "svg", "canvas", "object",
-    "embed", "head", "title",
+    "script", "style", "noscript", "template", "select", "option", "textarea", "iframe", "svg",
+    "canvas", "object", "embed", "head", "title",
 ];
 /// Elements whose content is site furniture, not article text.
-const FURNITURE: &[&str] = &["nav", "header", "footer", "aside", "form", "button", "menu", "dialog"];
+const FURNITURE: &[&str] = &[
+    "nav", "header", "footer", "aside", "form", "button", "menu", "dialog",
+];
 
 /// Elements that start a new block of text.
 const BLOCKS: &[&str] = &[
-    "p", "div", "li", "ul", "ol", "dl", "dt", "dd", "h1", "h2", "h3", "h4", "h5", "h6", "td", "th", "tr", "table",
-    "blockquote", "pre", "section", "article", "main", "body", "br", "hr", "figcaption", "address", "center",
+    "p",
+    "div",
+    "li",
+    "ul",
+    "ol",
+    "dl",
+    "dt",
+    "dd",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "td",
+    "th",
+    "tr",
+    "table",
+    "blockquote",
+    "pre",
+    "section",
+    "article",
+    "main",
+    "body",
+    "br",
+    "hr",
+    "figcaption",
+    "address",
+    "center",
 ];
 
 /// `id`/`class` tokens that mark boilerplate when they are a whole token.
-const BOILERPLATE_TOKENS: &[&str] = &["nav", "navbar", "menu", "ad", "ads", "adv", "share", "social", "related", "tags", "toolbar", "topbar"];
+const BOILERPLATE_TOKENS: &[&str] = &[
+    "nav", "navbar", "menu", "ad", "ads", "adv", "share", "social", "related", "tags", "toolbar",
+    "topbar",
+];
 /// `id`/`class` substrings that mark boilerplate anywhere.
 const BOILERPLATE_SUBSTRINGS: &[&str] = &[
-    "sidebar", "footer", "breadcrumb", "cookie", "advert", "sponsor", "comment", "copyright", "newsletter", "subscribe",
-    "popup", "banner", "masthead", "pagination", "navigation",
+    "sidebar",
+    "footer",
+    "breadcrumb",
+    "cookie",
+    "advert",
+    "sponsor",
+    "comment",
+    "copyright",
+    "newsletter",
+    "subscribe",
+    "popup",
+    "banner",
+    "masthead",
+    "pagination",
+    "navigation",
 ];
 
 /// Decodes a text file: UTF-8 (a BOM is honoured and dropped), else GB18030.
@@ -67,7 +112,12 @@ const BOILERPLATE_SUBSTRINGS: &[&str] = &[
 pub fn decode_text(bytes: &[u8]) -> Result<Cow<'_, str>, String> {
     if let Some((enc, bom_len)) = Encoding::for_bom(bytes) {
         let body = bytes.get(bom_len..).unwrap_or_default();
-        return decode_with(enc, body).ok_or_else(|| format!("the text is not valid {} although it starts with its byte-order mark", enc.name()));
+        return decode_with(enc, body).ok_or_else(|| {
+            format!(
+                "the text is not valid {} although it starts with its byte-order mark",
+                enc.name()
+            )
+        });
     }
     decode_undeclared(bytes)
 }
@@ -81,9 +131,11 @@ fn decode_undeclared(bytes: &[u8]) -> Result<Cow<'_, str>, String> {
             return Ok(s);
         }
     }
-    Err("the text is neither UTF-8 nor GB18030 and declares no charset: convert it to UTF-8 \
+    Err(
+        "the text is neither UTF-8 nor GB18030 and declares no charset: convert it to UTF-8 \
          (e.g. with iconv) or declare its charset"
-        .into())
+            .into(),
+    )
 }
 
 /// Decodes `bytes` with `enc`, or `None` if more than 1% of the characters are undecodable.
@@ -106,7 +158,10 @@ fn meta_charset(bytes: &[u8]) -> Option<&'static Encoding> {
     let mut from = 0;
     while let Some(at) = find(&lower[from..], b"<meta") {
         let start = from + at;
-        let end = lower[start..].iter().position(|&b| b == b'>').map_or(lower.len(), |e| start + e);
+        let end = lower[start..]
+            .iter()
+            .position(|&b| b == b'>')
+            .map_or(lower.len(), |e| start + e);
         let tag = &lower[start..end];
         if let Some(c) = find(tag, b"charset=") {
             let value = &tag[c + b"charset=".len()..];
@@ -114,7 +169,9 @@ fn meta_charset(bytes: &[u8]) -> Option<&'static Encoding> {
                 .iter()
                 .copied()
                 .skip_while(|&b| b == b'"' || b == b'\'' || b == b' ')
-                .take_while(|&b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || b == b':' || b == b'.')
+                .take_while(|&b| {
+                    b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || b == b':' || b == b'.'
+                })
                 .collect();
             if let Some(enc) = Encoding::for_label(&value) {
                 return Some(enc);
@@ -133,9 +190,15 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
 fn decode_html<'a>(bytes: &'a [u8], declared: Option<&str>) -> Result<Cow<'a, str>, String> {
     if let Some((enc, bom_len)) = Encoding::for_bom(bytes) {
         let body = bytes.get(bom_len..).unwrap_or_default();
-        return decode_with(enc, body).ok_or_else(|| format!("the page is not valid {} although it starts with its byte-order mark", enc.name()));
+        return decode_with(enc, body).ok_or_else(|| {
+            format!(
+                "the page is not valid {} although it starts with its byte-order mark",
+                enc.name()
+            )
+        });
     }
-    let header = declared.and_then(|label| Encoding::for_label(label.trim().trim_matches('"').as_bytes()));
+    let header =
+        declared.and_then(|label| Encoding::for_label(label.trim().trim_matches('"').as_bytes()));
     let meta = meta_charset(bytes);
     let mut tried = Vec::new();
     for enc in [header, meta].into_iter().flatten() {
@@ -146,7 +209,11 @@ fn decode_html<'a>(bytes: &'a [u8], declared: Option<&str>) -> Result<Cow<'a, st
         // Browsers read pages declared as ISO-8859-1/ASCII as windows-1252; encoding_rs does
         // the same through its labels. UTF-16 labels in a page that has no BOM are not
         // UTF-16 in practice (the HTML standard says to read them as UTF-8).
-        let enc = if enc == encoding_rs::UTF_16LE || enc == encoding_rs::UTF_16BE { UTF_8 } else { enc };
+        let enc = if enc == encoding_rs::UTF_16LE || enc == encoding_rs::UTF_16BE {
+            UTF_8
+        } else {
+            enc
+        };
         if let Some(text) = decode_with(enc, bytes) {
             return Ok(text);
         }
@@ -182,7 +249,11 @@ fn decode_html<'a>(bytes: &'a [u8], declared: Option<&str>) -> Result<Cow<'a, st
 /// # Errors
 /// A message naming the problem when the page does not decode in its declared charset (or,
 /// with none declared, in UTF-8 or GB18030).
-pub fn html_to_text(bytes: &[u8], declared: Option<&str>, main_text: bool) -> Result<String, String> {
+pub fn html_to_text(
+    bytes: &[u8],
+    declared: Option<&str>,
+    main_text: bool,
+) -> Result<String, String> {
     let source = decode_html(bytes, declared)?;
     Ok(extract(&source, main_text))
 }
@@ -204,12 +275,19 @@ fn is_boilerplate(el: &scraper::node::Element) -> bool {
         return true;
     }
     if let Some(style) = el.attr("style") {
-        let style: String = style.chars().filter(|c| !c.is_whitespace()).collect::<String>().to_ascii_lowercase();
+        let style: String = style
+            .chars()
+            .filter(|c| !c.is_whitespace())
+            .collect::<String>()
+            .to_ascii_lowercase();
         if style.contains("display:none") || style.contains("visibility:hidden") {
             return true;
         }
     }
-    if matches!(el.attr("role"), Some("navigation" | "banner" | "contentinfo" | "complementary")) {
+    if matches!(
+        el.attr("role"),
+        Some("navigation" | "banner" | "contentinfo" | "complementary")
+    ) {
         return true;
     }
     let names = el.attr("id").into_iter().chain(el.attr("class"));
@@ -262,7 +340,9 @@ fn extract(source: &str, main_text: bool) -> String {
                     current.in_main = main_depth > 0;
                     continue;
                 }
-                if INVISIBLE.contains(&name) || (main_text && (FURNITURE.contains(&name) || is_boilerplate(el))) {
+                if INVISIBLE.contains(&name)
+                    || (main_text && (FURNITURE.contains(&name) || is_boilerplate(el)))
+                {
                     continue;
                 }
                 if block {
@@ -337,7 +417,17 @@ fn flush(blocks: &mut Vec<Block>, current: &mut Block) {
 /// Is this a short block that reads like boilerplate?
 fn is_short(block: &Block) -> bool {
     // A CJK character carries about as much as a short word.
-    let weight: usize = block.text.chars().map(|c| if is_cjk(c) { 3 } else { usize::from(!c.is_whitespace()) }).sum();
+    let weight: usize = block
+        .text
+        .chars()
+        .map(|c| {
+            if is_cjk(c) {
+                3
+            } else {
+                usize::from(!c.is_whitespace())
+            }
+        })
+        .sum();
     weight < 40
 }
 
@@ -353,13 +443,20 @@ fn filter_boilerplate(blocks: &mut Vec<Block>) {
     for b in blocks.iter().filter(|b| is_short(b)) {
         *seen.entry(b.text.as_str()).or_default() += 1;
     }
-    let repeated: Vec<String> = seen.into_iter().filter(|&(_, n)| n > 1).map(|(t, _)| t.to_owned()).collect();
+    let repeated: Vec<String> = seen
+        .into_iter()
+        .filter(|&(_, n)| n > 1)
+        .map(|(t, _)| t.to_owned())
+        .collect();
     blocks.retain(|b| !(is_short(b) && repeated.iter().any(|r| r == &b.text)));
     // Copyright lines.
     blocks.retain(|b| {
         let lower = b.text.to_lowercase();
         !(is_short(b)
-            && (lower.contains('©') || lower.contains("copyright") || lower.contains("all rights reserved") || lower.contains("版权所有")))
+            && (lower.contains('©')
+                || lower.contains("copyright")
+                || lower.contains("all rights reserved")
+                || lower.contains("版权所有")))
     });
 }
 
@@ -369,26 +466,41 @@ mod tests {
 
     #[test]
     fn meta_charset_forms() {
-        assert_eq!(meta_charset(b"<html><META charset=\"GBK\">"), Some(encoding_rs::GBK));
         assert_eq!(
-            meta_charset(b"<meta http-equiv=\"Content-Type\" content=\"text/html; charset=gb2312\">"),
+            meta_charset(b"<html><META charset=\"GBK\">"),
             Some(encoding_rs::GBK)
         );
-        assert_eq!(meta_charset(b"<meta name=\"viewport\"><meta charset='utf-8'>"), Some(UTF_8));
+        assert_eq!(
+            meta_charset(
+                b"<meta http-equiv=\"Content-Type\" content=\"text/html; charset=gb2312\">"
+            ),
+            Some(encoding_rs::GBK)
+        );
+        assert_eq!(
+            meta_charset(b"<meta name=\"viewport\"><meta charset='utf-8'>"),
+            Some(UTF_8)
+        );
         assert_eq!(meta_charset(b"<meta name=x>"), None);
     }
 
     #[test]
     fn gbk_page_with_meta() {
-        let (page, _, _) = encoding_rs::GBK.encode("<html><head><meta charset=\"gbk\"></head><body><p>近似重复网页检测</p></body></html>");
+        let (page, _, _) = encoding_rs::GBK.encode(
+            "<html><head><meta charset=\"gbk\"></head><body><p>近似重复网页检测</p></body></html>",
+        );
         assert_eq!(html_to_text(&page, None, true).unwrap(), "近似重复网页检测");
         // A wrong header (UTF-8) is passed over for the meta declaration.
-        assert_eq!(html_to_text(&page, Some("utf-8"), true).unwrap(), "近似重复网页检测");
+        assert_eq!(
+            html_to_text(&page, Some("utf-8"), true).unwrap(),
+            "近似重复网页检测"
+        );
     }
 
     #[test]
     fn undecodable_declared() {
-        let bytes: Vec<u8> = (0..200).map(|i| if i % 2 == 0 { 0xff } else { b'a' }).collect();
+        let bytes: Vec<u8> = (0..200)
+            .map(|i| if i % 2 == 0 { 0xff } else { b'a' })
+            .collect();
         let err = html_to_text(&bytes, Some("utf-8"), true).unwrap_err();
         assert!(err.contains("declared charset (UTF-8)"), "{err}");
     }
@@ -398,15 +510,24 @@ mod tests {
         let page = b"<body><div><a href=1>One</a> <a href=2>Two</a> <a href=3>Three</a></div>\
             <p>Read more</p><p>A real paragraph about the weather, long enough to keep.</p><p>Read more</p>\
             <div class=\"share-box\">Share on social media</div></body>";
-        assert_eq!(html_to_text(page, None, true).unwrap(), "A real paragraph about the weather, long enough to keep.");
+        assert_eq!(
+            html_to_text(page, None, true).unwrap(),
+            "A real paragraph about the weather, long enough to keep."
+        );
         let all = html_to_text(page, None, false).unwrap();
-        assert!(all.contains("One Two Three") && all.contains("Share on social media"), "{all}");
+        assert!(
+            all.contains("One Two Three") && all.contains("Share on social media"),
+            "{all}"
+        );
     }
 
     #[test]
     fn cjk_lines_join_without_spaces() {
         let page = "<p>近似重复\n网页检测 and\nwords</p>".as_bytes();
-        assert_eq!(html_to_text(page, None, true).unwrap(), "近似重复网页检测 and words");
+        assert_eq!(
+            html_to_text(page, None, true).unwrap(),
+            "近似重复网页检测 and words"
+        );
     }
 
     #[test]

@@ -9,7 +9,8 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::{
-    read_bounded_line, stream_error, BadRecord, BadRecordKind, Body, LineRead, Location, Position, ReaderOptions, Record,
+    read_bounded_line, stream_error, BadRecord, BadRecordKind, Body, LineRead, Location, Position,
+    ReaderOptions, Record,
 };
 use crate::fingerprint::Fingerprint;
 
@@ -26,8 +27,19 @@ pub(crate) struct JsonlReader {
 }
 
 impl JsonlReader {
-    pub(crate) fn new(path: Arc<Path>, reader: Box<dyn BufRead + Send>, opts: Arc<ReaderOptions>) -> Self {
-        JsonlReader { path, reader, opts, line: 0, buf: Vec::new(), done: false }
+    pub(crate) fn new(
+        path: Arc<Path>,
+        reader: Box<dyn BufRead + Send>,
+        opts: Arc<ReaderOptions>,
+    ) -> Self {
+        JsonlReader {
+            path,
+            reader,
+            opts,
+            line: 0,
+            buf: Vec::new(),
+            done: false,
+        }
     }
 }
 
@@ -43,10 +55,21 @@ fn type_name(v: &Value) -> &'static str {
 }
 
 /// Turns one parsed line into a record, or says what is wrong with it.
-fn record_from(value: Value, opts: &ReaderOptions, location: Location) -> Result<Record, BadRecord> {
-    let wrong = |message: String| BadRecord { location: location.clone(), kind: BadRecordKind::WrongJsonType, message };
+fn record_from(
+    value: Value,
+    opts: &ReaderOptions,
+    location: Location,
+) -> Result<Record, BadRecord> {
+    let wrong = |message: String| BadRecord {
+        location: location.clone(),
+        kind: BadRecordKind::WrongJsonType,
+        message,
+    };
     let Value::Object(mut object) = value else {
-        return Err(wrong(format!("expected an object, found {}", type_name(&value))));
+        return Err(wrong(format!(
+            "expected an object, found {}",
+            type_name(&value)
+        )));
     };
     let id = match object.get(&opts.id_field) {
         None | Some(Value::Null) => None,
@@ -67,31 +90,48 @@ fn record_from(value: Value, opts: &ReaderOptions, location: Location) -> Result
                 key = Some(s);
                 break;
             }
-            Some(other) => return Err(wrong(format!("field `{field}` must be a non-empty string key, found {}", type_name(&other)))),
+            Some(other) => {
+                return Err(wrong(format!(
+                    "field `{field}` must be a non-empty string key, found {}",
+                    type_name(&other)
+                )))
+            }
         }
     }
     let body = match object.remove(&opts.text_field) {
         Some(Value::String(text)) => Body::Text(text),
         Some(other) => {
-            return Err(wrong(format!("field `{}` must be a string, found {}", opts.text_field, type_name(&other))));
+            return Err(wrong(format!(
+                "field `{}` must be a string, found {}",
+                opts.text_field,
+                type_name(&other)
+            )));
         }
         None => match object.get(FINGERPRINT_FIELD) {
             Some(Value::String(hex)) => {
-                let fp: Fingerprint = hex.parse().map_err(|e: crate::Error| wrong(e.to_string()))?;
+                let fp: Fingerprint = hex
+                    .parse()
+                    .map_err(|e: crate::Error| wrong(e.to_string()))?;
                 Body::Fingerprint(fp)
             }
             Some(other) => {
-                return Err(wrong(format!("field `{FINGERPRINT_FIELD}` must be a hex string, found {}", type_name(other))));
-            }
-            None => {
                 return Err(wrong(format!(
-                    "no field `{}` (nor `{FINGERPRINT_FIELD}`): name the text field with --text-field",
-                    opts.text_field
-                )))
+                    "field `{FINGERPRINT_FIELD}` must be a hex string, found {}",
+                    type_name(other)
+                )));
             }
+            None => return Err(wrong(format!(
+                "no field `{}` (nor `{FINGERPRINT_FIELD}`): name the text field with --text-field",
+                opts.text_field
+            ))),
         },
     };
-    Ok(Record { key, id, location, body })
+    Ok(Record {
+        key,
+        id,
+        location,
+        body,
+    })
 }
 
 impl Iterator for JsonlReader {
@@ -100,7 +140,10 @@ impl Iterator for JsonlReader {
     fn next(&mut self) -> Option<Self::Item> {
         while !self.done {
             self.line += 1;
-            let location = Location { path: self.path.clone(), position: Position::Line(self.line) };
+            let location = Location {
+                path: self.path.clone(),
+                position: Position::Line(self.line),
+            };
             match read_bounded_line(&mut self.reader, &mut self.buf, self.opts.max_doc_bytes) {
                 Ok(LineRead::Eof) => self.done = true,
                 Ok(LineRead::TooLong { consumed }) => {
@@ -126,13 +169,19 @@ impl Iterator for JsonlReader {
                             } else {
                                 BadRecordKind::MalformedHeader
                             },
-                            message: format!("not a JSON value ({e}): each line must be one JSON object"),
+                            message: format!(
+                                "not a JSON value ({e}): each line must be one JSON object"
+                            ),
                         }),
                     });
                 }
                 Err(e) => {
                     self.done = true;
-                    return Some(Err(BadRecord { location, kind: BadRecordKind::Truncated, message: stream_error(&e) }));
+                    return Some(Err(BadRecord {
+                        location,
+                        kind: BadRecordKind::Truncated,
+                        message: stream_error(&e),
+                    }));
                 }
             }
         }

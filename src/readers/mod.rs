@@ -105,7 +105,10 @@ impl Record {
     /// # Errors
     /// A [`BadRecordKind::Undecodable`] record when the bytes do not decode in the declared
     /// charset (or, undeclared, in UTF-8 or GB18030).
-    pub fn text(&self, opts: &ReaderOptions) -> std::result::Result<Option<Cow<'_, str>>, BadRecord> {
+    pub fn text(
+        &self,
+        opts: &ReaderOptions,
+    ) -> std::result::Result<Option<Cow<'_, str>>, BadRecord> {
         let bad = |message: String| BadRecord {
             location: self.location.clone(),
             kind: BadRecordKind::Undecodable,
@@ -115,7 +118,9 @@ impl Record {
             Body::Text(s) => Ok(Some(Cow::Borrowed(s.as_str()))),
             Body::Plain(bytes) => decode_text(bytes).map(Some).map_err(bad),
             Body::Html { bytes, charset } => {
-                html_to_text(bytes, charset.as_deref(), opts.extract_main_text).map(|s| Some(Cow::Owned(s))).map_err(bad)
+                html_to_text(bytes, charset.as_deref(), opts.extract_main_text)
+                    .map(|s| Some(Cow::Owned(s)))
+                    .map_err(bad)
             }
             Body::Fingerprint(_) => Ok(None),
         }
@@ -259,7 +264,9 @@ impl Format {
             return Ok(f);
         }
         let mut reader = gzip::open(path).map_err(|e| Error::io("opening", path, e))?;
-        let head = reader.fill_buf().map_err(|e| Error::io("reading", path, e))?;
+        let head = reader
+            .fill_buf()
+            .map_err(|e| Error::io("reading", path, e))?;
         Ok(Format::sniff(head).unwrap_or(Format::Text))
     }
 
@@ -280,7 +287,10 @@ impl Format {
     /// The format the first bytes of a (decompressed) stream suggest, if they suggest one.
     fn sniff(head: &[u8]) -> Option<Format> {
         let trimmed = head.strip_prefix(b"\xef\xbb\xbf").unwrap_or(head);
-        let start = trimmed.iter().position(|b| !b.is_ascii_whitespace()).unwrap_or(trimmed.len());
+        let start = trimmed
+            .iter()
+            .position(|b| !b.is_ascii_whitespace())
+            .unwrap_or(trimmed.len());
         let trimmed = &trimmed[start..];
         if trimmed.starts_with(b"WARC/") {
             Some(Format::Warc)
@@ -379,7 +389,9 @@ fn open_file(path: &Path, opts: Arc<ReaderOptions>) -> std::io::Result<Records> 
     };
     let shared: Arc<Path> = Arc::from(path);
     Ok(match format {
-        Format::Html | Format::Text => Box::new(std::iter::once(text::whole_file(shared, format, &opts))),
+        Format::Html | Format::Text => {
+            Box::new(std::iter::once(text::whole_file(shared, format, &opts)))
+        }
         Format::Warc => Box::new(warc::WarcReader::new(shared, gzip::open(path)?, opts)),
         Format::Jsonl => Box::new(jsonl::JsonlReader::new(shared, gzip::open(path)?, opts)),
         Format::Lines => Box::new(text::LinesReader::new(shared, gzip::open(path)?, opts)),
@@ -388,13 +400,21 @@ fn open_file(path: &Path, opts: Arc<ReaderOptions>) -> std::io::Result<Records> 
 
 /// A stream whose format is given or sniffed from its first bytes. `default_lines`: whether an
 /// unrecognised stream holds one document per line (standard input) or is one document.
-fn open_stream(path: &Path, mut reader: Box<dyn BufRead + Send>, opts: Arc<ReaderOptions>, default_lines: bool) -> Records {
+fn open_stream(
+    path: &Path,
+    mut reader: Box<dyn BufRead + Send>,
+    opts: Arc<ReaderOptions>,
+    default_lines: bool,
+) -> Records {
     let shared: Arc<Path> = Arc::from(path);
-    let format = opts.format.or_else(|| Format::sniff(reader.fill_buf().unwrap_or_default())).unwrap_or(if default_lines {
-        Format::Lines
-    } else {
-        Format::Text
-    });
+    let format = opts
+        .format
+        .or_else(|| Format::sniff(reader.fill_buf().unwrap_or_default()))
+        .unwrap_or(if default_lines {
+            Format::Lines
+        } else {
+            Format::Text
+        });
     match format {
         Format::Warc => Box::new(warc::WarcReader::new(shared, reader, opts)),
         Format::Jsonl => Box::new(jsonl::JsonlReader::new(shared, reader, opts)),
@@ -419,7 +439,11 @@ pub(crate) enum LineRead {
 
 /// Reads one line into `buf` (cleared first), holding at most `max` bytes of it: a longer
 /// line is consumed to its end without being kept, so memory stays bounded.
-pub(crate) fn read_bounded_line(reader: &mut dyn BufRead, buf: &mut Vec<u8>, max: usize) -> std::io::Result<LineRead> {
+pub(crate) fn read_bounded_line(
+    reader: &mut dyn BufRead,
+    buf: &mut Vec<u8>,
+    max: usize,
+) -> std::io::Result<LineRead> {
     buf.clear();
     let mut consumed = 0u64;
     let mut too_long = false;
@@ -436,7 +460,11 @@ pub(crate) fn read_bounded_line(reader: &mut dyn BufRead, buf: &mut Vec<u8>, max
             Some(i) => (i + 1, true),
             None => (chunk.len(), false),
         };
-        let content = if done { &chunk[..take - 1] } else { &chunk[..take] };
+        let content = if done {
+            &chunk[..take - 1]
+        } else {
+            &chunk[..take]
+        };
         if !too_long {
             if buf.len() + content.len() > max {
                 too_long = true;
@@ -459,7 +487,10 @@ pub(crate) fn read_bounded_line(reader: &mut dyn BufRead, buf: &mut Vec<u8>, max
 }
 
 /// Reads exactly `len` bytes, or reports how many there were before the end.
-pub(crate) fn read_exact_or_count(reader: &mut dyn BufRead, len: usize) -> std::io::Result<std::result::Result<Vec<u8>, u64>> {
+pub(crate) fn read_exact_or_count(
+    reader: &mut dyn BufRead,
+    len: usize,
+) -> std::io::Result<std::result::Result<Vec<u8>, u64>> {
     let mut body = Vec::with_capacity(len.min(1 << 20));
     let got = (&mut *reader).take(len as u64).read_to_end(&mut body)?;
     if got < len {
@@ -509,25 +540,55 @@ mod tests {
     fn bounded_lines() {
         let mut r = Cursor::new(b"abc\r\ntoolongline\nxy".to_vec());
         let mut buf = Vec::new();
-        assert_eq!(read_bounded_line(&mut r, &mut buf, 5).unwrap(), LineRead::Line { consumed: 5 });
+        assert_eq!(
+            read_bounded_line(&mut r, &mut buf, 5).unwrap(),
+            LineRead::Line { consumed: 5 }
+        );
         assert_eq!(buf, b"abc\r");
-        assert_eq!(read_bounded_line(&mut r, &mut buf, 5).unwrap(), LineRead::TooLong { consumed: 12 });
-        assert_eq!(read_bounded_line(&mut r, &mut buf, 5).unwrap(), LineRead::Line { consumed: 2 });
+        assert_eq!(
+            read_bounded_line(&mut r, &mut buf, 5).unwrap(),
+            LineRead::TooLong { consumed: 12 }
+        );
+        assert_eq!(
+            read_bounded_line(&mut r, &mut buf, 5).unwrap(),
+            LineRead::Line { consumed: 2 }
+        );
         assert_eq!(buf, b"xy");
-        assert_eq!(read_bounded_line(&mut r, &mut buf, 5).unwrap(), LineRead::Eof);
+        assert_eq!(
+            read_bounded_line(&mut r, &mut buf, 5).unwrap(),
+            LineRead::Eof
+        );
     }
 
     #[test]
     fn extensions_and_sniffing() {
-        assert_eq!(Format::from_extension(Path::new("a/CC-MAIN-1.warc.gz")), Some(Format::Warc));
-        assert_eq!(Format::from_extension(Path::new("x.wet.gz")), Some(Format::Warc));
-        assert_eq!(Format::from_extension(Path::new("x.JSONL")), Some(Format::Jsonl));
-        assert_eq!(Format::from_extension(Path::new("page.htm")), Some(Format::Html));
+        assert_eq!(
+            Format::from_extension(Path::new("a/CC-MAIN-1.warc.gz")),
+            Some(Format::Warc)
+        );
+        assert_eq!(
+            Format::from_extension(Path::new("x.wet.gz")),
+            Some(Format::Warc)
+        );
+        assert_eq!(
+            Format::from_extension(Path::new("x.JSONL")),
+            Some(Format::Jsonl)
+        );
+        assert_eq!(
+            Format::from_extension(Path::new("page.htm")),
+            Some(Format::Html)
+        );
         assert_eq!(Format::from_extension(Path::new("README")), None);
-        assert_eq!(Format::sniff(b"\xef\xbb\xbf WARC/1.1\r\n"), Some(Format::Warc));
+        assert_eq!(
+            Format::sniff(b"\xef\xbb\xbf WARC/1.1\r\n"),
+            Some(Format::Warc)
+        );
         assert_eq!(Format::sniff(b"\n{\"a\":1}"), Some(Format::Jsonl));
         assert_eq!(Format::sniff(b"<!doctype html>"), Some(Format::Html));
         assert_eq!(Format::sniff(b"plain words"), None);
-        assert!(matches!(Format::from_name("csv"), Err(Error::InvalidArgument(_))));
+        assert!(matches!(
+            Format::from_name("csv"),
+            Err(Error::InvalidArgument(_))
+        ));
     }
 }

@@ -5,13 +5,16 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::{
-    gzip, open_file, path_key, read_bounded_line, sorted_entries, stream_error, BadRecord, BadRecordKind, Body, Format,
-    LineRead, Location, Position, ReaderOptions, Record, Records,
+    gzip, open_file, path_key, read_bounded_line, sorted_entries, stream_error, BadRecord,
+    BadRecordKind, Body, Format, LineRead, Location, Position, ReaderOptions, Record, Records,
 };
 
 fn body_for(format: Format, bytes: Vec<u8>) -> Body {
     match format {
-        Format::Html => Body::Html { bytes, charset: None },
+        Format::Html => Body::Html {
+            bytes,
+            charset: None,
+        },
         _ => Body::Plain(bytes),
     }
 }
@@ -25,8 +28,15 @@ fn too_large(location: Location, size: u64, max: usize) -> BadRecord {
 }
 
 /// The whole file at `path` as one document (key = the path).
-pub(crate) fn whole_file(path: Arc<Path>, format: Format, opts: &ReaderOptions) -> Result<Record, BadRecord> {
-    let location = Location { path: path.clone(), position: Position::File };
+pub(crate) fn whole_file(
+    path: Arc<Path>,
+    format: Format,
+    opts: &ReaderOptions,
+) -> Result<Record, BadRecord> {
+    let location = Location {
+        path: path.clone(),
+        position: Position::File,
+    };
     let unreadable = |e: std::io::Error| BadRecord {
         location: location.clone(),
         kind: BadRecordKind::Unreadable,
@@ -37,20 +47,40 @@ pub(crate) fn whole_file(path: Arc<Path>, format: Format, opts: &ReaderOptions) 
 }
 
 /// Everything left in `reader` as one document, at most `opts.max_doc_bytes`.
-pub(crate) fn whole_stream(path: Arc<Path>, reader: &mut dyn BufRead, format: Format, opts: &ReaderOptions) -> Result<Record, BadRecord> {
-    let location = Location { path: path.clone(), position: Position::File };
+pub(crate) fn whole_stream(
+    path: Arc<Path>,
+    reader: &mut dyn BufRead,
+    format: Format,
+    opts: &ReaderOptions,
+) -> Result<Record, BadRecord> {
+    let location = Location {
+        path: path.clone(),
+        position: Position::File,
+    };
     let mut bytes = Vec::new();
     let limit = opts.max_doc_bytes as u64 + 1;
-    (&mut *reader).take(limit).read_to_end(&mut bytes).map_err(|e| BadRecord {
-        location: location.clone(),
-        kind: BadRecordKind::Truncated,
-        message: stream_error(&e),
-    })?;
+    (&mut *reader)
+        .take(limit)
+        .read_to_end(&mut bytes)
+        .map_err(|e| BadRecord {
+            location: location.clone(),
+            kind: BadRecordKind::Truncated,
+            message: stream_error(&e),
+        })?;
     if bytes.len() > opts.max_doc_bytes {
         let rest = super::skip(reader, u64::MAX).unwrap_or(0);
-        return Err(too_large(location, bytes.len() as u64 + rest, opts.max_doc_bytes));
+        return Err(too_large(
+            location,
+            bytes.len() as u64 + rest,
+            opts.max_doc_bytes,
+        ));
     }
-    Ok(Record { key: Some(path_key(&path)), id: None, location, body: body_for(format, bytes) })
+    Ok(Record {
+        key: Some(path_key(&path)),
+        id: None,
+        location,
+        body: body_for(format, bytes),
+    })
 }
 
 /// One document per non-empty line; key `path:line`.
@@ -64,8 +94,19 @@ pub(crate) struct LinesReader {
 }
 
 impl LinesReader {
-    pub(crate) fn new(path: Arc<Path>, reader: Box<dyn BufRead + Send>, opts: Arc<ReaderOptions>) -> Self {
-        LinesReader { path, reader, opts, line: 0, buf: Vec::new(), done: false }
+    pub(crate) fn new(
+        path: Arc<Path>,
+        reader: Box<dyn BufRead + Send>,
+        opts: Arc<ReaderOptions>,
+    ) -> Self {
+        LinesReader {
+            path,
+            reader,
+            opts,
+            line: 0,
+            buf: Vec::new(),
+            done: false,
+        }
     }
 }
 
@@ -75,7 +116,10 @@ impl Iterator for LinesReader {
     fn next(&mut self) -> Option<Self::Item> {
         while !self.done {
             self.line += 1;
-            let location = Location { path: self.path.clone(), position: Position::Line(self.line) };
+            let location = Location {
+                path: self.path.clone(),
+                position: Position::Line(self.line),
+            };
             match read_bounded_line(&mut self.reader, &mut self.buf, self.opts.max_doc_bytes) {
                 Ok(LineRead::Eof) => self.done = true,
                 Ok(LineRead::TooLong { consumed }) => {
@@ -87,11 +131,20 @@ impl Iterator for LinesReader {
                         continue;
                     }
                     let key = format!("{}:{}", self.path.display(), self.line);
-                    return Some(Ok(Record { key: Some(key), id: None, location, body: Body::Plain(line.to_vec()) }));
+                    return Some(Ok(Record {
+                        key: Some(key),
+                        id: None,
+                        location,
+                        body: Body::Plain(line.to_vec()),
+                    }));
                 }
                 Err(e) => {
                     self.done = true;
-                    return Some(Err(BadRecord { location, kind: BadRecordKind::Truncated, message: stream_error(&e) }));
+                    return Some(Err(BadRecord {
+                        location,
+                        kind: BadRecordKind::Truncated,
+                        message: stream_error(&e),
+                    }));
                 }
             }
         }
@@ -109,12 +162,19 @@ pub(crate) struct DirReader {
 
 impl DirReader {
     pub(crate) fn new(root: PathBuf, opts: Arc<ReaderOptions>) -> Self {
-        DirReader { pending: vec![root], current: None, opts }
+        DirReader {
+            pending: vec![root],
+            current: None,
+            opts,
+        }
     }
 
     fn unreadable(path: &Path, e: &std::io::Error) -> BadRecord {
         BadRecord {
-            location: Location { path: Arc::from(path), position: Position::File },
+            location: Location {
+                path: Arc::from(path),
+                position: Position::File,
+            },
             kind: BadRecordKind::Unreadable,
             message: format!("cannot read it ({e}): check its permissions"),
         }
@@ -145,8 +205,15 @@ impl Iterator for DirReader {
                 continue;
             }
             if meta.len() > self.opts.max_doc_bytes as u64 && self.one_doc_per_file(&path) {
-                let location = Location { path: Arc::from(path.as_path()), position: Position::File };
-                return Some(Err(too_large(location, meta.len(), self.opts.max_doc_bytes)));
+                let location = Location {
+                    path: Arc::from(path.as_path()),
+                    position: Position::File,
+                };
+                return Some(Err(too_large(
+                    location,
+                    meta.len(),
+                    self.opts.max_doc_bytes,
+                )));
             }
             match open_file(&path, self.opts.clone()) {
                 Ok(records) => self.current = Some(records),
@@ -160,6 +227,7 @@ impl DirReader {
     /// Whether `path` is read as one document (so its size can be checked before reading).
     fn one_doc_per_file(&self, path: &Path) -> bool {
         let format = self.opts.format.or_else(|| Format::from_extension(path));
-        matches!(format, Some(Format::Html | Format::Text)) && !path.to_string_lossy().ends_with(".gz")
+        matches!(format, Some(Format::Html | Format::Text))
+            && !path.to_string_lossy().ends_with(".gz")
     }
 }

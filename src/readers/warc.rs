@@ -22,8 +22,8 @@ use std::sync::Arc;
 use flate2::read::{MultiGzDecoder, ZlibDecoder};
 
 use super::{
-    read_bounded_line, read_exact_or_count, skip, stream_error, BadRecord, BadRecordKind, Body, LineRead, Location, Position,
-    ReaderOptions, Record,
+    read_bounded_line, read_exact_or_count, skip, stream_error, BadRecord, BadRecordKind, Body,
+    LineRead, Location, Position, ReaderOptions, Record,
 };
 
 /// The longest header line accepted.
@@ -47,12 +47,31 @@ pub(crate) struct WarcReader {
 type Problem = (BadRecordKind, String);
 
 impl WarcReader {
-    pub(crate) fn new(path: Arc<Path>, reader: Box<dyn BufRead + Send>, opts: Arc<ReaderOptions>) -> Self {
-        WarcReader { path, reader, opts, offset: 0, line: Vec::new(), resync: false, done: false }
+    pub(crate) fn new(
+        path: Arc<Path>,
+        reader: Box<dyn BufRead + Send>,
+        opts: Arc<ReaderOptions>,
+    ) -> Self {
+        WarcReader {
+            path,
+            reader,
+            opts,
+            offset: 0,
+            line: Vec::new(),
+            resync: false,
+            done: false,
+        }
     }
 
     fn bad(&self, start: u64, (kind, message): Problem) -> BadRecord {
-        BadRecord { location: Location { path: self.path.clone(), position: Position::Offset(start) }, kind, message }
+        BadRecord {
+            location: Location {
+                path: self.path.clone(),
+                position: Position::Offset(start),
+            },
+            kind,
+            message,
+        }
     }
 
     /// Reads one line; `None` at the end of the input.
@@ -112,13 +131,22 @@ impl WarcReader {
         let mut headers: Vec<(String, String)> = Vec::new();
         loop {
             let fits = self.read_line()?.ok_or_else(|| {
-                (BadRecordKind::Truncated, "the input ends inside the record's headers".to_string())
+                (
+                    BadRecordKind::Truncated,
+                    "the input ends inside the record's headers".to_string(),
+                )
             })?;
             if !fits {
-                return Err((BadRecordKind::MalformedHeader, format!("a header line over {MAX_HEADER_LINE} bytes")));
+                return Err((
+                    BadRecordKind::MalformedHeader,
+                    format!("a header line over {MAX_HEADER_LINE} bytes"),
+                ));
             }
             if self.offset - start > MAX_HEADER_BYTES {
-                return Err((BadRecordKind::MalformedHeader, format!("headers over {MAX_HEADER_BYTES} bytes")));
+                return Err((
+                    BadRecordKind::MalformedHeader,
+                    format!("headers over {MAX_HEADER_BYTES} bytes"),
+                ));
             }
             if self.line.is_empty() {
                 return Ok(headers);
@@ -134,7 +162,10 @@ impl WarcReader {
             let Some((name, value)) = line.split_once(':') else {
                 return Err((
                     BadRecordKind::MalformedHeader,
-                    format!("header line without a colon: {:?}", line.chars().take(80).collect::<String>()),
+                    format!(
+                        "header line without a colon: {:?}",
+                        line.chars().take(80).collect::<String>()
+                    ),
                 ));
             };
             headers.push((name.trim().to_ascii_lowercase(), value.trim().to_string()));
@@ -143,19 +174,28 @@ impl WarcReader {
 }
 
 fn header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
-    headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
+    headers
+        .iter()
+        .find(|(n, _)| n == name)
+        .map(|(_, v)| v.as_str())
 }
 
 /// The `charset` parameter of a `Content-Type` value.
 fn charset_of(content_type: &str) -> Option<String> {
     content_type.split(';').skip(1).find_map(|param| {
         let (name, value) = param.split_once('=')?;
-        (name.trim().eq_ignore_ascii_case("charset")).then(|| value.trim().trim_matches(['"', '\'']).to_string())
+        (name.trim().eq_ignore_ascii_case("charset"))
+            .then(|| value.trim().trim_matches(['"', '\'']).to_string())
     })
 }
 
 fn is_html(content_type: &str) -> bool {
-    let mime = content_type.split(';').next().unwrap_or_default().trim().to_ascii_lowercase();
+    let mime = content_type
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_ascii_lowercase();
     mime == "text/html" || mime == "application/xhtml+xml"
 }
 
@@ -180,14 +220,21 @@ impl Iterator for WarcReader {
                     return Some(Err(self.bad(start, p)));
                 }
             };
-            let Some(length) = header(&headers, "content-length").and_then(|v| v.parse::<u64>().ok()) else {
+            let Some(length) =
+                header(&headers, "content-length").and_then(|v| v.parse::<u64>().ok())
+            else {
                 self.resync = true;
                 return Some(Err(self.bad(
                     start,
-                    (BadRecordKind::MalformedHeader, "no valid Content-Length header: skipping to the next record".into()),
+                    (
+                        BadRecordKind::MalformedHeader,
+                        "no valid Content-Length header: skipping to the next record".into(),
+                    ),
                 )));
             };
-            let kind = header(&headers, "warc-type").unwrap_or_default().to_ascii_lowercase();
+            let kind = header(&headers, "warc-type")
+                .unwrap_or_default()
+                .to_ascii_lowercase();
             let wanted = matches!(kind.as_str(), "response" | "conversion" | "resource");
             if !wanted || length > self.opts.max_doc_bytes as u64 {
                 match skip(&mut self.reader, length) {
@@ -198,7 +245,9 @@ impl Iterator for WarcReader {
                     }
                     Err(e) => {
                         self.done = true;
-                        return Some(Err(self.bad(start, (BadRecordKind::Truncated, stream_error(&e)))));
+                        return Some(Err(
+                            self.bad(start, (BadRecordKind::Truncated, stream_error(&e)))
+                        ));
                     }
                 }
                 if wanted {
@@ -218,21 +267,31 @@ impl Iterator for WarcReader {
                 }
                 Err(e) => {
                     self.done = true;
-                    return Some(Err(self.bad(start, (BadRecordKind::Truncated, stream_error(&e)))));
+                    return Some(Err(
+                        self.bad(start, (BadRecordKind::Truncated, stream_error(&e)))
+                    ));
                 }
             };
             self.offset += length;
             let Some(uri) = header(&headers, "warc-target-uri") else {
                 let message = format!("a `{kind}` record without WARC-Target-URI");
-                return Some(Err(self.bad(start, (BadRecordKind::MalformedHeader, message))));
+                return Some(Err(
+                    self.bad(start, (BadRecordKind::MalformedHeader, message))
+                ));
             };
-            let key = uri.trim_start_matches('<').trim_end_matches('>').to_string();
+            let key = uri
+                .trim_start_matches('<')
+                .trim_end_matches('>')
+                .to_string();
             let body = match kind.as_str() {
                 "conversion" => Body::Plain(body),
                 "resource" => {
                     let content_type = header(&headers, "content-type").unwrap_or_default();
                     if is_html(content_type) {
-                        Body::Html { bytes: body, charset: charset_of(content_type) }
+                        Body::Html {
+                            bytes: body,
+                            charset: charset_of(content_type),
+                        }
                     } else if content_type.starts_with("text/plain") {
                         Body::Plain(body)
                     } else {
@@ -245,8 +304,16 @@ impl Iterator for WarcReader {
                     Err(p) => return Some(Err(self.bad(start, p))),
                 },
             };
-            let location = Location { path: self.path.clone(), position: Position::Offset(start) };
-            return Some(Ok(Record { key: Some(key), id: None, location, body }));
+            let location = Location {
+                path: self.path.clone(),
+                position: Position::Offset(start),
+            };
+            return Some(Ok(Record {
+                key: Some(key),
+                id: None,
+                location,
+                body,
+            }));
         }
         None
     }
@@ -273,7 +340,11 @@ fn http_payload(body: Vec<u8>, max: usize) -> Result<Option<Payload>, Problem> {
         Some(i) => (i, 4),
         None => match body.windows(2).position(|w| w == b"\n\n") {
             Some(i) => (i, 2),
-            None => return Err(malformed("an HTTP response without the blank line that ends its headers".into())),
+            None => {
+                return Err(malformed(
+                    "an HTTP response without the blank line that ends its headers".into(),
+                ))
+            }
         },
     };
     let head = String::from_utf8_lossy(&body[..head_len]);
@@ -289,7 +360,12 @@ fn http_payload(body: Vec<u8>, max: usize) -> Result<Option<Payload>, Problem> {
         .split_whitespace()
         .nth(1)
         .and_then(|s| s.parse().ok())
-        .ok_or_else(|| malformed(format!("no status code in {:?}", status_line.chars().take(80).collect::<String>())))?;
+        .ok_or_else(|| {
+            malformed(format!(
+                "no status code in {:?}",
+                status_line.chars().take(80).collect::<String>()
+            ))
+        })?;
     if !(200..300).contains(&status) {
         return Ok(None);
     }
@@ -297,7 +373,9 @@ fn http_payload(body: Vec<u8>, max: usize) -> Result<Option<Payload>, Problem> {
     let mut chunked = false;
     let mut encoding = None;
     for line in lines {
-        let Some((name, value)) = line.split_once(':') else { continue };
+        let Some((name, value)) = line.split_once(':') else {
+            continue;
+        };
         let value = value.trim();
         match name.trim().to_ascii_lowercase().as_str() {
             "content-type" => content_type = Some(value.to_string()),
@@ -335,7 +413,12 @@ fn inflate(reader: impl Read, max: usize) -> Result<Vec<u8>, Problem> {
     reader
         .take(max as u64 + 1)
         .read_to_end(&mut out)
-        .map_err(|e| (BadRecordKind::Undecodable, format!("the compressed HTTP payload does not decompress: {e}")))?;
+        .map_err(|e| {
+            (
+                BadRecordKind::Undecodable,
+                format!("the compressed HTTP payload does not decompress: {e}"),
+            )
+        })?;
     if out.len() > max {
         return Err((
             BadRecordKind::TooLarge,
@@ -369,20 +452,30 @@ mod tests {
     #[test]
     fn charset_parameter() {
         assert_eq!(charset_of("text/html; charset=GBK").as_deref(), Some("GBK"));
-        assert_eq!(charset_of("text/html;charset=\"utf-8\"").as_deref(), Some("utf-8"));
+        assert_eq!(
+            charset_of("text/html;charset=\"utf-8\"").as_deref(),
+            Some("utf-8")
+        );
         assert_eq!(charset_of("text/html"), None);
     }
 
     #[test]
     fn chunks() {
-        assert_eq!(dechunk(b"4\r\nWiki\r\n5;x=y\r\npedia\r\n0\r\n\r\n").as_deref(), Some(&b"Wikipedia"[..]));
+        assert_eq!(
+            dechunk(b"4\r\nWiki\r\n5;x=y\r\npedia\r\n0\r\n\r\n").as_deref(),
+            Some(&b"Wikipedia"[..])
+        );
         assert_eq!(dechunk(b"<html>"), None);
     }
 
     #[test]
     fn http_responses() {
-        let ok = b"HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=gbk\r\n\r\n<p>x</p>".to_vec();
-        assert_eq!(http_payload(ok, 100).unwrap(), Some((b"<p>x</p>".to_vec(), Some("gbk".into()))));
+        let ok =
+            b"HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=gbk\r\n\r\n<p>x</p>".to_vec();
+        assert_eq!(
+            http_payload(ok, 100).unwrap(),
+            Some((b"<p>x</p>".to_vec(), Some("gbk".into())))
+        );
         let redirect = b"HTTP/1.1 301 Moved\r\nLocation: /\r\n\r\n".to_vec();
         assert_eq!(http_payload(redirect, 100).unwrap(), None);
         let image = b"HTTP/1.1 200 OK\r\nContent-Type: image/png\r\n\r\n\x89PNG".to_vec();

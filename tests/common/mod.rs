@@ -34,7 +34,9 @@ impl Rng {
     pub fn flip(&mut self, fp: u64, d: u32) -> u64 {
         let mut bits: Vec<u32> = (0..64).collect();
         self.shuffle(&mut bits);
-        bits[..d as usize].iter().fold(fp, |acc, b| acc ^ (1u64 << b))
+        bits[..d as usize]
+            .iter()
+            .fold(fp, |acc, b| acc ^ (1u64 << b))
     }
 }
 
@@ -43,7 +45,12 @@ impl Rng {
 /// and four fingerprints that share exactly one block with the centre (so the block ranges a
 /// query scans hold non-matching neighbours). Returns the documents and queries (the centres
 /// and as many random fingerprints).
-pub fn planted(rng: &mut Rng, random: usize, centres: usize, max_d: u32) -> (Vec<(u64, u64)>, Vec<u64>) {
+pub fn planted(
+    rng: &mut Rng,
+    random: usize,
+    centres: usize,
+    max_d: u32,
+) -> (Vec<(u64, u64)>, Vec<u64>) {
     let mut fps = Vec::new();
     let mut queries = Vec::new();
     for _ in 0..random {
@@ -68,7 +75,11 @@ pub fn planted(rng: &mut Rng, random: usize, centres: usize, max_d: u32) -> (Vec
     for _ in 0..centres {
         queries.push(rng.next_u64());
     }
-    let docs = fps.into_iter().enumerate().map(|(id, fp)| (id as u64, fp)).collect();
+    let docs = fps
+        .into_iter()
+        .enumerate()
+        .map(|(id, fp)| (id as u64, fp))
+        .collect();
     (docs, queries)
 }
 

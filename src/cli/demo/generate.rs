@@ -58,7 +58,12 @@ pub enum Edit {
 }
 
 impl Edit {
-    const ALL: [Edit; 4] = [Edit::Chars, Edit::Advert, Edit::SentenceRemoved, Edit::ParagraphsSwapped];
+    const ALL: [Edit; 4] = [
+        Edit::Chars,
+        Edit::Advert,
+        Edit::SentenceRemoved,
+        Edit::ParagraphsSwapped,
+    ];
 
     /// How the demo names the edit.
     pub fn name(self) -> &'static str {
@@ -120,7 +125,13 @@ struct Article {
     paragraphs: Vec<Vec<String>>,
 }
 
-fn sentence(rng: &mut Rng, lang: Lang, topic: &[&'static str], all: &[&'static str], glue: &[&'static str]) -> String {
+fn sentence(
+    rng: &mut Rng,
+    lang: Lang,
+    topic: &[&'static str],
+    all: &[&'static str],
+    glue: &[&'static str],
+) -> String {
     let n = 8 + rng.below(9);
     let mut ws: Vec<&str> = Vec::with_capacity(n);
     for _ in 0..n {
@@ -152,8 +163,14 @@ fn sentence(rng: &mut Rng, lang: Lang, topic: &[&'static str], all: &[&'static s
 
 fn lists(lang: Lang) -> (Vec<&'static str>, Vec<&'static str>) {
     match lang {
-        Lang::English => (words::ENGLISH.split_whitespace().collect(), words::ENGLISH_GLUE.split_whitespace().collect()),
-        Lang::Chinese => (words::CHINESE.split_whitespace().collect(), words::CHINESE_GLUE.split_whitespace().collect()),
+        Lang::English => (
+            words::ENGLISH.split_whitespace().collect(),
+            words::ENGLISH_GLUE.split_whitespace().collect(),
+        ),
+        Lang::Chinese => (
+            words::CHINESE.split_whitespace().collect(),
+            words::CHINESE_GLUE.split_whitespace().collect(),
+        ),
     }
 }
 
@@ -166,16 +183,34 @@ fn article(rng: &mut Rng, lang: Lang) -> Article {
         Lang::Chinese => title_words.concat(),
     };
     let paragraphs = (0..5 + rng.below(4))
-        .map(|_| (0..3 + rng.below(3)).map(|_| sentence(rng, lang, &topic, &all, &glue)).collect())
+        .map(|_| {
+            (0..3 + rng.below(3))
+                .map(|_| sentence(rng, lang, &topic, &all, &glue))
+                .collect()
+        })
         .collect();
-    Article { lang, title, paragraphs }
+    Article {
+        lang,
+        title,
+        paragraphs,
+    }
 }
 
 fn sites(rng: &mut Rng) -> Vec<Site> {
     let specs: [(&str, &str, Lang, bool); 6] = [
-        ("news.example.com", "Example Daily News", Lang::English, false),
+        (
+            "news.example.com",
+            "Example Daily News",
+            Lang::English,
+            false,
+        ),
         ("blog.example.org", "The Example Blog", Lang::English, false),
-        ("reviews.example.net", "Example Reviews", Lang::English, false),
+        (
+            "reviews.example.net",
+            "Example Reviews",
+            Lang::English,
+            false,
+        ),
         ("xinwen.example.cn", "示例新闻网", Lang::Chinese, false),
         ("keji.example.cn", "示例科技频道", Lang::Chinese, true),
         ("shenghuo.example.cn", "示例生活网", Lang::Chinese, false),
@@ -185,16 +220,32 @@ fn sites(rng: &mut Rng) -> Vec<Site> {
         .map(|&(host, name, lang, gbk)| {
             let (all, glue) = lists(lang);
             let topic: Vec<&'static str> = (0..30).map(|_| *rng.pick(&all)).collect();
-            let blurb = (0..4).map(|_| sentence(rng, lang, &topic, &all, &glue)).collect::<Vec<_>>().join(" ");
+            let blurb = (0..4)
+                .map(|_| sentence(rng, lang, &topic, &all, &glue))
+                .collect::<Vec<_>>()
+                .join(" ");
             let menu = (0..9).map(|_| rng.pick(&all).to_string()).collect();
             let popular = (0..8)
                 .map(|_| {
                     let ws: Vec<&str> = (0..4).map(|_| *rng.pick(&topic)).collect();
-                    if lang == Lang::English { ws.join(" ") } else { ws.concat() }
+                    if lang == Lang::English {
+                        ws.join(" ")
+                    } else {
+                        ws.concat()
+                    }
                 })
                 .collect();
             let semantic = !host.starts_with("blog") && !host.starts_with("shenghuo");
-            Site { host, name, lang, gbk, semantic, blurb, menu, popular }
+            Site {
+                host,
+                name,
+                lang,
+                gbk,
+                semantic,
+                blurb,
+                menu,
+                popular,
+            }
         })
         .collect()
 }
@@ -207,7 +258,12 @@ fn edit(rng: &mut Rng, a: &Article, e: Edit) -> Article {
                 let p = rng.below(a.paragraphs.len());
                 let s = rng.below(a.paragraphs[p].len());
                 let chars: Vec<char> = a.paragraphs[p][s].chars().collect();
-                let letters: Vec<usize> = chars.iter().enumerate().filter(|(_, c)| c.is_alphabetic()).map(|(i, _)| i).collect();
+                let letters: Vec<usize> = chars
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, c)| c.is_alphabetic())
+                    .map(|(i, _)| i)
+                    .collect();
                 if letters.is_empty() {
                     continue;
                 }
@@ -226,7 +282,8 @@ fn edit(rng: &mut Rng, a: &Article, e: Edit) -> Article {
                 Lang::Chinese => words::ADVERT_ZH,
             };
             let at = 1 + rng.below(a.paragraphs.len());
-            a.paragraphs.insert(at.min(a.paragraphs.len()), vec![ad.to_string()]);
+            a.paragraphs
+                .insert(at.min(a.paragraphs.len()), vec![ad.to_string()]);
         }
         Edit::SentenceRemoved => {
             let p = rng.below(a.paragraphs.len());
@@ -251,7 +308,10 @@ fn render(site: &Site, a: &Article, n: usize) -> Vec<u8> {
          <script>window.analytics={{site:\"{}\",page:{n}}};</script></head>\n<body>\n",
         a.title, site.name, site.host
     ));
-    h.push_str(&format!("<header><div class=\"logo\">{}</div></header>\n<nav><ul>", site.name));
+    h.push_str(&format!(
+        "<header><div class=\"logo\">{}</div></header>\n<nav><ul>",
+        site.name
+    ));
     for m in &site.menu {
         h.push_str(&format!("<li><a href=\"/{m}\">{m}</a></li>"));
     }
@@ -259,8 +319,15 @@ fn render(site: &Site, a: &Article, n: usize) -> Vec<u8> {
     for p in &site.popular {
         h.push_str(&format!("<li><a href=\"/p/{}\">{p}</a></li>", p.len()));
     }
-    let (open, close) = if site.semantic { ("<article>", "</article>") } else { ("<div class=\"post\">", "</div>") };
-    h.push_str(&format!("</ul><p>{}</p></div>\n{open}<h1>{}</h1>\n", site.blurb, a.title));
+    let (open, close) = if site.semantic {
+        ("<article>", "</article>")
+    } else {
+        ("<div class=\"post\">", "</div>")
+    };
+    h.push_str(&format!(
+        "</ul><p>{}</p></div>\n{open}<h1>{}</h1>\n",
+        site.blurb, a.title
+    ));
     for p in &a.paragraphs {
         let sep = if a.lang == Lang::English { " " } else { "" };
         h.push_str(&format!("<p>{}</p>\n", p.join(sep)));
@@ -288,7 +355,13 @@ struct WarcWriter {
 }
 
 impl WarcWriter {
-    fn record(&mut self, kind: &str, uri: Option<&str>, content_type: &str, block: &[u8]) -> io::Result<()> {
+    fn record(
+        &mut self,
+        kind: &str,
+        uri: Option<&str>,
+        content_type: &str,
+        block: &[u8],
+    ) -> io::Result<()> {
         self.n += 1;
         let mut head = format!(
             "WARC/1.0\r\nWARC-Type: {kind}\r\nWARC-Date: 2024-05-01T00:00:00Z\r\nWARC-Record-ID: <urn:uuid:00000000-0000-4000-8000-{:012x}>\r\n",
@@ -297,7 +370,10 @@ impl WarcWriter {
         if let Some(uri) = uri {
             head.push_str(&format!("WARC-Target-URI: {uri}\r\n"));
         }
-        head.push_str(&format!("Content-Type: {content_type}\r\nContent-Length: {}\r\n\r\n", block.len()));
+        head.push_str(&format!(
+            "Content-Type: {content_type}\r\nContent-Length: {}\r\n\r\n",
+            block.len()
+        ));
         let mut gz = GzEncoder::new(Vec::new(), Compression::fast());
         gz.write_all(head.as_bytes())?;
         gz.write_all(block)?;
@@ -305,10 +381,23 @@ impl WarcWriter {
         self.out.write_all(&gz.finish()?)
     }
 
-    fn response(&mut self, uri: &str, status: &str, content_type: &str, body: &[u8]) -> io::Result<()> {
-        let mut http = format!("HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nServer: demo\r\n\r\n").into_bytes();
+    fn response(
+        &mut self,
+        uri: &str,
+        status: &str,
+        content_type: &str,
+        body: &[u8],
+    ) -> io::Result<()> {
+        let mut http =
+            format!("HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nServer: demo\r\n\r\n")
+                .into_bytes();
         http.extend_from_slice(body);
-        self.record("response", Some(uri), "application/http; msgtype=response", &http)
+        self.record(
+            "response",
+            Some(uri),
+            "application/http; msgtype=response",
+            &http,
+        )
     }
 }
 
@@ -319,39 +408,91 @@ impl WarcWriter {
 pub fn generate(path: &Path, pages: usize, seed: u64) -> io::Result<Crawl> {
     let mut rng = Rng::new(seed);
     let sites = sites(&mut rng);
-    let mut w = WarcWriter { out: BufWriter::new(File::create(path)?), n: 0 };
-    w.record("warcinfo", None, "application/warc-fields", b"software: simhash-store demo\r\nformat: WARC File Format 1.0\r\n")?;
+    let mut w = WarcWriter {
+        out: BufWriter::new(File::create(path)?),
+        n: 0,
+    };
+    w.record(
+        "warcinfo",
+        None,
+        "application/warc-fields",
+        b"software: simhash-store demo\r\nformat: WARC File Format 1.0\r\n",
+    )?;
     let mut out = Vec::with_capacity(pages);
     let mut group = 0;
     while out.len() < pages {
         let s = rng.below(sites.len());
         let site = &sites[s];
         let original = article(&mut rng, site.lang);
-        let mut copies = vec![(s, None, original.clone(), format!("https://{}/{}/{group}.html", site.host, 2020 + group % 5))];
-        let variants = if rng.chance(0.3) { 1 + usize::from(rng.chance(0.3)) } else { 0 };
+        let mut copies = vec![(
+            s,
+            None,
+            original.clone(),
+            format!("https://{}/{}/{group}.html", site.host, 2020 + group % 5),
+        )];
+        let variants = if rng.chance(0.3) {
+            1 + usize::from(rng.chance(0.3))
+        } else {
+            0
+        };
         for v in 0..variants {
             let e = *rng.pick(&Edit::ALL);
             // Half the copies stay on the site, half go to another site of the same language.
-            let same_lang: Vec<usize> = (0..sites.len()).filter(|&i| sites[i].lang == site.lang && i != s).collect();
+            let same_lang: Vec<usize> = (0..sites.len())
+                .filter(|&i| sites[i].lang == site.lang && i != s)
+                .collect();
             let (to, url) = if rng.chance(0.5) {
-                (s, format!("https://{}/print/{group}-{v}.html?utm_source=feed", site.host))
+                (
+                    s,
+                    format!(
+                        "https://{}/print/{group}-{v}.html?utm_source=feed",
+                        site.host
+                    ),
+                )
             } else {
                 let to = *rng.pick(&same_lang);
-                (to, format!("https://{}/repost/{group}-{v}.html", sites[to].host))
+                (
+                    to,
+                    format!("https://{}/repost/{group}-{v}.html", sites[to].host),
+                )
             };
             copies.push((to, Some(e), edit(&mut rng, &original, e), url));
         }
         for (to, e, a, url) in copies {
             let target = &sites[to];
-            let content_type = if target.gbk { "text/html" } else { "text/html; charset=utf-8" };
+            let content_type = if target.gbk {
+                "text/html"
+            } else {
+                "text/html; charset=utf-8"
+            };
             w.response(&url, "200 OK", content_type, &render(target, &a, out.len()))?;
-            out.push(Page { url, group, edit: e, other_site: to != s });
+            out.push(Page {
+                url,
+                group,
+                edit: e,
+                other_site: to != s,
+            });
         }
         if group % 50 == 0 {
             let host = site.host;
-            w.record("request", Some(&format!("https://{host}/robots.txt")), "application/http; msgtype=request", b"GET /robots.txt HTTP/1.1\r\n\r\n")?;
-            w.response(&format!("https://{host}/robots.txt"), "200 OK", "text/plain", b"User-agent: *\nAllow: /\n")?;
-            w.response(&format!("https://{host}/old/{group}"), "301 Moved Permanently", "text/html", b"<a href=\"/\">moved</a>")?;
+            w.record(
+                "request",
+                Some(&format!("https://{host}/robots.txt")),
+                "application/http; msgtype=request",
+                b"GET /robots.txt HTTP/1.1\r\n\r\n",
+            )?;
+            w.response(
+                &format!("https://{host}/robots.txt"),
+                "200 OK",
+                "text/plain",
+                b"User-agent: *\nAllow: /\n",
+            )?;
+            w.response(
+                &format!("https://{host}/old/{group}"),
+                "301 Moved Permanently",
+                "text/html",
+                b"<a href=\"/\">moved</a>",
+            )?;
         }
         group += 1;
     }

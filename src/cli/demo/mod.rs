@@ -70,18 +70,32 @@ fn unordered(a: usize, b: usize) -> (usize, usize) {
 /// The temporary files or the store cannot be written.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let temp = tempfile::tempdir().context("cannot create a temporary directory")?;
-    let out_dir = args.out.clone().unwrap_or_else(|| temp.path().to_path_buf());
-    let store_dir = args.store.clone().unwrap_or_else(|| temp.path().join("store"));
+    let out_dir = args
+        .out
+        .clone()
+        .unwrap_or_else(|| temp.path().to_path_buf());
+    let store_dir = args
+        .store
+        .clone()
+        .unwrap_or_else(|| temp.path().join("store"));
     if store_dir.join("CURRENT").exists() {
-        anyhow::bail!("{} already holds a store: give the demo a new directory with --store", store_dir.display());
+        anyhow::bail!(
+            "{} already holds a store: give the demo a new directory with --store",
+            store_dir.display()
+        );
     }
     let warc = out_dir.join("demo-crawl.warc.gz");
 
     let t = Instant::now();
-    let crawl = generate::generate(&warc, args.pages, args.seed).with_context(|| format!("cannot write {}", warc.display()))?;
+    let crawl = generate::generate(&warc, args.pages, args.seed)
+        .with_context(|| format!("cannot write {}", warc.display()))?;
     let generate_time = t.elapsed();
     let planted = crawl.pages.iter().filter(|p| p.edit.is_some()).count();
-    let chinese = crawl.pages.iter().filter(|p| p.url.contains(".cn/")).count();
+    let chinese = crawl
+        .pages
+        .iter()
+        .filter(|p| p.url.contains(".cn/"))
+        .count();
     println!(
         "simhash-store demo: {} pages ({} Chinese, {} English) on 6 sites, {} of them planted near-duplicates",
         crawl.pages.len(),
@@ -97,7 +111,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     );
 
     let t = Instant::now();
-    let store = Store::open(&store_dir).with_context(|| format!("cannot create the store at {}", store_dir.display()))?;
+    let store = Store::open(&store_dir)
+        .with_context(|| format!("cannot create the store at {}", store_dir.display()))?;
     let input = InputArgs {
         inputs: vec![warc.clone()],
         format: None,
@@ -119,7 +134,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         tally.docs as f64 / load_time.as_secs_f64().max(1e-6),
         tally.bad_total(),
         tally.empty,
-        if args.keep_boilerplate { ", boilerplate kept" } else { ", boilerplate removed" }
+        if args.keep_boilerplate {
+            ", boilerplate kept"
+        } else {
+            ", boilerplate removed"
+        }
     );
 
     let t = Instant::now();
@@ -143,8 +162,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     );
 
     // Score: pairs of pages found within k against pairs of pages of one planted group.
-    let page_of: HashMap<&str, usize> = crawl.pages.iter().enumerate().map(|(i, p)| (p.url.as_str(), i)).collect();
-    let id_page: HashMap<u64, usize> = ids.iter().zip(&keys).filter_map(|(&id, k)| Some((id, *page_of.get(k.as_str())?))).collect();
+    let page_of: HashMap<&str, usize> = crawl
+        .pages
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (p.url.as_str(), i))
+        .collect();
+    let id_page: HashMap<u64, usize> = ids
+        .iter()
+        .zip(&keys)
+        .filter_map(|(&id, k)| Some((id, *page_of.get(k.as_str())?)))
+        .collect();
     let mut found: HashSet<(usize, usize)> = HashSet::new();
     for (&id, matches) in ids.iter().zip(&results) {
         let Some(&a) = id_page.get(&id) else { continue };
@@ -169,8 +197,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
     }
     let hits = found.intersection(&truth).count();
-    let precision = if found.is_empty() { 1.0 } else { hits as f64 / found.len() as f64 };
-    let recall = if truth.is_empty() { 1.0 } else { hits as f64 / truth.len() as f64 };
+    let precision = if found.is_empty() {
+        1.0
+    } else {
+        hits as f64 / found.len() as f64
+    };
+    let recall = if truth.is_empty() {
+        1.0
+    } else {
+        hits as f64 / truth.len() as f64
+    };
     println!(
         "found {} pairs within distance {}: {} planted, {} not planted",
         found.len(),
@@ -178,13 +214,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         hits,
         found.len() - hits
     );
-    println!("precision {precision:.3}  recall {recall:.3}  ({hits} of {} planted pairs found)", truth.len());
+    println!(
+        "precision {precision:.3}  recall {recall:.3}  ({hits} of {} planted pairs found)",
+        truth.len()
+    );
 
     // Recall of each edit: the pair (original, edited copy).
     let mut per_edit: BTreeMap<(Edit, bool), (usize, usize)> = BTreeMap::new();
     for (i, p) in crawl.pages.iter().enumerate() {
         let Some(e) = p.edit else { continue };
-        let Some(&original) = by_group.get(&p.group).and_then(|m| m.first()) else { continue };
+        let Some(&original) = by_group.get(&p.group).and_then(|m| m.first()) else {
+            continue;
+        };
         let entry = per_edit.entry((e, p.other_site)).or_default();
         entry.1 += 1;
         if found.contains(&unordered(original, i)) {
@@ -193,13 +234,26 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     println!("recall by edit (original and its copy):");
     for ((e, other), (hit, all)) in &per_edit {
-        let place = if *other { "on another site" } else { "on the same site" };
-        println!("  {:<26} {:<17} {:>5.3}  ({hit} of {all})", e.name(), place, *hit as f64 / (*all).max(1) as f64);
+        let place = if *other {
+            "on another site"
+        } else {
+            "on the same site"
+        };
+        println!(
+            "  {:<26} {:<17} {:>5.3}  ({hit} of {all})",
+            e.name(),
+            place,
+            *hit as f64 / (*all).max(1) as f64
+        );
     }
     println!(
         "total {:.2} s; the store is {}",
         (generate_time + load_time + query_time).as_secs_f64(),
-        if args.store.is_some() { format!("kept at {}", store_dir.display()) } else { "removed".into() }
+        if args.store.is_some() {
+            format!("kept at {}", store_dir.display())
+        } else {
+            "removed".into()
+        }
     );
     drop(store);
     Ok(ExitCode::SUCCESS)

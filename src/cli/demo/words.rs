@@ -42,7 +42,8 @@ pub const CHINESE: &str = "\
 房租 房贷 养老金 退休 保险 福利 健康 饮食 锻炼 睡眠 压力 习惯 早晨 傍晚 周末 日历 世纪 发展 改革 创新 技术 教育";
 
 /// English function words that join content words into sentences.
-pub const ENGLISH_GLUE: &str = "the a of and in on for with to from by at about after before under over near";
+pub const ENGLISH_GLUE: &str =
+    "the a of and in on for with to from by at about after before under over near";
 
 /// Chinese function words.
 pub const CHINESE_GLUE: &str = "的 了 在 和 与 对 把 被 从 向 为 是 有 也 都 就 又 还";
