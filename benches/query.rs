@@ -7,7 +7,7 @@
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
-use simhash_store::{Entry, Fingerprint, Store, Strategy};
+use simhash_store::{Fingerprint, Store, Strategy};
 
 struct SplitMix(u64);
 impl SplitMix {
@@ -32,17 +32,11 @@ fn bench(c: &mut Criterion) {
         .durability(simhash_store::Durability::NoWal)
         .open(dir.path())
         .expect("open");
-    for (chunk_no, chunk) in fps.chunks(50_000).enumerate() {
-        let base = (chunk_no * 50_000) as u64;
-        store
-            .insert_batch(
-                chunk
-                    .iter()
-                    .enumerate()
-                    .map(|(i, &fp)| Entry::new(base + i as u64, Fingerprint(fp))),
-            )
-            .expect("insert");
+    let mut loader = store.bulk_loader().expect("bulk loader");
+    for (id, &fp) in fps.iter().enumerate() {
+        loader.add(id as u64, Fingerprint(fp)).expect("add");
     }
+    loader.finish().expect("finish");
     store.flush().expect("flush");
     store.compact().expect("compact");
 
@@ -57,6 +51,8 @@ fn bench(c: &mut Criterion) {
             }
         })
         .collect();
+
+    report_cpu_time(&store, &fps, &queries);
 
     let mut group = c.benchmark_group(format!("query_{n}"));
     for k in [3u32, 6] {
@@ -89,6 +85,38 @@ fn bench(c: &mut Criterion) {
         })
     });
     group.finish();
+}
+
+/// CPU time this thread has run, from the kernel's scheduler statistics (ns). Less sensitive
+/// than wall time to other processes on a shared machine.
+fn thread_cpu_ns() -> Option<u64> {
+    let stat = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    stat.split_whitespace().next()?.parse().ok()
+}
+
+/// Mean thread CPU time per query over all queries, for the store (k = 3, 6) and for the
+/// in-memory brute force, printed before criterion's wall-clock measurements.
+fn report_cpu_time(store: &Store, fps: &[u64], queries: &[Fingerprint]) {
+    let per_query = |rounds: usize, f: &mut dyn FnMut(Fingerprint)| -> Option<f64> {
+        let start = thread_cpu_ns()?;
+        for _ in 0..rounds {
+            for &q in queries {
+                f(q);
+            }
+        }
+        Some((thread_cpu_ns()? - start) as f64 / (rounds * queries.len()) as f64 / 1000.0)
+    };
+    for k in [3u32, 6] {
+        let store_us = per_query(20, &mut |q| {
+            black_box(store.query(q, k).expect("query"));
+        });
+        let brute_us = per_query(2, &mut |q| {
+            black_box(fps.iter().filter(|&&fp| (fp ^ q.0).count_ones() <= k).count());
+        });
+        if let (Some(s), Some(b)) = (store_us, brute_us) {
+            println!("cpu time per query, n={}, k={k}: store {s:.2} us, in-memory brute force {b:.1} us, ratio {:.0}x", fps.len(), b / s);
+        }
+    }
 }
 
 criterion_group!(benches, bench);
