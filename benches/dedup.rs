@@ -15,12 +15,17 @@
 //! Options: `--n N` (default 1,000,000), `--k K` (3), `--runs R` (3; the median is reported),
 //! `--sample S` (documents queried for the per-document baseline, default min(N, 200,000);
 //! when S < N the baseline is extrapolated to N, and said so), `--sets random,skewed`,
-//! `--dir DIR` (keep the stores in DIR/<set>-<N> and reuse them in later runs).
+//! `--dir DIR` (keep the stores in DIR/<set>-<N> and reuse them in later runs), `--cache BYTES`
+//! (the store's block cache, default 1 GiB: at 10M, queries with the default 256 MiB miss the
+//! cache and are ten times slower, which would flatter the scan; the scan itself reads with
+//! `fill_cache(false)`).
+//!
+//! Stores are filled with the bulk loader (`Store::bulk_loader`) and compacted.
 
 use std::path::PathBuf;
 use std::time::Instant;
 
-use simhash_store::{Durability, Entry, Fingerprint, Store};
+use simhash_store::{Durability, Fingerprint, Store};
 
 struct SplitMix(u64);
 
@@ -45,6 +50,7 @@ struct Opts {
     sample: usize,
     sets: Vec<String>,
     dir: Option<PathBuf>,
+    cache: usize,
 }
 
 fn parse_args() -> Opts {
@@ -55,6 +61,7 @@ fn parse_args() -> Opts {
         sample: 0,
         sets: vec!["random".into(), "skewed".into()],
         dir: None,
+        cache: 1 << 30,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -66,6 +73,7 @@ fn parse_args() -> Opts {
             "--sample" => opts.sample = value().replace('_', "").parse().expect("--sample S"),
             "--sets" => opts.sets = value().split(',').map(str::to_owned).collect(),
             "--dir" => opts.dir = Some(PathBuf::from(value())),
+            "--cache" => opts.cache = value().replace('_', "").parse().expect("--cache BYTES"),
             // Flags cargo passes to every bench target.
             "--bench" => {}
             other => panic!("unknown argument {other}"),
@@ -96,24 +104,28 @@ fn fingerprints(set: &str, n: usize) -> Vec<u64> {
     fps
 }
 
-fn load(path: &std::path::Path, fps: &[u64]) -> Store {
+fn load(path: &std::path::Path, fps: &[u64], cache: usize) -> Store {
     let store = Store::builder()
         .durability(Durability::NoWal)
+        .block_cache_size(cache)
         .open(path)
         .expect("open the store");
     if store.len() == fps.len() as u64 {
         return store;
     }
     let start = Instant::now();
-    for (c, chunk) in fps.chunks(50_000).enumerate() {
-        let base = (c * 50_000) as u64;
-        store
-            .insert_batch(chunk.iter().enumerate().map(|(i, &fp)| Entry::new(base + i as u64, Fingerprint(fp))))
-            .expect("insert");
+    let mut loader = store.bulk_loader().expect("bulk loader");
+    for (id, &fp) in fps.iter().enumerate() {
+        loader.add(id as u64, Fingerprint(fp)).expect("add");
     }
-    store.flush().expect("flush");
+    loader.finish().expect("finish the load");
+    let loaded = start.elapsed().as_secs_f64();
     store.compact().expect("compact");
-    eprintln!("  loaded {} documents in {:.1} s", fps.len(), start.elapsed().as_secs_f64());
+    eprintln!(
+        "  bulk-loaded {} documents in {loaded:.1} s, compacted in {:.1} s",
+        fps.len(),
+        start.elapsed().as_secs_f64() - loaded
+    );
     store
 }
 
@@ -126,8 +138,13 @@ fn main() {
     let opts = parse_args();
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
     println!(
-        "dedup benchmark: N = {}, k = {}, {} runs (median), {} cores, baseline sample {}",
-        opts.n, opts.k, opts.runs, cores, opts.sample
+        "dedup benchmark: N = {}, k = {}, {} runs (median), {} cores, baseline sample {}, block cache {} MiB",
+        opts.n,
+        opts.k,
+        opts.runs,
+        cores,
+        opts.sample,
+        opts.cache >> 20
     );
     println!("| set | N | all pairs + clusters (s) | pairs | clusters | largest | one query per document (s) | ratio |");
     println!("|---|---|---|---|---|---|---|---|");
@@ -142,7 +159,7 @@ fn main() {
         };
         eprintln!("{set}: preparing {}", path.display());
         let fps = fingerprints(set, opts.n);
-        let store = load(&path, &fps);
+        let store = load(&path, &fps, opts.cache);
 
         let mut times = Vec::new();
         let mut found = None;
@@ -150,7 +167,11 @@ fn main() {
             let start = Instant::now();
             let (clusters, stats) = store.pairs(opts.k).clusters().expect("scan");
             let secs = start.elapsed().as_secs_f64();
-            eprintln!("  run {run}: {secs:.2} s, {} pairs, {} clusters", stats.pairs, clusters.len());
+            eprintln!(
+                "  run {run}: {secs:.2} s, {} pairs, {} clusters",
+                stats.pairs,
+                clusters.len()
+            );
             times.push(secs);
             let largest = clusters.iter().map(|c| c.members.len()).max().unwrap_or(0);
             found = Some((stats.pairs, clusters.len(), largest));
@@ -161,7 +182,11 @@ fn main() {
         // The baseline: one query per document (on all cores, as `query_batch` does), each
         // pair seen from both ends; on a sample of evenly spaced documents, extrapolated to N.
         let step = (opts.n / opts.sample.max(1)).max(1);
-        let sample: Vec<Fingerprint> = fps.iter().step_by(step).map(|&fp| Fingerprint(fp)).collect();
+        let sample: Vec<Fingerprint> = fps
+            .iter()
+            .step_by(step)
+            .map(|&fp| Fingerprint(fp))
+            .collect();
         let mut times = Vec::new();
         for run in 0..opts.runs {
             let start = Instant::now();
@@ -172,7 +197,11 @@ fn main() {
             times.push(secs);
         }
         let baseline = median(times);
-        let extrapolated = if sample.len() < opts.n { " (extrapolated)" } else { "" };
+        let extrapolated = if sample.len() < opts.n {
+            " (extrapolated)"
+        } else {
+            ""
+        };
         println!(
             "| {set} | {} | {dedup:.2} | {pairs} | {clusters} | {largest} | {baseline:.1}{extrapolated} | {:.1}x |",
             opts.n,

@@ -23,22 +23,41 @@ fn writes_pairs_clusters_drop_list_and_picture() -> Result<()> {
     };
     let out = dir.path().join("out");
     let output = Command::new(env!("CARGO_BIN_EXE_simhash-store"))
-        .args(["dedup", "-q", "-k", "3", "--format", "csv", "--representative", "longest", "--store"])
+        .args([
+            "dedup",
+            "-q",
+            "-k",
+            "3",
+            "--format",
+            "csv",
+            "--representative",
+            "longest",
+            "--store",
+        ])
         .arg(&store_dir)
         .arg("--out")
         .arg(&out)
         .output()
         .expect("run simhash-store");
     let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(output.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
-    assert!(stdout.contains(&format!("pairs within k = 3:  {want_pairs}")), "{stdout}");
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        stdout.contains(&format!("pairs within k = 3:  {want_pairs}")),
+        "{stdout}"
+    );
 
     let pairs = std::fs::read_to_string(out.join("pairs.csv")).expect("pairs.csv");
     assert_eq!(pairs.lines().count(), want_pairs + 1);
     let drop = std::fs::read_to_string(out.join("drop.csv")).expect("drop.csv");
     assert!(drop.starts_with("id,representative,key\n"));
-    let summary: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).expect("summary.json")).expect("json");
+    let summary: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(out.join("summary.json")).expect("summary.json"),
+    )
+    .expect("json");
     assert_eq!(summary["pairs"], want_pairs as u64);
     assert_eq!(summary["documents"], docs.len() as u64);
     assert_eq!(summary["dropped"], drop.lines().count() as u64 - 1);

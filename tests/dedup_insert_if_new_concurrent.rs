@@ -24,7 +24,8 @@ fn one_of_each_group_gets_in() -> Result<()> {
     let barrier = Arc::new(Barrier::new(THREADS));
     let handles: Vec<_> = (0..THREADS)
         .map(|t| {
-            let (store, barrier, centres) = (Arc::clone(&store), Arc::clone(&barrier), centres.clone());
+            let (store, barrier, centres) =
+                (Arc::clone(&store), Arc::clone(&barrier), centres.clone());
             std::thread::spawn(move || -> Result<Vec<(usize, u64, InsertOutcome)>> {
                 barrier.wait();
                 let mut outcomes = Vec::new();
@@ -70,16 +71,24 @@ fn updating_the_same_document_is_not_a_duplicate() -> Result<()> {
     let dir = tempfile::tempdir().expect("tempdir");
     let store = Store::open(dir.path())?;
     let fp = Fingerprint(0x0123_4567_89ab_cdef);
-    assert!(store.insert_if_new(Entry::new(1, fp).with_key("https://a.example/"), 3)?.is_inserted());
+    assert!(store
+        .insert_if_new(Entry::new(1, fp).with_key("https://a.example/"), 3)?
+        .is_inserted());
     // Same id, slightly changed page.
-    assert!(store.insert_if_new((1, Fingerprint(fp.0 ^ 1)), 3)?.is_inserted());
+    let changed = Entry::new(1, Fingerprint(fp.0 ^ 1)).with_key("https://a.example/");
+    assert!(store.insert_if_new(changed, 3)?.is_inserted());
     assert_eq!(store.get(1)?, Some(Fingerprint(fp.0 ^ 1)));
     // Same key under a new id: replaces document 1.
-    assert!(store.insert_if_new(Entry::new(2, fp).with_key("https://a.example/"), 3)?.is_inserted());
+    assert!(store
+        .insert_if_new(Entry::new(2, fp).with_key("https://a.example/"), 3)?
+        .is_inserted());
     assert_eq!((store.get(1)?, store.len()), (None, 1));
     // Another page that is a near-duplicate is kept out.
     let outcome = store.insert_if_new(Entry::new(3, fp).with_key("https://b.example/"), 3)?;
-    assert_eq!(outcome.matches().iter().map(|m| m.id).collect::<Vec<_>>(), [2]);
+    assert_eq!(
+        outcome.matches().iter().map(|m| m.id).collect::<Vec<_>>(),
+        [2]
+    );
     assert!(!outcome.is_inserted());
     Ok(())
 }
@@ -90,6 +99,9 @@ fn read_only_store_refuses() -> Result<()> {
     drop(Store::open(dir.path())?);
     let store = Store::builder().read_only(true).open(dir.path())?;
     let result = store.insert_if_new((1, Fingerprint(1)), 3);
-    assert!(matches!(result, Err(simhash_store::Error::ReadOnly { .. })), "{result:?}");
+    assert!(
+        matches!(result, Err(simhash_store::Error::ReadOnly { .. })),
+        "{result:?}"
+    );
     Ok(())
 }

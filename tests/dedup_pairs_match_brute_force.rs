@@ -14,7 +14,11 @@ use simhash_store::{Entry, Fingerprint, Pair, Result, Store};
 
 fn load(store: &Store, docs: &[(u64, u64)]) -> Result<()> {
     for chunk in docs.chunks(5_000) {
-        store.insert_batch(chunk.iter().map(|&(id, fp)| Entry::new(id, Fingerprint(fp))))?;
+        store.insert_batch(
+            chunk
+                .iter()
+                .map(|&(id, fp)| Entry::new(id, Fingerprint(fp))),
+        )?;
     }
     Ok(())
 }
@@ -67,7 +71,11 @@ fn check(store: &Store, docs: &[(u64, u64)], ks: &[u32], chunk: usize) -> Result
     for &k in ks {
         let want = brute_pairs(docs, k);
         let got = store.pairs(k).chunk_size(chunk).collect()?;
-        assert_eq!(got.len(), want.len(), "k={k} chunk={chunk}: number of pairs");
+        assert_eq!(
+            got.len(),
+            want.len(),
+            "k={k} chunk={chunk}: number of pairs"
+        );
         assert_eq!(got, want, "k={k} chunk={chunk}");
 
         let (clusters, stats) = store.pairs(k).chunk_size(chunk).clusters()?;
@@ -91,18 +99,22 @@ fn check(store: &Store, docs: &[(u64, u64)], ks: &[u32], chunk: usize) -> Result
 
 /// `planted` data plus `n` documents sharing block `family` with a random centre, some
 /// close to it: one crowded group in that family.
-fn with_shared_block(rng: &mut Rng, mut docs: Vec<(u64, u64)>, family: u32, n: usize) -> Vec<(u64, u64)> {
+fn with_shared_block(
+    rng: &mut Rng,
+    mut docs: Vec<(u64, u64)>,
+    family: u32,
+    n: usize,
+) -> Vec<(u64, u64)> {
     let centre = rng.next_u64();
     let mask = 0xffffu64 << (48 - 16 * family);
-    let mut id = docs.len() as u64;
-    for i in 0..n {
+    let first = docs.len() as u64;
+    for (id, i) in (first..).zip(0..n) {
         let fp = if i % 2 == 0 {
             rng.flip(centre, (i % 9) as u32)
         } else {
             rng.next_u64()
         };
         docs.push((id, (centre & mask) | (fp & !mask)));
-        id += 1;
     }
     docs
 }
@@ -145,7 +157,9 @@ fn crowded_group_takes_the_join() -> Result<()> {
 /// callback stops the scan early on another run.
 #[test]
 fn identical_fingerprints_and_early_stop() -> Result<()> {
-    let docs: Vec<(u64, u64)> = (0..200u64).map(|id| (id * 3, 0xdead_beef_0000_0001)).collect();
+    let docs: Vec<(u64, u64)> = (0..200u64)
+        .map(|id| (id * 3, 0xdead_beef_0000_0001))
+        .collect();
     let dir = tempfile::tempdir().expect("tempdir");
     let store = Store::open(dir.path())?;
     load(&store, &docs)?;
@@ -160,7 +174,10 @@ fn identical_fingerprints_and_early_stop() -> Result<()> {
             Ok(())
         }
     });
-    assert!(matches!(result, Err(simhash_store::Error::InvalidArgument(ref m)) if m == "stop"), "{result:?}");
+    assert!(
+        matches!(result, Err(simhash_store::Error::InvalidArgument(ref m)) if m == "stop"),
+        "{result:?}"
+    );
     assert_eq!(seen, 10);
     Ok(())
 }
@@ -173,6 +190,9 @@ fn empty_store_and_bad_chunk_size() -> Result<()> {
     let (clusters, stats) = store.pairs(8).clusters()?;
     assert!(clusters.is_empty());
     assert_eq!(stats.per_distance, vec![0; 9]);
-    assert!(matches!(store.pairs(3).chunk_size(0).collect(), Err(simhash_store::Error::InvalidArgument(_))));
+    assert!(matches!(
+        store.pairs(3).chunk_size(0).collect(),
+        Err(simhash_store::Error::InvalidArgument(_))
+    ));
     Ok(())
 }

@@ -3,7 +3,9 @@
 
 use std::time::Duration;
 
-use simhash_store::{ClusterBuilder, DedupWriter, Entry, Fingerprint, OutputFormat, Representative, Result, Store};
+use simhash_store::{
+    ClusterBuilder, DedupWriter, Entry, Fingerprint, OutputFormat, Representative, Result, Store,
+};
 
 /// Cluster A = {5, 7, 9} (9 loaded first, 7 longest), cluster B = {2, 4} (4 has no length),
 /// and a lone document 100.
@@ -12,8 +14,12 @@ fn store(dir: &std::path::Path) -> Result<Store> {
     let a = 0x1111_2222_3333_4444u64;
     let b = 0x9999_8888_7777_6666u64;
     let docs = [
-        Entry::new(9, Fingerprint(a)).with_text_len(100).with_key("https://a.example/9"),
-        Entry::new(5, Fingerprint(a ^ 0b1)).with_text_len(100).with_key("https://a.example/5,\"x\""),
+        Entry::new(9, Fingerprint(a))
+            .with_text_len(100)
+            .with_key("https://a.example/9"),
+        Entry::new(5, Fingerprint(a ^ 0b1))
+            .with_text_len(100)
+            .with_key("https://a.example/5,\"x\""),
         Entry::new(7, Fingerprint(a ^ 0b11)).with_text_len(900),
         Entry::new(4, Fingerprint(b)),
         Entry::new(2, Fingerprint(b ^ (1 << 40))).with_text_len(10),
@@ -37,9 +43,18 @@ fn representatives(store: &Store, rule: Representative) -> Result<Vec<(u64, u64)
 fn each_rule_picks_its_representative() -> Result<()> {
     let dir = tempfile::tempdir().expect("tempdir");
     let store = store(dir.path())?;
-    assert_eq!(representatives(&store, Representative::LowestId)?, [(2, 2), (5, 5)]);
-    assert_eq!(representatives(&store, Representative::Longest)?, [(2, 2), (5, 7)]);
-    assert_eq!(representatives(&store, Representative::FirstLoaded)?, [(2, 4), (5, 9)]);
+    assert_eq!(
+        representatives(&store, Representative::LowestId)?,
+        [(2, 2), (5, 5)]
+    );
+    assert_eq!(
+        representatives(&store, Representative::Longest)?,
+        [(2, 2), (5, 7)]
+    );
+    assert_eq!(
+        representatives(&store, Representative::FirstLoaded)?,
+        [(2, 4), (5, 9)]
+    );
     Ok(())
 }
 

@@ -82,8 +82,10 @@ fn progress_bar(quiet: bool) -> ProgressBar {
     } else {
         ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::stderr())
     };
-    let style = ProgressStyle::with_template("{spinner} scanning {bar:30} {percent}% of {human_len} keys, {msg} [{elapsed}, eta {eta}]")
-        .unwrap_or_else(|_| ProgressStyle::default_bar());
+    let style = ProgressStyle::with_template(
+        "{spinner} scanning {bar:30} {percent}% of {human_len} keys, {msg} [{elapsed}, eta {eta}]",
+    )
+    .unwrap_or_else(|_| ProgressStyle::default_bar());
     bar.set_style(style);
     bar.enable_steady_tick(Duration::from_millis(200));
     bar
@@ -128,13 +130,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     std::fs::write(&svg, summary.to_svg()).with_context(|| format!("writing {}", svg.display()))?;
     let json_path = args.out.join("summary.json");
     let json = serde_json::to_string_pretty(&summary)?;
-    std::fs::write(&json_path, format!("{json}\n")).with_context(|| format!("writing {}", json_path.display()))?;
+    std::fs::write(&json_path, format!("{json}\n"))
+        .with_context(|| format!("writing {}", json_path.display()))?;
 
     if args.json {
         println!("{json}");
     } else {
         println!("{summary}");
-        println!("time:                {:.1} s", start.elapsed().as_secs_f64());
+        println!(
+            "time:                {:.1} s",
+            start.elapsed().as_secs_f64()
+        );
         println!("written:");
         for path in files.iter().chain([&json_path, &svg]) {
             println!("  {}", path.display());

@@ -56,7 +56,7 @@ impl Store {
     /// let outcome = store.insert_if_new((2, Fingerprint(0xff01)), 3)?;
     /// assert_eq!(outcome.matches().iter().map(|m| m.id).collect::<Vec<_>>(), [1]);
     /// assert_eq!(store.get(2)?, None);
-    /// # Ok::<_, simhash_store::Error>(())
+    /// # Ok::<_, Box<dyn std::error::Error>>(())
     /// ```
     ///
     /// # Errors
@@ -92,7 +92,7 @@ impl Store {
     /// assert!(first.is_inserted());
     /// let (_, copy) = store.insert_text_if_new(2, Some("https://b.example/1"), page, 3)?;
     /// assert_eq!(copy.matches()[0].key.as_deref(), Some("https://a.example/1"));
-    /// # Ok::<_, simhash_store::Error>(())
+    /// # Ok::<_, Box<dyn std::error::Error>>(())
     /// ```
     ///
     /// # Errors

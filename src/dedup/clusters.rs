@@ -121,7 +121,11 @@ impl ClusterBuilder {
     pub fn finish(mut self) -> Clusters {
         let n = self.ids.len();
         let roots: Vec<usize> = (0..n).map(|x| self.find(x)).collect();
-        let mut order: Vec<(usize, u64)> = roots.iter().zip(&self.ids).map(|(&r, &id)| (r, id)).collect();
+        let mut order: Vec<(usize, u64)> = roots
+            .iter()
+            .zip(&self.ids)
+            .map(|(&r, &id)| (r, id))
+            .collect();
         order.sort_unstable();
         let mut clusters: Vec<Cluster> = order
             .chunk_by(|x, y| x.0 == y.0)
@@ -199,8 +203,13 @@ impl Clusters {
 
     /// The cluster holding document `id`, if it has a near-duplicate.
     pub fn cluster_of(&self, id: u64) -> Option<&Cluster> {
-        let at = self.member_index.binary_search_by_key(&id, |&(m, _)| m).ok()?;
-        self.member_index.get(at).and_then(|&(_, c)| self.clusters.get(c))
+        let at = self
+            .member_index
+            .binary_search_by_key(&id, |&(m, _)| m)
+            .ok()?;
+        self.member_index
+            .get(at)
+            .and_then(|&(_, c)| self.clusters.get(c))
     }
 
     /// Every member that is not its cluster's representative, sorted: the documents to drop.
@@ -208,7 +217,12 @@ impl Clusters {
         let mut ids: Vec<u64> = self
             .clusters
             .iter()
-            .flat_map(|c| c.members.iter().copied().filter(move |&m| m != c.representative))
+            .flat_map(|c| {
+                c.members
+                    .iter()
+                    .copied()
+                    .filter(move |&m| m != c.representative)
+            })
             .collect();
         ids.sort_unstable();
         ids
@@ -242,11 +256,12 @@ impl Clusters {
         for cluster in &mut self.clusters {
             let best = match rule {
                 Representative::LowestId => cluster.members.first().copied(),
-                Representative::Longest => cluster
-                    .members
-                    .iter()
-                    .copied()
-                    .max_by_key(|id| (docs.get(id).and_then(|d| d.text_len).unwrap_or(0), std::cmp::Reverse(*id))),
+                Representative::Longest => cluster.members.iter().copied().max_by_key(|id| {
+                    (
+                        docs.get(id).and_then(|d| d.text_len).unwrap_or(0),
+                        std::cmp::Reverse(*id),
+                    )
+                }),
                 Representative::FirstLoaded => cluster
                     .members
                     .iter()
@@ -255,7 +270,10 @@ impl Clusters {
             };
             cluster.representative = best.unwrap_or(cluster.id);
         }
-        self.keys = docs.into_iter().filter_map(|(id, d)| Some((id, d.key?))).collect();
+        self.keys = docs
+            .into_iter()
+            .filter_map(|(id, d)| Some((id, d.key?)))
+            .collect();
         Ok(())
     }
 
@@ -263,7 +281,10 @@ impl Clusters {
     pub fn size_distribution(&self) -> Vec<(usize, u64)> {
         let mut sizes: Vec<usize> = self.clusters.iter().map(|c| c.members.len()).collect();
         sizes.sort_unstable();
-        sizes.chunk_by(|a, b| a == b).map(|run| (run[0], run.len() as u64)).collect()
+        sizes
+            .chunk_by(|a, b| a == b)
+            .map(|run| (run[0], run.len() as u64))
+            .collect()
     }
 }
 
@@ -290,7 +311,10 @@ mod tests {
         assert_eq!(c.len(), 2);
         assert_eq!(c.documents(), 6);
         assert_eq!(c.cluster_of(100).map(|c| c.id), Some(5));
-        assert_eq!(c.cluster_of(3).map(|c| c.members.clone()), Some(vec![1, 2, 3]));
+        assert_eq!(
+            c.cluster_of(3).map(|c| c.members.clone()),
+            Some(vec![1, 2, 3])
+        );
         assert_eq!(c.cluster_of(4), None);
         assert_eq!(c.drop_ids(), [2, 3, 9, 100]);
         assert_eq!(c.size_distribution(), [(3, 2)]);
@@ -301,7 +325,10 @@ mod tests {
         for name in Representative::NAMES {
             assert_eq!(name.parse::<Representative>().unwrap().to_string(), name);
         }
-        assert!(matches!("biggest".parse::<Representative>(), Err(Error::InvalidArgument(_))));
+        assert!(matches!(
+            "biggest".parse::<Representative>(),
+            Err(Error::InvalidArgument(_))
+        ));
     }
 
     #[test]

@@ -58,7 +58,11 @@ impl Kernel {
             let mut at = 0usize;
             for t in 0..subs {
                 let width = (base + u32::from(t < extra)) as usize;
-                masks.push(positions[at..at + width].iter().fold(0u64, |m, b| m | (1u64 << b)));
+                masks.push(
+                    positions[at..at + width]
+                        .iter()
+                        .fold(0u64, |m, b| m | (1u64 << b)),
+                );
                 at += width;
             }
             masks
@@ -88,7 +92,12 @@ impl Kernel {
     }
 
     #[inline]
-    fn check<F: FnMut(Pair) -> ControlFlow<()>>(&self, x: Doc, y: Doc, emit: &mut F) -> ControlFlow<()> {
+    fn check<F: FnMut(Pair) -> ControlFlow<()>>(
+        &self,
+        x: Doc,
+        y: Doc,
+        emit: &mut F,
+    ) -> ControlFlow<()> {
         let d = (x.0 ^ y.0).count_ones();
         if d <= self.k && self.reports(x.0, y.0) {
             emit(Pair::new(x.1, y.1, d))?;
@@ -108,10 +117,25 @@ impl Kernel {
     }
 
     /// Every reported pair within `a`. Stops when `emit` breaks.
-    pub(crate) fn self_pairs<F: FnMut(Pair) -> ControlFlow<()>>(&self, a: &[Doc], emit: &mut F) -> ControlFlow<()> {
+    pub(crate) fn self_pairs<F: FnMut(Pair) -> ControlFlow<()>>(
+        &self,
+        a: &[Doc],
+        emit: &mut F,
+    ) -> ControlFlow<()> {
         if self.use_join(a.len().saturating_mul(a.len()) / 2) {
             return self.self_join(a, emit);
         }
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("popcnt") {
+            // SAFETY: the CPU has the `popcnt` instruction, checked just above.
+            return unsafe { self.nested_self_popcnt(a, emit) };
+        }
+        self.nested_self(a, emit)
+    }
+
+    /// The all-against-all loop within one chunk: the hot loop of the whole scan.
+    #[inline(always)]
+    fn nested_self<F: FnMut(Pair) -> ControlFlow<()>>(&self, a: &[Doc], emit: &mut F) -> ControlFlow<()> {
         for (p, &x) in a.iter().enumerate() {
             for &y in &a[p + 1..] {
                 if (x.0 ^ y.0).count_ones() <= self.k {
@@ -120,6 +144,38 @@ impl Kernel {
             }
         }
         ControlFlow::Continue(())
+    }
+
+    /// [`Kernel::nested_self`] compiled with the `popcnt` instruction (the default x86-64
+    /// target lacks it, and `count_ones` then costs a dozen instructions).
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "popcnt")]
+    fn nested_self_popcnt<F: FnMut(Pair) -> ControlFlow<()>>(&self, a: &[Doc], emit: &mut F) -> ControlFlow<()> {
+        self.nested_self(a, emit)
+    }
+
+    #[inline(always)]
+    fn nested_cross<F: FnMut(Pair) -> ControlFlow<()>>(&self, a: &[Doc], b: &[Doc], emit: &mut F) -> ControlFlow<()> {
+        for &x in a {
+            for &y in b {
+                if (x.0 ^ y.0).count_ones() <= self.k {
+                    self.check(x, y, emit)?;
+                }
+            }
+        }
+        ControlFlow::Continue(())
+    }
+
+    /// [`Kernel::nested_cross`] compiled with the `popcnt` instruction.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "popcnt")]
+    fn nested_cross_popcnt<F: FnMut(Pair) -> ControlFlow<()>>(
+        &self,
+        a: &[Doc],
+        b: &[Doc],
+        emit: &mut F,
+    ) -> ControlFlow<()> {
+        self.nested_cross(a, b, emit)
     }
 
     /// Every reported pair with one document in `a` and the other in `b`.
@@ -132,14 +188,12 @@ impl Kernel {
         if self.use_join(a.len().saturating_mul(b.len())) {
             return self.cross_join(a, b, emit);
         }
-        for &x in a {
-            for &y in b {
-                if (x.0 ^ y.0).count_ones() <= self.k {
-                    self.check(x, y, emit)?;
-                }
-            }
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("popcnt") {
+            // SAFETY: the CPU has the `popcnt` instruction, checked just above.
+            return unsafe { self.nested_cross_popcnt(a, b, emit) };
         }
-        ControlFlow::Continue(())
+        self.nested_cross(a, b, emit)
     }
 
     fn keyed(docs: &[Doc], mask: u64, out: &mut Vec<(u64, u32)>) {
@@ -148,7 +202,11 @@ impl Kernel {
         out.sort_unstable();
     }
 
-    fn self_join<F: FnMut(Pair) -> ControlFlow<()>>(&self, a: &[Doc], emit: &mut F) -> ControlFlow<()> {
+    fn self_join<F: FnMut(Pair) -> ControlFlow<()>>(
+        &self,
+        a: &[Doc],
+        emit: &mut F,
+    ) -> ControlFlow<()> {
         let mut keyed = Vec::with_capacity(a.len());
         for (t, &mask) in self.sub_masks.iter().enumerate() {
             Kernel::keyed(a, mask, &mut keyed);
@@ -167,7 +225,12 @@ impl Kernel {
         ControlFlow::Continue(())
     }
 
-    fn cross_join<F: FnMut(Pair) -> ControlFlow<()>>(&self, a: &[Doc], b: &[Doc], emit: &mut F) -> ControlFlow<()> {
+    fn cross_join<F: FnMut(Pair) -> ControlFlow<()>>(
+        &self,
+        a: &[Doc],
+        b: &[Doc],
+        emit: &mut F,
+    ) -> ControlFlow<()> {
         let mut ka = Vec::with_capacity(a.len());
         let mut kb = Vec::with_capacity(b.len());
         for (t, &mask) in self.sub_masks.iter().enumerate() {
@@ -232,7 +295,10 @@ mod tests {
             ControlFlow::Continue(())
         };
         // The nested loop, whatever the sizes.
-        let nested = Kernel { join_min: usize::MAX, ..kernel.clone() };
+        let nested = Kernel {
+            join_min: usize::MAX,
+            ..kernel.clone()
+        };
         let _ = match b {
             None => nested.self_pairs(a, &mut push),
             Some(b) => nested.cross_pairs(a, b, &mut push),
@@ -260,6 +326,8 @@ mod tests {
     #[test]
     fn join_equals_nested_loop() {
         for k in [0, 1, 3, 4, 7, 8, 11] {
+            // Pairs found over all families (each family only reports some of them).
+            let mut found = 0;
             for family in 0..BLOCKS {
                 let a = group(k as u64 * 10 + family as u64, 400, family);
                 let b = group(k as u64 * 10 + family as u64 + 100, 300, family);
@@ -278,10 +346,14 @@ mod tests {
                     };
                     got.sort_unstable();
                     let want = reference(&kernel, &a, other);
-                    assert!(!want.is_empty() || k == 0);
+                    found += want.len();
                     assert_eq!(got, want, "k={k} family={family} cross={}", other.is_some());
                 }
             }
+            assert!(
+                found >= 20,
+                "k={k}: only {found} pairs, the test data has too few"
+            );
         }
     }
 
@@ -298,7 +370,17 @@ mod tests {
                 ControlFlow::Continue(())
             });
         }
-        assert_eq!(found, [(0, Pair { a: 1, b: 2, distance: 2 })]);
+        assert_eq!(
+            found,
+            [(
+                0,
+                Pair {
+                    a: 1,
+                    b: 2,
+                    distance: 2
+                }
+            )]
+        );
     }
 
     #[test]

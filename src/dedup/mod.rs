@@ -37,7 +37,9 @@ pub use summary::DedupSummary;
 use crate::store::Store;
 
 /// Two documents within the scanned distance of each other: `a < b`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub struct Pair {
     /// The smaller document id.
     pub a: u64,
@@ -52,9 +54,17 @@ impl Pair {
     #[inline]
     pub fn new(x: u64, y: u64, distance: u32) -> Pair {
         if x <= y {
-            Pair { a: x, b: y, distance }
+            Pair {
+                a: x,
+                b: y,
+                distance,
+            }
         } else {
-            Pair { a: y, b: x, distance }
+            Pair {
+                a: y,
+                b: x,
+                distance,
+            }
         }
     }
 }

@@ -55,7 +55,9 @@ impl FromStr for OutputFormat {
         match s {
             "jsonl" => Ok(OutputFormat::Jsonl),
             "csv" => Ok(OutputFormat::Csv),
-            _ => Err(Error::InvalidArgument(format!("unknown output format `{s}`: expected jsonl or csv"))),
+            _ => Err(Error::InvalidArgument(format!(
+                "unknown output format `{s}`: expected jsonl or csv"
+            ))),
         }
     }
 }
@@ -188,7 +190,9 @@ impl DedupWriter {
     pub fn write_pair(&mut self, pair: Pair) -> Result<()> {
         match self.format {
             OutputFormat::Jsonl => self.pairs.json(&pair),
-            OutputFormat::Csv => self.pairs.line(format_args!("{},{},{}", pair.a, pair.b, pair.distance)),
+            OutputFormat::Csv => self
+                .pairs
+                .line(format_args!("{},{},{}", pair.a, pair.b, pair.distance)),
         }
     }
 
@@ -243,7 +247,12 @@ impl DedupWriter {
                 key: clusters.key(id),
             };
             if csv {
-                out.line(format_args!("{},{},{}", row.id, row.representative, csv_field(row.key.unwrap_or(""))))?;
+                out.line(format_args!(
+                    "{},{},{}",
+                    row.id,
+                    row.representative,
+                    csv_field(row.key.unwrap_or(""))
+                ))?;
             } else {
                 out.json(&row)?;
             }
@@ -267,8 +276,14 @@ mod tests {
 
     #[test]
     fn formats_parse() {
-        assert_eq!("jsonl".parse::<OutputFormat>().unwrap(), OutputFormat::Jsonl);
+        assert_eq!(
+            "jsonl".parse::<OutputFormat>().unwrap(),
+            OutputFormat::Jsonl
+        );
         assert_eq!("csv".parse::<OutputFormat>().unwrap(), OutputFormat::Csv);
-        assert!(matches!("tsv".parse::<OutputFormat>(), Err(Error::InvalidArgument(_))));
+        assert!(matches!(
+            "tsv".parse::<OutputFormat>(),
+            Err(Error::InvalidArgument(_))
+        ));
     }
 }

@@ -174,7 +174,12 @@ impl Sink<'_> {
     }
 
     fn send_progress(&mut self) {
-        if self.scanned > 0 && self.tx.send(Msg::Scanned(std::mem::take(&mut self.scanned))).is_err() {
+        if self.scanned > 0
+            && self
+                .tx
+                .send(Msg::Scanned(std::mem::take(&mut self.scanned)))
+                .is_err()
+        {
             self.stopped = true;
         }
     }
@@ -208,7 +213,13 @@ impl Ctx<'_> {
     /// Reads documents of group `value` (block `family` equal to `value`) from `it` into
     /// `buf` until it holds `self.chunk`. Returns whether `it` still points at a key of the
     /// group.
-    fn read_chunk(&self, it: &mut RawIter<'_>, family: usize, value: u16, buf: &mut Vec<Doc>) -> Result<bool> {
+    fn read_chunk(
+        &self,
+        it: &mut RawIter<'_>,
+        family: usize,
+        value: u16,
+        buf: &mut Vec<Doc>,
+    ) -> Result<bool> {
         let name = BLOCK_FAMILIES[family];
         while let Some(key) = it.key() {
             let (fp, id) = keys::decode_block_key(family, key).ok_or_else(|| bad_key(name, key))?;
@@ -221,7 +232,8 @@ impl Ctx<'_> {
             buf.push((fp.0, id));
             it.next();
         }
-        it.status().map_err(|e| self.store.rocks_err("scan", Some(name), e))?;
+        it.status()
+            .map_err(|e| self.store.rocks_err("scan", Some(name), e))?;
         Ok(false)
     }
 
@@ -299,8 +311,10 @@ impl Ctx<'_> {
                 }
             }
         }
-        it.status()
-            .map_err(|e| self.store.rocks_err("scan", Some(BLOCK_FAMILIES[family]), e))?;
+        it.status().map_err(|e| {
+            self.store
+                .rocks_err("scan", Some(BLOCK_FAMILIES[family]), e)
+        })?;
         sink.flush()
     }
 }
@@ -350,7 +364,9 @@ impl<'a> PairScan<'a> {
             store,
             snapshot: store.db.snapshot(),
             kernels: (0..BLOCKS).map(|i| Kernel::new(k, i)).collect(),
-            neighbours: (1..=u16::MAX).filter(|m| m.count_ones() <= radius).collect(),
+            neighbours: (1..=u16::MAX)
+                .filter(|m| m.count_ones() <= radius)
+                .collect(),
             chunk: self.chunk,
             cancel: AtomicBool::new(false),
         };
@@ -469,7 +485,7 @@ impl Store {
     /// let (clusters, stats) = store.pairs(3).clusters()?;
     /// assert_eq!((clusters.len(), stats.pairs), (1, 1));
     /// assert_eq!(clusters.drop_ids(), [2]);
-    /// # Ok::<_, simhash_store::Error>(())
+    /// # Ok::<_, Box<dyn std::error::Error>>(())
     /// ```
     pub fn pairs(&self, k: u32) -> PairScan<'_> {
         PairScan {

@@ -81,8 +81,22 @@ impl DedupSummary {
             clusters = self.clusters,
             dropped = self.dropped,
         );
-        bar_chart(&mut svg, 0.0, 40.0, "pairs per Hamming distance", "distance", &distances);
-        bar_chart(&mut svg, PANEL_W, 40.0, "clusters per size", "documents in the cluster", &sizes);
+        bar_chart(
+            &mut svg,
+            0.0,
+            40.0,
+            "pairs per Hamming distance",
+            "distance",
+            &distances,
+        );
+        bar_chart(
+            &mut svg,
+            PANEL_W,
+            40.0,
+            "clusters per size",
+            "documents in the cluster",
+            &sizes,
+        );
         svg.push_str("</svg>\n");
         svg
     }
@@ -107,17 +121,35 @@ fn size_bars(sizes: &[(usize, u64)]) -> Vec<(String, u64)> {
         }
     }
     bars.into_iter()
-        .map(|(lo, hi, n)| (if lo == hi { lo.to_string() } else { format!("{lo}-{hi}") }, n))
+        .map(|(lo, hi, n)| {
+            (
+                if lo == hi {
+                    lo.to_string()
+                } else {
+                    format!("{lo}-{hi}")
+                },
+                n,
+            )
+        })
         .collect()
 }
 
 /// Escapes text for SVG.
 fn esc(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
 }
 
 /// One bar chart with a log10 count axis in the panel at (`x0`, `y0`).
-fn bar_chart(svg: &mut String, x0: f64, y0: f64, title: &str, x_label: &str, bars: &[(String, u64)]) {
+fn bar_chart(
+    svg: &mut String,
+    x0: f64,
+    y0: f64,
+    title: &str,
+    x_label: &str,
+    bars: &[(String, u64)],
+) {
     let (left, right, top, bottom) = (60.0, 20.0, 30.0, 60.0);
     let plot_w = PANEL_W - left - right;
     let plot_h = PANEL_H - top - bottom;
@@ -212,8 +244,20 @@ impl fmt::Display for DedupSummary {
         writeln!(f, "clusters:            {}", self.clusters)?;
         writeln!(f, "clustered documents: {}", self.clustered_documents)?;
         writeln!(f, "documents to drop:   {}", self.dropped)?;
-        let largest: Vec<String> = self.largest_clusters.iter().map(ToString::to_string).collect();
-        write!(f, "largest clusters:    {}", if largest.is_empty() { "-".to_owned() } else { largest.join(", ") })
+        let largest: Vec<String> = self
+            .largest_clusters
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        write!(
+            f,
+            "largest clusters:    {}",
+            if largest.is_empty() {
+                "-".to_owned()
+            } else {
+                largest.join(", ")
+            }
+        )
     }
 }
 
