@@ -111,7 +111,11 @@ fn report_cpu_time(store: &Store, fps: &[u64], queries: &[Fingerprint]) {
             black_box(store.query(q, k).expect("query"));
         });
         let brute_us = per_query(2, &mut |q| {
-            black_box(fps.iter().filter(|&&fp| (fp ^ q.0).count_ones() <= k).count());
+            black_box(
+                fps.iter()
+                    .filter(|&&fp| (fp ^ q.0).count_ones() <= k)
+                    .count(),
+            );
         });
         if let (Some(s), Some(b)) = (store_us, brute_us) {
             println!("cpu time per query, n={}, k={k}: store {s:.2} us, in-memory brute force {b:.1} us, ratio {:.0}x", fps.len(), b / s);

@@ -6,8 +6,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
 use rocksdb::{
-    BlockBasedOptions, Cache, ColumnFamily, ColumnFamilyDescriptor, DBCompressionType, Options,
-    WriteBatch, WriteOptions, DB,
+    BlockBasedIndexType, BlockBasedOptions, Cache, ColumnFamily, ColumnFamilyDescriptor,
+    DBCompressionType, Options, WriteBatch, WriteOptions, DB,
 };
 
 use crate::codec::{self, Document};
@@ -54,12 +54,20 @@ impl std::fmt::Debug for Store {
 pub(crate) fn column_family_options(name: &str, cache: &Cache) -> Options {
     let mut table = BlockBasedOptions::default();
     table.set_block_cache(cache);
+    // Index and filter blocks live in the block cache (memory stays bounded at billions of
+    // documents), at high priority, with the top level of partitioned ones pinned.
     table.set_cache_index_and_filter_blocks(true);
+    table.set_cache_index_and_filter_blocks_with_high_priority(true);
     table.set_pin_l0_filter_and_index_blocks_in_cache(true);
+    table.set_pin_top_level_index_and_filter(true);
     table.set_format_version(6);
     if name == DOCS_FAMILY || name == KEYS_FAMILY {
         // Point lookups by id and by key: a Bloom filter spares a disk read for absent ones.
+        // Partitioned, so a lookup reads one small filter partition, not a filter block of
+        // megabytes that a small cache would evict and re-read for every query.
         table.set_bloom_filter(10.0, false);
+        table.set_index_type(BlockBasedIndexType::TwoLevelIndexSearch);
+        table.set_partition_filters(true);
     }
     // Block families are only range-scanned by a 2-byte prefix that nearly always exists,
     // so a filter would cost space and buy nothing.

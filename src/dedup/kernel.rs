@@ -135,7 +135,11 @@ impl Kernel {
 
     /// The all-against-all loop within one chunk: the hot loop of the whole scan.
     #[inline(always)]
-    fn nested_self<F: FnMut(Pair) -> ControlFlow<()>>(&self, a: &[Doc], emit: &mut F) -> ControlFlow<()> {
+    fn nested_self<F: FnMut(Pair) -> ControlFlow<()>>(
+        &self,
+        a: &[Doc],
+        emit: &mut F,
+    ) -> ControlFlow<()> {
         for (p, &x) in a.iter().enumerate() {
             for &y in &a[p + 1..] {
                 if (x.0 ^ y.0).count_ones() <= self.k {
@@ -150,12 +154,21 @@ impl Kernel {
     /// target lacks it, and `count_ones` then costs a dozen instructions).
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "popcnt")]
-    fn nested_self_popcnt<F: FnMut(Pair) -> ControlFlow<()>>(&self, a: &[Doc], emit: &mut F) -> ControlFlow<()> {
+    fn nested_self_popcnt<F: FnMut(Pair) -> ControlFlow<()>>(
+        &self,
+        a: &[Doc],
+        emit: &mut F,
+    ) -> ControlFlow<()> {
         self.nested_self(a, emit)
     }
 
     #[inline(always)]
-    fn nested_cross<F: FnMut(Pair) -> ControlFlow<()>>(&self, a: &[Doc], b: &[Doc], emit: &mut F) -> ControlFlow<()> {
+    fn nested_cross<F: FnMut(Pair) -> ControlFlow<()>>(
+        &self,
+        a: &[Doc],
+        b: &[Doc],
+        emit: &mut F,
+    ) -> ControlFlow<()> {
         for &x in a {
             for &y in b {
                 if (x.0 ^ y.0).count_ones() <= self.k {

@@ -120,10 +120,12 @@ fn record_from(
                     type_name(other)
                 )));
             }
-            None => return Err(wrong(format!(
+            None => {
+                return Err(wrong(format!(
                 "no field `{}` (nor `{FINGERPRINT_FIELD}`): name the text field with --text-field",
                 opts.text_field
-            ))),
+            )))
+            }
         },
     };
     Ok(Record {
