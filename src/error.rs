@@ -179,7 +179,7 @@ impl Error {
 }
 
 impl From<std::io::Error> for Error {
-    /// An I/O error whose path is not known (prefer [`Error::io`] inside the crate).
+    /// An I/O error whose path is not known (inside the crate, errors name their path).
     fn from(source: std::io::Error) -> Error {
         Error::Io {
             operation: "I/O error",

@@ -14,6 +14,13 @@
 //!   ranges (about `N / 65536` keys each) and checks the full distance: exact answers, equal
 //!   to a brute-force scan, in microseconds at millions of documents. Larger `k` stays exact
 //!   by probing neighbouring block values. See [`Store`].
+//! - **Bulk loading**: [`Store::bulk_loader`] writes sorted SST files under a memory budget and
+//!   ingests them, crash-safe, with the same upsert semantics as [`Store::insert_entry`].
+//! - **Deduplicating a whole collection**: [`Store::pairs`] streams every pair within `k` by one
+//!   pass over the block families, [`Clusters`] groups them with a representative per
+//!   cluster, and [`Store::insert_if_new`] checks and inserts atomically.
+//! - **Reading crawls** (feature `readers`, on by default): WARC/WET, HTML main text, JSON
+//!   Lines and text files, see [`read_input`]; the `simhash-store` command (feature `cli`).
 //!
 //! ```
 //! use simhash_store::Store;
