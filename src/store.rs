@@ -79,13 +79,6 @@ pub(crate) fn column_family_options(name: &str, cache: &Cache) -> Options {
     opts
 }
 
-fn now_micros() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_micros() as u64)
-        .unwrap_or(0)
-}
-
 impl Store {
     /// Opens (or creates) the store at `path` with default options.
     /// Shorthand for `Store::builder().open(path)`.
@@ -459,8 +452,12 @@ impl Store {
         self.write_lock.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// Microseconds since the Unix epoch (0 if the clock is before it).
     pub(crate) fn now_micros() -> u64 {
-        now_micros()
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_micros() as u64)
+            .unwrap_or(0)
     }
 }
 
