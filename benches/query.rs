@@ -1,6 +1,8 @@
 //! Query latency at 1M random fingerprints, k = 3 and k = 6, next to brute force over the same
 //! fingerprints in the same run: an in-memory popcount scan of a `Vec<u64>` and the store's own
-//! full scan (`Strategy::FullScan`).
+//! full scan (`Strategy::FullScan`). `store` is the default store with its query cache
+//! preloaded (`Store::preload_query_cache`); `store_nocache` is a read-only handle on the same
+//! files with the query cache off, so every range is read through RocksDB's iterators.
 //!
 //! `cargo bench --bench query` (set `SIMHASH_BENCH_N` for another size).
 
@@ -39,6 +41,12 @@ fn bench(c: &mut Criterion) {
     loader.finish().expect("finish");
     store.flush().expect("flush");
     store.compact().expect("compact");
+    store.preload_query_cache().expect("preload");
+    let nocache = Store::builder()
+        .read_only(true)
+        .query_cache_size(0)
+        .open(dir.path())
+        .expect("open read-only");
 
     // Half the queries are planted near-duplicates (2 bits from a stored one), half random.
     let queries: Vec<Fingerprint> = (0..1024)
@@ -52,7 +60,8 @@ fn bench(c: &mut Criterion) {
         })
         .collect();
 
-    report_cpu_time(&store, &fps, &queries);
+    report_cpu_time("store", &store, &fps, &queries);
+    report_cpu_time("store_nocache", &nocache, &fps, &queries);
 
     let mut group = c.benchmark_group(format!("query_{n}"));
     for k in [3u32, 6] {
@@ -61,6 +70,13 @@ fn bench(c: &mut Criterion) {
             b.iter(|| {
                 qi = (qi + 1) % queries.len();
                 black_box(store.query(queries[qi], k).expect("query"))
+            })
+        });
+        let mut qi = 0usize;
+        group.bench_function(BenchmarkId::new("store_nocache", k), |b| {
+            b.iter(|| {
+                qi = (qi + 1) % queries.len();
+                black_box(nocache.query(queries[qi], k).expect("query"))
             })
         });
         let mut qi = 0usize;
@@ -96,7 +112,7 @@ fn thread_cpu_ns() -> Option<u64> {
 
 /// Mean thread CPU time per query over all queries, for the store (k = 3, 6) and for the
 /// in-memory brute force, printed before criterion's wall-clock measurements.
-fn report_cpu_time(store: &Store, fps: &[u64], queries: &[Fingerprint]) {
+fn report_cpu_time(name: &str, store: &Store, fps: &[u64], queries: &[Fingerprint]) {
     let per_query = |rounds: usize, f: &mut dyn FnMut(Fingerprint)| -> Option<f64> {
         let start = thread_cpu_ns()?;
         for _ in 0..rounds {
@@ -118,7 +134,7 @@ fn report_cpu_time(store: &Store, fps: &[u64], queries: &[Fingerprint]) {
             );
         });
         if let (Some(s), Some(b)) = (store_us, brute_us) {
-            println!("cpu time per query, n={}, k={k}: store {s:.2} us, in-memory brute force {b:.1} us, ratio {:.0}x", fps.len(), b / s);
+            println!("cpu time per query, n={}, k={k}: {name} {s:.2} us, in-memory brute force {b:.1} us, ratio {:.0}x", fps.len(), b / s);
         }
     }
 }

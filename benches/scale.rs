@@ -15,7 +15,10 @@
 //! Options: `--n N` (default 1,000,000), `--queries Q` (10,000), `--budget BYTES` (the
 //! loader's memory budget, default 1 GiB), `--cache BYTES` (the store's block cache for the
 //! queries, default 1 GiB: the four block families of 10M fingerprints hold about 900 MB
-//! uncompressed, so the store's default 256 MiB makes "warm" queries miss), `--dir PATH` (where to create the store; default a
+//! uncompressed, so the store's default 256 MiB makes "warm" queries miss), `--query-cache
+//! BYTES` (the store's query cache, default 256 MiB as in the library), `--preload` (fill the
+//! query cache with `Store::preload_query_cache` before querying), `--dir PATH` (where to
+//! create the store; default a
 //! temporary directory under the current one), `--compact` (also measure after a full
 //! compaction), `--text DOCS`, `--corpus DIR`.
 
@@ -48,6 +51,8 @@ struct Args {
     queries: usize,
     budget: usize,
     cache: usize,
+    query_cache: usize,
+    preload: bool,
     dir: Option<PathBuf>,
     compact: bool,
     text: Option<usize>,
@@ -60,6 +65,8 @@ fn parse_args() -> Args {
         queries: 10_000,
         budget: 1 << 30,
         cache: 1 << 30,
+        query_cache: 256 << 20,
+        preload: false,
         dir: None,
         compact: false,
         text: None,
@@ -78,6 +85,8 @@ fn parse_args() -> Args {
             "--queries" => args.queries = num(value("--queries")),
             "--budget" => args.budget = num(value("--budget")),
             "--cache" => args.cache = num(value("--cache")),
+            "--query-cache" => args.query_cache = num(value("--query-cache")),
+            "--preload" => args.preload = true,
             "--dir" => args.dir = Some(PathBuf::from(value("--dir"))),
             "--compact" => args.compact = true,
             "--text" => args.text = Some(num(value("--text"))),
@@ -169,15 +178,18 @@ fn report_latency(label: &str, mut lat: Vec<Duration>, found: usize) {
 fn scale(args: &Args) {
     let n = args.n;
     println!(
-        "# scale: N = {n}, {} queries, budget {} MiB, block cache {} MiB, {} threads",
+        "# scale: N = {n}, {} queries, budget {} MiB, block cache {} MiB, query cache {} MiB{}, {} threads",
         args.queries,
         args.budget >> 20,
         args.cache >> 20,
+        args.query_cache >> 20,
+        if args.preload { " (preloaded)" } else { "" },
         rayon::current_num_threads()
     );
     let open = |path: &std::path::Path| {
         Store::builder()
             .block_cache_size(args.cache)
+            .query_cache_size(args.query_cache)
             .open(path)
             .expect("open")
     };
@@ -283,21 +295,37 @@ fn scale(args: &Args) {
     };
     disk(&store, "after the load");
 
-    // Queries: half planted (0..=3 bits from a stored fingerprint), half random.
-    let queries: Vec<Fingerprint> = (0..args.queries)
-        .map(|i| {
-            if i % 2 == 0 {
-                let base = fps[rng.below(n as u64) as usize];
-                let d = rng.below(4) as u32;
-                Fingerprint(rng.flip(base, d))
-            } else {
-                Fingerprint(rng.next())
-            }
-        })
-        .collect();
+    // Queries: half planted (0..=3 bits from a stored fingerprint), half random. A second
+    // set of the same kind measures queries the caches have not seen.
+    let mut make_queries = || -> Vec<Fingerprint> {
+        (0..args.queries)
+            .map(|i| {
+                if i % 2 == 0 {
+                    let base = fps[rng.below(n as u64) as usize];
+                    let d = rng.below(4) as u32;
+                    Fingerprint(rng.flip(base, d))
+                } else {
+                    Fingerprint(rng.next())
+                }
+            })
+            .collect()
+    };
+    let queries = make_queries();
+    let fresh = make_queries();
     drop(fps);
 
+    // "warm": the same queries a second time; "new": other queries after those.
     let measure = |store: &Store, label: &str| {
+        if args.preload {
+            let t = Instant::now();
+            let ranges = store.preload_query_cache().expect("preload");
+            println!();
+            println!(
+                "preload_query_cache: {ranges} ranges, {:.0} MiB, {:.2} s",
+                mib(store.query_cache_usage()),
+                t.elapsed().as_secs_f64()
+            );
+        }
         println!();
         println!("queries ({label}), µs:");
         println!("| case | median | p99 | mean | matches |");
@@ -306,6 +334,8 @@ fn scale(args: &Args) {
             let _ = run_queries(store, &queries, k); // warm
             let (lat, found) = run_queries(store, &queries, k);
             report_latency(&format!("k={k} warm"), lat, found);
+            let (lat, found) = run_queries(store, &fresh, k);
+            report_latency(&format!("k={k} new"), lat, found);
         }
     };
     measure(&store, "after the load");

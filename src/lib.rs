@@ -55,6 +55,7 @@ mod error;
 mod fingerprint;
 mod keys;
 mod options;
+mod postings;
 mod query;
 #[cfg(feature = "readers")]
 mod readers;
@@ -79,12 +80,20 @@ pub use query::{Match, Strategy, MAX_DISTANCE};
 #[cfg(feature = "readers")]
 pub use readers::{
     decode_text, html_to_text, read_input, BadRecord, BadRecordKind, Body, Format, Location,
-    Position, ReaderOptions, Record, Records,
+    Position, ReaderOptions, Record, Records, Skipped,
 };
 pub use simhash::{IdfWeighting, SimhashConfig, Simhasher, TfScaling};
 pub use store::{Store, FORMAT_VERSION, MIN_FORMAT_VERSION};
 pub use verify::{Problem, VerifyReport, MAX_LISTED_PROBLEMS};
 pub use write::Entry;
+
+/// The `decode_values` fuzz target (`fuzz/`) runs the crate-private value decoders through
+/// this. Compiled only under `cargo fuzz` (`--cfg fuzzing`); not part of the API.
+#[cfg(fuzzing)]
+#[doc(hidden)]
+pub fn fuzz_decode_values(bytes: &[u8]) {
+    codec::check_decoders(bytes);
+}
 
 /// The README's examples, compiled and run as doctests.
 #[cfg(doctest)]

@@ -123,8 +123,10 @@ impl Store {
     /// # Errors
     /// As [`Store::query`].
     pub fn query_with(&self, fp: Fingerprint, k: u32, strategy: Strategy) -> Result<Vec<Match>> {
+        // The query cache's epoch is read before the snapshot is taken (src/postings.rs).
+        let epoch = self.postings.as_ref().map_or(0, |c| c.epoch());
         let snapshot = self.db.snapshot();
-        let found = self.candidates(&snapshot, fp, k, strategy)?;
+        let found = self.candidates(&snapshot, epoch, fp, k, strategy)?;
         self.with_keys(&snapshot, found)
     }
 
@@ -144,11 +146,69 @@ impl Store {
         fps.par_iter().map(|fp| self.query(*fp, k)).collect()
     }
 
-    /// (id, fingerprint, distance) of every document within `k` of `fp` in `snapshot`,
-    /// sorted by distance then id, without external keys.
+    /// Reads the block families into the query cache ([`crate::StoreBuilder::query_cache_size`])
+    /// until it is full or holds every key range, so that queries are fast from the start
+    /// instead of after they have touched each range once. Returns the number of ranges
+    /// cached (at most 4 x 65,536). About one second per million documents; queries and
+    /// writes may run meanwhile.
+    ///
+    /// ```
+    /// use simhash_store::{Fingerprint, Store};
+    /// let dir = tempfile::tempdir()?;
+    /// let store = Store::open(dir.path())?;
+    /// store.insert(1, Fingerprint(0xdead_beef))?;
+    /// assert_eq!(store.preload_query_cache()?, 4);
+    /// assert_eq!(store.query(Fingerprint(0xdead_beef), 3)?.len(), 1);
+    /// # Ok::<_, simhash_store::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// RocksDB read errors; [`Error::Decode`] for a damaged entry.
+    pub fn preload_query_cache(&self) -> Result<u64> {
+        let Some(cache) = &self.postings else {
+            return Ok(0);
+        };
+        let epoch = cache.epoch();
+        let snapshot = self.db.snapshot();
+        let seq = snapshot.sequence_number();
+        let mut cached = 0;
+        for (i, family) in BLOCK_FAMILIES.iter().enumerate() {
+            let mut it = snapshot.raw_iterator_cf_opt(self.block_cf(i)?, ReadOptions::default());
+            it.seek_to_first();
+            let mut range: Vec<(Fingerprint, u64)> = Vec::new();
+            let mut value = None;
+            loop {
+                let next = match it.key() {
+                    Some(key) => {
+                        Some(keys::decode_block_key(i, key).ok_or_else(|| bad_key(family, key))?)
+                    }
+                    None => None,
+                };
+                let next_value = next.map(|(fp, _)| fp.blocks()[i]);
+                if let Some(v) = value.filter(|&v| Some(v) != next_value) {
+                    if !cache.has_room_for(range.len()) {
+                        return Ok(cached);
+                    }
+                    cache.insert(i, v, seq, epoch, std::mem::take(&mut range));
+                    cached += 1;
+                }
+                let Some((fp, id)) = next else { break };
+                value = next_value;
+                range.push((fp, id));
+                it.next();
+            }
+            it.status()
+                .map_err(|e| self.rocks_err("scan", Some(family), e))?;
+        }
+        Ok(cached)
+    }
+
+    /// (id, fingerprint, distance) of every document within `k` of `fp` in `snapshot` (taken
+    /// in query-cache epoch `epoch`), sorted by distance then id, without external keys.
     pub(crate) fn candidates(
         &self,
         snapshot: &Snapshot<'_>,
+        epoch: u64,
         fp: Fingerprint,
         k: u32,
         strategy: Strategy,
@@ -164,7 +224,7 @@ impl Store {
         };
         match plan {
             Plan::FullScan => self.full_scan(snapshot, fp, k, &mut found)?,
-            Plan::Probe { radius } => self.probe(snapshot, fp, k, radius, &mut found)?,
+            Plan::Probe { radius } => self.probe(snapshot, epoch, fp, k, radius, &mut found)?,
         }
         found.sort_unstable_by_key(|&(id, _, d)| (d, id));
         Ok(found)
@@ -173,6 +233,7 @@ impl Store {
     fn probe(
         &self,
         snapshot: &Snapshot<'_>,
+        epoch: u64,
         q: Fingerprint,
         k: u32,
         radius: u32,
@@ -184,15 +245,38 @@ impl Store {
             let b = fp.blocks();
             (0..BLOCKS).find(|&j| (b[j] ^ qb[j]).count_ones() <= radius)
         };
+        let mut check = |fp: Fingerprint, id: u64, i: usize| {
+            let d = fp.distance(q);
+            if d <= k && first_family(fp) == Some(i) {
+                found.push((id, fp, d));
+            }
+        };
         let masks = &MASKS[radius as usize];
+        let cache = self.postings.as_ref();
+        let seq = snapshot.sequence_number();
         let mut values: Vec<u16> = Vec::with_capacity(masks.len());
+        let mut range: Vec<(Fingerprint, u64)> = Vec::new();
         for (i, family) in BLOCK_FAMILIES.iter().enumerate() {
             values.clear();
             values.extend(masks.iter().map(|m| qb[i] ^ m));
             values.sort_unstable();
-            let mut it = snapshot.raw_iterator_cf_opt(self.block_cf(i)?, ReadOptions::default());
+            // Created only when a range is not in the query cache.
+            let mut it = None;
             for &v in &values {
+                if let Some(postings) = cache.and_then(|c| c.get(i, v, seq, epoch)) {
+                    for &(fp, id) in postings.entries.iter() {
+                        check(fp, id, i);
+                    }
+                    continue;
+                }
+                let it = match &mut it {
+                    Some(it) => it,
+                    None => it.insert(
+                        snapshot.raw_iterator_cf_opt(self.block_cf(i)?, ReadOptions::default()),
+                    ),
+                };
                 let prefix = keys::block_prefix(v);
+                range.clear();
                 it.seek(prefix);
                 while let Some(key) = it.key() {
                     if !key.starts_with(&prefix) {
@@ -200,14 +284,17 @@ impl Store {
                     }
                     let (fp, id) =
                         keys::decode_block_key(i, key).ok_or_else(|| bad_key(family, key))?;
-                    let d = fp.distance(q);
-                    if d <= k && first_family(fp) == Some(i) {
-                        found.push((id, fp, d));
+                    check(fp, id, i);
+                    if cache.is_some() {
+                        range.push((fp, id));
                     }
                     it.next();
                 }
                 it.status()
                     .map_err(|e| self.rocks_err("scan", Some(family), e))?;
+                if let Some(cache) = cache {
+                    cache.insert(i, v, seq, epoch, std::mem::take(&mut range));
+                }
             }
         }
         Ok(())
@@ -245,16 +332,17 @@ impl Store {
             return Ok(Vec::new());
         }
         let docs = self.cf(DOCS_FAMILY)?;
-        let doc_keys: Vec<[u8; 8]> = found.iter().map(|&(id, _, _)| keys::doc_key(id)).collect();
-        let values = snapshot.multi_get_cf(doc_keys.iter().map(|k| (docs, k)));
         found
             .into_iter()
-            .zip(values)
-            .zip(&doc_keys)
-            .map(|(((id, fingerprint, distance), value), doc_key)| {
-                let value = value.map_err(|e| self.rocks_err("read", Some(DOCS_FAMILY), e))?;
+            .map(|(id, fingerprint, distance)| {
+                // One point read per match: a query has few, and RocksDB's MultiGet costs more
+                // than single reads below a few dozen keys.
+                let doc_key = keys::doc_key(id);
+                let value = snapshot
+                    .get_pinned_cf(docs, doc_key)
+                    .map_err(|e| self.rocks_err("read", Some(DOCS_FAMILY), e))?;
                 let key = match value {
-                    Some(bytes) => codec::decode_document(&bytes, doc_key)?.key,
+                    Some(bytes) => codec::decode_document(&bytes, &doc_key)?.key,
                     None => None,
                 };
                 Ok(Match {

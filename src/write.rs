@@ -61,6 +61,8 @@ struct Overlay<'a> {
     docs: HashMap<u64, Option<Document>>,
     keys: HashMap<String, Option<u64>>,
     count: u64,
+    /// Fingerprints whose block-family entries the batch puts or deletes.
+    touched: Vec<Fingerprint>,
 }
 
 impl<'a> Overlay<'a> {
@@ -70,6 +72,7 @@ impl<'a> Overlay<'a> {
             docs: HashMap::new(),
             keys: HashMap::new(),
             count: store.doc_count.load(Ordering::SeqCst),
+            touched: Vec::new(),
         }
     }
 
@@ -102,6 +105,7 @@ impl<'a> Overlay<'a> {
                 keys::block_key(i, old.fingerprint, id),
             );
         }
+        self.touched.push(old.fingerprint);
         batch.delete_cf(self.store.cf(DOCS_FAMILY)?, keys::doc_key(id));
         if let Some(key) = &old.key {
             if self.key_owner(key)? == Some(id) {
@@ -140,6 +144,7 @@ impl<'a> Overlay<'a> {
                         keys::block_key(i, old.fingerprint, entry.id),
                     );
                 }
+                self.touched.push(old.fingerprint);
             }
             if let Some(old_key) = &old.key {
                 if entry.key.as_ref() != Some(old_key) && self.key_owner(old_key)? == Some(entry.id)
@@ -158,6 +163,7 @@ impl<'a> Overlay<'a> {
                 [],
             );
         }
+        self.touched.push(entry.fingerprint);
         let doc = Document {
             fingerprint: entry.fingerprint,
             key: entry.key.clone(),
@@ -189,10 +195,17 @@ impl<'a> Overlay<'a> {
             keys::META_DOC_COUNT,
             codec::encode_u64(self.count),
         );
-        store
+        if let Some(cache) = &store.postings {
+            cache.begin_write(&self.touched);
+        }
+        let written = store
             .db
             .write_opt(batch, &store.write_options())
-            .map_err(|e| store.rocks_err("write a batch", None, e))?;
+            .map_err(|e| store.rocks_err("write a batch", None, e));
+        if let Some(cache) = &store.postings {
+            cache.end_write(&self.touched, store.db.latest_sequence_number());
+        }
+        written?;
         store.doc_count.store(self.count, Ordering::SeqCst);
         Ok(())
     }

@@ -330,10 +330,18 @@ pub(crate) fn ingest(store: &Store, family: &'static str, files: &[PathBuf]) -> 
     }
     let mut opts = IngestExternalFileOptions::default();
     opts.set_move_files(true);
-    store
+    // The files may touch any block range: no cached range is trusted across the ingestion.
+    if let Some(cache) = &store.postings {
+        cache.begin_ingest();
+    }
+    let ingested = store
         .db
         .ingest_external_file_cf_opts(store.cf(family)?, &opts, files.to_vec())
-        .map_err(|e| store.rocks_err("ingest SST files", Some(family), e))
+        .map_err(|e| store.rocks_err("ingest SST files", Some(family), e));
+    if let Some(cache) = &store.postings {
+        cache.end_ingest();
+    }
+    ingested
 }
 
 #[cfg(test)]
