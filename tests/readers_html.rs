@@ -67,3 +67,43 @@ fn unrelated_pages_of_one_site_are_far_apart_without_boilerplate() -> Result {
     assert!(removed > 10, "{removed}");
     Ok(())
 }
+
+/// Pages nested deeper than 1,000 elements are reduced to their visible text before parsing
+/// (html5ever's tree building is quadratic in the depth): 100,000 levels give the article
+/// without `nav`, `footer`, `script` or `style`, though the `id`/`class` rules no longer
+/// apply; at 900 levels the page is parsed as it is and they do.
+#[test]
+fn deep_pages_keep_their_text_and_lose_only_class_rules() -> Result {
+    let article = page(
+        "<h1>Trains run late</h1><p>Trains in the north ran an hour late on Monday.</p>",
+        true,
+    );
+    let nest = |depth: usize| {
+        format!(
+            "{}{article}{}",
+            "<div>".repeat(depth),
+            "</div>".repeat(depth)
+        )
+    };
+    assert_eq!(
+        html_to_text(nest(900).as_bytes(), None, true)?,
+        "Trains run late\nTrains in the north ran an hour late on Monday."
+    );
+    let deep = html_to_text(nest(100_000).as_bytes(), None, true)?;
+    assert!(
+        deep.contains("Trains run late\nTrains in the north ran an hour late on Monday."),
+        "{deep}"
+    );
+    for furniture in [
+        "Home",
+        "Example City",
+        "tracking",
+        "color: red",
+        "Enable JavaScript",
+    ] {
+        assert!(!deep.contains(furniture), "{furniture} in {deep}");
+    }
+    // What the flat fallback keeps that the parser's class rules drop: the sidebar.
+    assert!(deep.contains("Our most read stories"), "{deep}");
+    Ok(())
+}

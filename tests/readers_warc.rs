@@ -7,7 +7,9 @@ use std::path::Path;
 
 use flate2::write::GzEncoder;
 use flate2::Compression;
-use simhash_store::{read_input, BadRecord, BadRecordKind, Position, ReaderOptions, Record};
+use simhash_store::{
+    read_input, BadRecord, BadRecordKind, Body, Position, ReaderOptions, Record, Skipped,
+};
 
 type Result<T = ()> = std::result::Result<T, Box<dyn std::error::Error>>;
 
@@ -44,15 +46,30 @@ fn gz(data: &[u8]) -> Vec<u8> {
     e.finish().unwrap()
 }
 
+/// The documents and bad records of `path`; records that hold no document are left out.
 fn read_all(path: &Path, opts: &ReaderOptions) -> Result<(Vec<Record>, Vec<BadRecord>)> {
-    let (mut good, mut bad) = (Vec::new(), Vec::new());
+    let (good, bad, _) = read_with_skipped(path, opts)?;
+    Ok((good, bad))
+}
+
+/// The documents, bad records and (key, reason) of the records that hold no document.
+fn read_with_skipped(
+    path: &Path,
+    opts: &ReaderOptions,
+) -> Result<(Vec<Record>, Vec<BadRecord>, Vec<(String, Skipped)>)> {
+    let (mut good, mut bad, mut skipped) = (Vec::new(), Vec::new(), Vec::new());
     for item in read_input(path, opts)? {
         match item {
+            Ok(Record {
+                body: Body::Skipped(why),
+                key,
+                ..
+            }) => skipped.push((key.unwrap_or_default(), why)),
             Ok(r) => good.push(r),
             Err(b) => bad.push(b),
         }
     }
-    Ok((good, bad))
+    Ok((good, bad, skipped))
 }
 
 fn texts(records: &[Record], opts: &ReaderOptions) -> Vec<(String, String)> {
@@ -338,5 +355,106 @@ fn declared_charsets_are_honoured() -> Result {
     assert_eq!(err.kind, BadRecordKind::Undecodable);
     let offset: usize = parts[..3].iter().map(Vec::len).sum();
     assert_eq!(err.location.position, Position::Offset(offset as u64));
+    Ok(())
+}
+
+#[test]
+fn responses_that_are_not_documents_are_yielded_with_their_reason() -> Result {
+    let dir = tempfile::tempdir()?;
+    let opts = ReaderOptions::default();
+    let mut parts = sample();
+    parts.push(response(
+        "https://a.example/missing",
+        "404 Not Found",
+        "text/html",
+        b"<p>not here</p>",
+    ));
+    parts.push(record(
+        "resource",
+        Some("https://a.example/report.pdf"),
+        "application/pdf",
+        b"%PDF-1.4",
+    ));
+    let path = dir.path().join("crawl.warc");
+    std::fs::write(&path, parts.concat())?;
+    let (good, bad, skipped) = read_with_skipped(&path, &opts)?;
+    assert!(bad.is_empty(), "{bad:?}");
+    assert_eq!(good.len(), 2);
+    assert_eq!(
+        skipped,
+        vec![
+            (
+                "https://a.example/old".to_string(),
+                Skipped::HttpStatus(301)
+            ),
+            (
+                "https://a.example/logo.png".to_string(),
+                Skipped::NotText {
+                    content_type: "image/png".into()
+                }
+            ),
+            (
+                "https://a.example/missing".to_string(),
+                Skipped::HttpStatus(404)
+            ),
+            (
+                "https://a.example/report.pdf".to_string(),
+                Skipped::NotText {
+                    content_type: "application/pdf".into()
+                }
+            ),
+        ]
+    );
+    Ok(())
+}
+
+/// `load` counts the responses that are not documents, by reason, in its summary.
+#[cfg(feature = "cli")]
+#[test]
+fn load_summary_counts_responses_that_are_not_documents() -> Result {
+    let dir = tempfile::tempdir()?;
+    let mut parts = sample();
+    parts.push(response(
+        "https://a.example/missing",
+        "404 Not Found",
+        "text/html",
+        b"<p>not here</p>",
+    ));
+    let input = dir.path().join("crawl.warc");
+    std::fs::write(&input, parts.concat())?;
+    let store = dir.path().join("store");
+    let load = |json: bool| -> Result<std::process::Output> {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_simhash-store"));
+        cmd.arg("load")
+            .arg(&input)
+            .arg("--store")
+            .arg(&store)
+            .arg("-q");
+        if json {
+            cmd.arg("--json");
+        }
+        Ok(cmd.output()?)
+    };
+    let out = load(true)?;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout)?;
+    assert_eq!(v["loaded"].as_u64(), Some(2), "{v}");
+    assert_eq!(
+        v["not_documents"],
+        serde_json::json!({"not HTML": 1, "HTTP status not 2xx": 2}),
+        "{v}"
+    );
+    let out = load(false)?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains(
+            "3 WARC responses that are not documents (2 HTTP status not 2xx, 1 not HTML)"
+        ),
+        "{stdout}"
+    );
     Ok(())
 }

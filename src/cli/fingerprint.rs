@@ -69,11 +69,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     out.flush().context("cannot write to standard output")?;
     progress.finish();
     eprintln!(
-        "{} documents fingerprinted; skipped {} bad records ({}), {} with no text to fingerprint",
+        "{} documents fingerprinted; skipped {}",
         tally.docs,
-        tally.bad_total(),
-        tally.bad_summary(),
-        tally.empty
+        tally.skipped_summary()
     );
     if let Some(bad) = tally.stopped {
         return Err(Exit {

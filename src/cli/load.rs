@@ -168,6 +168,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             "loaded": tally.docs,
             "replaced": replaced,
             "empty": tally.empty,
+            "not_documents": tally.not_documents,
             "bad_records": tally.bad.iter().map(|(k, n)| (k.as_str(), *n)).collect::<HashMap<_, _>>(),
             "documents_before": before,
             "documents_after": after,
@@ -184,12 +185,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             tally.docs as f64 / elapsed.max(1e-6),
             progress.bytes() as f64 / 1e6 / elapsed.max(1e-6)
         );
-        println!(
-            "skipped: {} bad records ({}), {} with no text to fingerprint",
-            tally.bad_total(),
-            tally.bad_summary(),
-            tally.empty
-        );
+        println!("skipped: {}", tally.skipped_summary());
         println!(
             "the store at {} holds {} documents (was {})",
             args.store.store.display(),

@@ -48,6 +48,8 @@ pub struct Tally {
     pub bad: BTreeMap<BadRecordKind, u64>,
     /// Documents whose text gave no feature (empty, or only punctuation and stop words).
     pub empty: u64,
+    /// Records that hold no document (WARC responses that are not 2xx HTML), by reason.
+    pub not_documents: BTreeMap<&'static str, u64>,
     /// The bad record that stopped a `--strict` run.
     pub stopped: Option<BadRecord>,
 }
@@ -69,15 +71,44 @@ impl Tally {
             .collect::<Vec<_>>()
             .join(", ")
     }
+
+    /// What was skipped, for the summary line: "2 bad records (2 truncated), 1 with no text
+    /// to fingerprint, 5 WARC responses that are not documents (3 not HTML, 2 HTTP status
+    /// not 2xx)"; the last part only when there were such records.
+    pub fn skipped_summary(&self) -> String {
+        let mut line = format!(
+            "{} bad records ({}), {} with no text to fingerprint",
+            self.bad_total(),
+            self.bad_summary(),
+            self.empty
+        );
+        if !self.not_documents.is_empty() {
+            let total: u64 = self.not_documents.values().sum();
+            let reasons: Vec<String> = self
+                .not_documents
+                .iter()
+                .map(|(reason, n)| format!("{n} {reason}"))
+                .collect();
+            line.push_str(&format!(
+                ", {total} WARC responses that are not documents ({})",
+                reasons.join(", ")
+            ));
+        }
+        line
+    }
 }
 
 enum Outcome {
     Doc(Doc),
     Bad(BadRecord),
     Empty,
+    NotADocument(&'static str),
 }
 
 fn process(record: Record, opts: &ReaderOptions, hasher: &Simhasher) -> Result<Outcome, Error> {
+    if let Body::Skipped(skipped) = &record.body {
+        return Ok(Outcome::NotADocument(skipped.reason()));
+    }
     if let Some(key) = &record.key {
         if key.len() > MAX_EXTERNAL_KEY_LEN {
             return Ok(Outcome::Bad(BadRecord {
@@ -188,6 +219,9 @@ pub fn run(
                 match outcome? {
                     Outcome::Doc(d) => docs.push(d),
                     Outcome::Empty => tally.empty += 1,
+                    Outcome::NotADocument(reason) => {
+                        *tally.not_documents.entry(reason).or_default() += 1
+                    }
                     Outcome::Bad(bad) => {
                         progress.println(&format!("bad record: {bad}"));
                         *tally.bad.entry(bad.kind).or_default() += 1;

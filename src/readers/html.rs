@@ -18,6 +18,12 @@
 //! - text blocks (paragraphs, list items, cells, divs) that are mostly link text (link lists),
 //!   short lines repeated within the page, and short copyright lines.
 //!
+//! **Hostile markup.** The tree builder's work grows with the number of open elements at each
+//! tag, so a page nested more than 1,000 elements deep (or whose misnested formatting tags
+//! would have it re-open elements without bound) is not parsed as it is: it is reduced to its
+//! visible text, paragraph breaks and links first (see `nesting.rs`), which loses the
+//! `<main>`/`<article>` and `id`/`class` rules for that page but keeps the rest.
+//!
 //! Walks the tree with an explicit stack: deeply nested input cannot overflow the call stack.
 
 use std::borrow::Cow;
@@ -32,17 +38,17 @@ const MAX_REPLACED_FRACTION: f64 = 0.01;
 const META_PRESCAN_BYTES: usize = 4096;
 
 /// Elements whose content is not visible text.
-const INVISIBLE: &[&str] = &[
+pub(super) const INVISIBLE: &[&str] = &[
     "script", "style", "noscript", "template", "select", "option", "textarea", "iframe", "svg",
     "canvas", "object", "embed", "head", "title",
 ];
 /// Elements whose content is site furniture, not article text.
-const FURNITURE: &[&str] = &[
+pub(super) const FURNITURE: &[&str] = &[
     "nav", "header", "footer", "aside", "form", "button", "menu", "dialog",
 ];
 
 /// Elements that start a new block of text.
-const BLOCKS: &[&str] = &[
+pub(super) const BLOCKS: &[&str] = &[
     "p",
     "div",
     "li",
@@ -237,6 +243,11 @@ fn decode_html<'a>(bytes: &'a [u8], declared: Option<&str>) -> Result<Cow<'a, st
 /// (boilerplate removed as described in the module documentation); otherwise all visible
 /// text. Blocks are separated by newlines.
 ///
+/// A page nested more than 1,000 elements deep, or whose misnested formatting tags would make
+/// the parser re-create elements without bound, is reduced to its visible text, paragraph
+/// breaks and links before it is parsed (time and memory stay linear in its size); for such
+/// a page the `<main>`/`<article>` and `id`/`class` rules do not apply.
+///
 /// ```
 /// use simhash_store::html_to_text;
 /// let page = br#"<html><head><title>Site</title><script>var x;</script></head><body>
@@ -255,7 +266,10 @@ pub fn html_to_text(
     main_text: bool,
 ) -> Result<String, String> {
     let source = decode_html(bytes, declared)?;
-    Ok(extract(&source, main_text))
+    Ok(match super::nesting::check(&source) {
+        None => extract(&source, main_text),
+        Some(_) => extract(&super::nesting::flatten(&source, main_text), main_text),
+    })
 }
 
 /// A run of text between block boundaries.
@@ -532,8 +546,11 @@ mod tests {
 
     #[test]
     fn deep_nesting_does_not_overflow() {
-        // html5ever itself is quadratic in the nesting depth, so the depth here stays moderate.
-        let page = format!("{}text{}", "<div>".repeat(10_000), "</div>".repeat(10_000));
-        assert_eq!(html_to_text(page.as_bytes(), None, false).unwrap(), "text");
+        // Within the depth limit the tree is walked with an explicit stack; past it the page
+        // is flattened first.
+        for depth in [super::super::nesting::MAX_DEPTH - 50, 100_000] {
+            let page = format!("{}text{}", "<div>".repeat(depth), "</div>".repeat(depth));
+            assert_eq!(html_to_text(page.as_bytes(), None, false).unwrap(), "text");
+        }
     }
 }

@@ -6,7 +6,8 @@
 //! `Result<Record, BadRecord>`: a bad record (an undecodable text, a malformed header, a
 //! truncated gzip stream, a JSON value of the wrong type, a document over the size limit) names
 //! the file and the line or byte offset, and the caller decides whether to count it and go on
-//! or to stop.
+//! or to stop. A record that holds no document (a WARC redirect, an image) comes as
+//! [`Body::Skipped`] with the reason, so that it can be counted too.
 //!
 //! A [`Record`] keeps its content as read ([`Body`]); [`Record::text`] decodes it and, for
 //! HTML, extracts the main text (see [`html_to_text`]). That split lets a caller read
@@ -30,6 +31,7 @@
 mod gzip;
 mod html;
 mod jsonl;
+mod nesting;
 mod text;
 mod warc;
 
@@ -79,15 +81,54 @@ pub enum Body {
     },
     /// A fingerprint computed before (a line of `simhash-store export`): no text.
     Fingerprint(Fingerprint),
+    /// A record of the input that holds no document, and why: a WARC response that is not
+    /// HTML or not 2xx. It is yielded, without its content, so that a caller can count what
+    /// was passed over; [`Record::text`] gives `None` for it.
+    Skipped(Skipped),
+}
+
+/// Why a [`Body::Skipped`] record holds no document.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Skipped {
+    /// A WARC response (or resource) whose content type is neither HTML nor, for a
+    /// resource, plain text: an image, a PDF, a script.
+    NotText {
+        /// The declared content type, e.g. `image/png`.
+        content_type: String,
+    },
+    /// A WARC response whose HTTP status is not 2xx: a redirect, a missing or failed page.
+    HttpStatus(u16),
+}
+
+impl Skipped {
+    /// A short name of the reason for summaries: `not HTML`, `HTTP status not 2xx`.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            Skipped::NotText { .. } => "not HTML",
+            Skipped::HttpStatus(_) => "HTTP status not 2xx",
+        }
+    }
+}
+
+impl fmt::Display for Skipped {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Skipped::NotText { content_type } => {
+                write!(f, "content type `{content_type}` is not HTML")
+            }
+            Skipped::HttpStatus(status) => write!(f, "HTTP status {status}"),
+        }
+    }
 }
 
 impl Body {
-    /// The size of the content in bytes (0 for a fingerprint).
+    /// The size of the content in bytes (0 for a fingerprint or a skipped record).
     pub fn len(&self) -> usize {
         match self {
             Body::Text(s) => s.len(),
             Body::Plain(b) | Body::Html { bytes: b, .. } => b.len(),
-            Body::Fingerprint(_) => 0,
+            Body::Fingerprint(_) | Body::Skipped(_) => 0,
         }
     }
 
@@ -100,7 +141,7 @@ impl Body {
 impl Record {
     /// The text to fingerprint: decoded, and for HTML the main text with boilerplate removed
     /// (unless [`ReaderOptions::extract_main_text`] is off). `None` for a record that carries a
-    /// fingerprint instead of a text.
+    /// fingerprint instead of a text, and for a [`Body::Skipped`] one.
     ///
     /// # Errors
     /// A [`BadRecordKind::Undecodable`] record when the bytes do not decode in the declared
@@ -122,7 +163,7 @@ impl Record {
                     .map(|s| Some(Cow::Owned(s)))
                     .map_err(bad)
             }
-            Body::Fingerprint(_) => Ok(None),
+            Body::Fingerprint(_) | Body::Skipped(_) => Ok(None),
         }
     }
 }

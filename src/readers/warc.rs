@@ -8,8 +8,9 @@
 //! Read: `response` records (the HTTP response is parsed; only 2xx HTML responses are
 //! documents, dechunked and un-gzipped when the crawler kept those encodings), `conversion`
 //! records of WET files (plain text), and `resource` records of HTML or plain text. The key is
-//! `WARC-Target-URI`. Other records (`warcinfo`, `request`, `metadata`, …) and non-HTML or
-//! non-2xx responses are passed over silently.
+//! `WARC-Target-URI`. Responses that are not 2xx HTML, and resources that are neither HTML nor
+//! plain text, are yielded as [`Body::Skipped`] records (with the reason, for the load summary);
+//! other records (`warcinfo`, `request`, `metadata`, …) hold no documents and are passed over.
 //!
 //! After a malformed header the reader skips line by line to the next `WARC/` version line.
 //! A record cut short (the input ends, or the gzip stream is truncated or corrupt) ends the
@@ -23,7 +24,7 @@ use flate2::read::{MultiGzDecoder, ZlibDecoder};
 
 use super::{
     read_bounded_line, read_exact_or_count, skip, stream_error, BadRecord, BadRecordKind, Body,
-    LineRead, Location, Position, ReaderOptions, Record,
+    LineRead, Location, Position, ReaderOptions, Record, Skipped,
 };
 
 /// The longest header line accepted.
@@ -40,6 +41,9 @@ pub(crate) struct WarcReader {
     line: Vec<u8>,
     /// Skipping to the next version line after a malformed record (reported once).
     resync: bool,
+    /// The offset of a version line found at the end of a line of garbage, to be returned
+    /// after the garbage is reported.
+    pending_version: Option<u64>,
     done: bool,
 }
 
@@ -59,6 +63,7 @@ impl WarcReader {
             offset: 0,
             line: Vec::new(),
             resync: false,
+            pending_version: None,
             done: false,
         }
     }
@@ -94,8 +99,13 @@ impl WarcReader {
         }
     }
 
-    /// Finds the next version line; returns its offset, or `None` at the end.
+    /// Finds the next version line; returns its offset, or `None` at the end. A version
+    /// line glued to the end of garbage (a block of zeros a crash left before a record) counts
+    /// too: the garbage is reported, then the record is read.
     fn next_version_line(&mut self) -> Result<Option<u64>, BadRecord> {
+        if let Some(at) = self.pending_version.take() {
+            return Ok(Some(at));
+        }
         loop {
             let start = self.offset;
             let fits = match self.read_line() {
@@ -110,10 +120,21 @@ impl WarcReader {
                 self.resync = false;
                 return Ok(Some(start));
             }
-            if (fits && self.line.iter().all(u8::is_ascii_whitespace)) || self.resync {
+            let glued = [b"WARC/1.0".as_slice(), b"WARC/1.1"]
+                .iter()
+                .any(|v| fits && self.line.ends_with(v));
+            if glued {
+                let was_resyncing = std::mem::replace(&mut self.resync, false);
+                let at = start + (self.line.len() - b"WARC/1.0".len()) as u64;
+                if was_resyncing {
+                    return Ok(Some(at));
+                }
+                self.pending_version = Some(at);
+            } else if (fits && self.line.iter().all(u8::is_ascii_whitespace)) || self.resync {
                 continue;
+            } else {
+                self.resync = true;
             }
-            self.resync = true;
             return Err(self.bad(
                 start,
                 (
@@ -295,12 +316,14 @@ impl Iterator for WarcReader {
                     } else if content_type.starts_with("text/plain") {
                         Body::Plain(body)
                     } else {
-                        continue;
+                        Body::Skipped(Skipped::NotText {
+                            content_type: content_type.to_string(),
+                        })
                     }
                 }
                 _ => match http_payload(body, self.opts.max_doc_bytes) {
-                    Ok(Some((bytes, charset))) => Body::Html { bytes, charset },
-                    Ok(None) => continue,
+                    Ok(Ok((bytes, charset))) => Body::Html { bytes, charset },
+                    Ok(Err(skipped)) => Body::Skipped(skipped),
                     Err(p) => return Some(Err(self.bad(start, p))),
                 },
             };
@@ -332,9 +355,9 @@ fn truncated(length: u64, got: u64) -> Problem {
 /// An HTML payload and the charset its response declared.
 type Payload = (Vec<u8>, Option<String>);
 
-/// The HTML payload of an HTTP response and its declared charset; `None` for a response that
-/// is not a 2xx HTML page.
-fn http_payload(body: Vec<u8>, max: usize) -> Result<Option<Payload>, Problem> {
+/// The HTML payload of an HTTP response and its declared charset, or why the response is
+/// not a document (not 2xx, not HTML).
+fn http_payload(body: Vec<u8>, max: usize) -> Result<Result<Payload, Skipped>, Problem> {
     let malformed = |m: String| (BadRecordKind::MalformedHeader, m);
     let (head_len, sep_len) = match body.windows(4).position(|w| w == b"\r\n\r\n") {
         Some(i) => (i, 4),
@@ -367,7 +390,7 @@ fn http_payload(body: Vec<u8>, max: usize) -> Result<Option<Payload>, Problem> {
             ))
         })?;
     if !(200..300).contains(&status) {
-        return Ok(None);
+        return Ok(Err(Skipped::HttpStatus(status)));
     }
     let mut content_type = None;
     let mut chunked = false;
@@ -384,8 +407,10 @@ fn http_payload(body: Vec<u8>, max: usize) -> Result<Option<Payload>, Problem> {
             _ => {}
         }
     }
-    if content_type.as_deref().is_some_and(|ct| !is_html(ct)) {
-        return Ok(None);
+    if let Some(ct) = content_type.as_deref().filter(|ct| !is_html(ct)) {
+        return Ok(Err(Skipped::NotText {
+            content_type: ct.to_string(),
+        }));
     }
     let charset = content_type.as_deref().and_then(charset_of);
     let mut payload = body;
@@ -405,7 +430,7 @@ fn http_payload(body: Vec<u8>, max: usize) -> Result<Option<Payload>, Problem> {
         }
         _ => {}
     }
-    Ok(Some((payload, charset)))
+    Ok(Ok((payload, charset)))
 }
 
 fn inflate(reader: impl Read, max: usize) -> Result<Vec<u8>, Problem> {
@@ -474,12 +499,20 @@ mod tests {
             b"HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=gbk\r\n\r\n<p>x</p>".to_vec();
         assert_eq!(
             http_payload(ok, 100).unwrap(),
-            Some((b"<p>x</p>".to_vec(), Some("gbk".into())))
+            Ok((b"<p>x</p>".to_vec(), Some("gbk".into())))
         );
         let redirect = b"HTTP/1.1 301 Moved\r\nLocation: /\r\n\r\n".to_vec();
-        assert_eq!(http_payload(redirect, 100).unwrap(), None);
+        assert_eq!(
+            http_payload(redirect, 100).unwrap(),
+            Err(Skipped::HttpStatus(301))
+        );
         let image = b"HTTP/1.1 200 OK\r\nContent-Type: image/png\r\n\r\n\x89PNG".to_vec();
-        assert_eq!(http_payload(image, 100).unwrap(), None);
+        assert_eq!(
+            http_payload(image, 100).unwrap(),
+            Err(Skipped::NotText {
+                content_type: "image/png".into()
+            })
+        );
         let bad = http_payload(b"garbage".to_vec(), 100).unwrap_err();
         assert_eq!(bad.0, BadRecordKind::MalformedHeader);
     }
