@@ -41,12 +41,19 @@ fn bench(c: &mut Criterion) {
     loader.finish().expect("finish");
     store.flush().expect("flush");
     store.compact().expect("compact");
+    // Closed and reopened (twice, read-only, as a query server would): a read-only open beside
+    // a writer that is still deleting compacted files can fail.
+    drop(store);
+    let open = |query_cache: usize| {
+        Store::builder()
+            .read_only(true)
+            .query_cache_size(query_cache)
+            .open(dir.path())
+            .expect("open read-only")
+    };
+    let store = open(256 << 20);
     store.preload_query_cache().expect("preload");
-    let nocache = Store::builder()
-        .read_only(true)
-        .query_cache_size(0)
-        .open(dir.path())
-        .expect("open read-only");
+    let nocache = open(0);
 
     // Half the queries are planted near-duplicates (2 bits from a stored one), half random.
     let queries: Vec<Fingerprint> = (0..1024)
