@@ -78,6 +78,12 @@ pub(crate) fn column_family_options(name: &str, cache: &Cache) -> Options {
     }
     // Block families are only range-scanned by a 2-byte prefix that nearly always exists,
     // so a filter would cost space and buy nothing.
+    // 16 KiB data blocks instead of 4: Zstandard builds its tables once per block, so the
+    // bulk loader spends 7% fewer instructions and the files are 4% smaller; a query reads
+    // its range from one block either way (docs/benchmarks.md).
+    if !(name == DOCS_FAMILY || name == KEYS_FAMILY || name == META_FAMILY) {
+        table.set_block_size(16 * 1024);
+    }
     let mut opts = Options::default();
     opts.set_block_based_table_factory(&table);
     opts.set_compression_type(DBCompressionType::Lz4);
