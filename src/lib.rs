@@ -62,6 +62,7 @@ mod readers;
 mod simhash;
 mod store;
 mod verify;
+mod view;
 mod write;
 
 pub use bulk::{BulkLoader, BulkOptions, BulkPhase, BulkProgress, BulkSummary};

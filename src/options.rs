@@ -93,8 +93,11 @@ impl StoreBuilder {
     }
 
     /// Open read-only: no lock is taken, so this works beside a process that has the store
-    /// open for writing; it sees the store as it was when opened. Writes fail with
-    /// [`crate::Error::ReadOnly`]. Default: `false`.
+    /// open for writing, even while it writes, flushes and compacts; it sees a consistent
+    /// state of the store as it was when opened (what the writer had written to its log or
+    /// files by then) and does not follow later writes: open again to see them. Writes fail
+    /// with [`crate::Error::ReadOnly`]. It is a RocksDB secondary instance, with its own
+    /// small files in a temporary directory. Default: `false`.
     pub fn read_only(mut self, read_only: bool) -> Self {
         self.read_only = read_only;
         self

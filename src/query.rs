@@ -13,13 +13,14 @@
 use std::sync::LazyLock;
 
 use rayon::prelude::*;
-use rocksdb::{ReadOptions, SnapshotWithThreadMode, DB};
+use rocksdb::ReadOptions;
 
 use crate::codec;
 use crate::error::{Error, Result};
 use crate::fingerprint::{Fingerprint, BLOCKS};
 use crate::keys::{self, BLOCK_FAMILIES, DOCS_FAMILY};
 use crate::store::Store;
+use crate::view::View;
 
 /// One stored document within the queried distance.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -87,8 +88,6 @@ pub(crate) fn plan(k: u32, n: u64) -> Plan {
     }
 }
 
-type Snapshot<'a> = SnapshotWithThreadMode<'a, DB>;
-
 impl Store {
     /// Every stored document within Hamming distance `k` of `fp`, sorted by distance then id,
     /// each document once. Exact for every `k`: equal to comparing `fp` with every stored
@@ -125,7 +124,7 @@ impl Store {
     pub fn query_with(&self, fp: Fingerprint, k: u32, strategy: Strategy) -> Result<Vec<Match>> {
         // The query cache's epoch is read before the snapshot is taken (src/postings.rs).
         let epoch = self.postings.as_ref().map_or(0, |c| c.epoch());
-        let snapshot = self.db.snapshot();
+        let snapshot = self.view();
         let found = self.candidates(&snapshot, epoch, fp, k, strategy)?;
         self.with_keys(&snapshot, found)
     }
@@ -169,7 +168,7 @@ impl Store {
             return Ok(0);
         };
         let epoch = cache.epoch();
-        let snapshot = self.db.snapshot();
+        let snapshot = self.view();
         let seq = snapshot.sequence_number();
         let mut cached = 0;
         for (i, family) in BLOCK_FAMILIES.iter().enumerate() {
@@ -207,7 +206,7 @@ impl Store {
     /// in query-cache epoch `epoch`), sorted by distance then id, without external keys.
     pub(crate) fn candidates(
         &self,
-        snapshot: &Snapshot<'_>,
+        snapshot: &View<'_>,
         epoch: u64,
         fp: Fingerprint,
         k: u32,
@@ -232,7 +231,7 @@ impl Store {
 
     fn probe(
         &self,
-        snapshot: &Snapshot<'_>,
+        snapshot: &View<'_>,
         epoch: u64,
         q: Fingerprint,
         k: u32,
@@ -302,7 +301,7 @@ impl Store {
 
     fn full_scan(
         &self,
-        snapshot: &Snapshot<'_>,
+        snapshot: &View<'_>,
         q: Fingerprint,
         k: u32,
         found: &mut Vec<(u64, Fingerprint, u32)>,
@@ -325,7 +324,7 @@ impl Store {
     /// Looks up the external keys of `found` in the same snapshot.
     fn with_keys(
         &self,
-        snapshot: &Snapshot<'_>,
+        snapshot: &View<'_>,
         found: Vec<(u64, Fingerprint, u32)>,
     ) -> Result<Vec<Match>> {
         if found.is_empty() {

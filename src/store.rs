@@ -41,6 +41,9 @@ pub struct Store {
     pub(crate) doc_count: AtomicU64,
     /// Block-family key ranges read by queries (`None` when turned off).
     pub(crate) postings: Option<PostingsCache>,
+    /// A read-only store's own directory (RocksDB secondary instance), removed on drop.
+    /// Declared after `db`, so the database closes first.
+    _secondary_dir: Option<tempfile::TempDir>,
 }
 
 impl std::fmt::Debug for Store {
@@ -160,10 +163,23 @@ impl Store {
             .iter()
             .map(|name| ColumnFamilyDescriptor::new(*name, column_family_options(name, &cache)))
             .collect();
-        let db = if builder.read_only {
-            DB::open_cf_descriptors_read_only(&db_opts, path, descriptors, false)
+        // A read-only store is a RocksDB *secondary* instance: unlike a plain read-only open
+        // it is meant to run beside a writer (which may flush, compact and delete files
+        // meanwhile) and sees a consistent state of every column family. Its own small
+        // files (an info log) go to a temporary directory.
+        let secondary_dir = if builder.read_only {
+            Some(tempfile::tempdir().map_err(|e| {
+                Error::io("create a temporary directory for", std::env::temp_dir(), e)
+            })?)
         } else {
-            DB::open_cf_descriptors(&db_opts, path, descriptors)
+            None
+        };
+        let db = match &secondary_dir {
+            Some(secondary) => {
+                db_opts.set_max_open_files(-1);
+                DB::open_cf_descriptors_as_secondary(&db_opts, path, secondary.path(), descriptors)
+            }
+            None => DB::open_cf_descriptors(&db_opts, path, descriptors),
         }
         .map_err(|e| Error::rocks("open the store", None, path, e))?;
 
@@ -176,6 +192,7 @@ impl Store {
             write_lock: Mutex::new(()),
             doc_count: AtomicU64::new(0),
             postings: PostingsCache::new(builder.query_cache_bytes),
+            _secondary_dir: secondary_dir,
         };
         store.load_or_init_meta(builder.simhash_config)?;
         crate::bulk::recover(&store)?;
@@ -367,12 +384,16 @@ impl Store {
         if self.read_only {
             return Ok(());
         }
-        for name in ALL_FAMILIES {
-            self.db
-                .flush_cf(self.cf(name)?)
-                .map_err(|e| self.rocks_err("flush", Some(name), e))?;
-        }
-        Ok(())
+        // One call for all families: with `atomic_flush` RocksDB then commits their new files
+        // in one step. Flushing them one by one would let a crash (without a write-ahead log)
+        // or a read-only reader see `block0` flushed and `docs` not.
+        let families = ALL_FAMILIES
+            .iter()
+            .map(|name| self.cf(name))
+            .collect::<Result<Vec<_>>>()?;
+        self.db
+            .flush_cfs_opt(&families, &rocksdb::FlushOptions::default())
+            .map_err(|e| self.rocks_err("flush", None, e))
     }
 
     /// Compacts every column family fully: smaller on disk, faster to scan. Takes a while on

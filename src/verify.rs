@@ -178,7 +178,7 @@ impl Store {
     /// # Errors
     /// RocksDB read errors. Inconsistencies are not errors: they are in the report.
     pub fn verify(&self) -> Result<VerifyReport> {
-        let snapshot = self.db.snapshot();
+        let snapshot = self.view();
         let mut report = VerifyReport::default();
         let docs_cf = self.cf(DOCS_FAMILY)?;
 
@@ -321,7 +321,7 @@ impl Store {
 
     fn snapshot_doc(
         &self,
-        snapshot: &rocksdb::SnapshotWithThreadMode<'_, rocksdb::DB>,
+        snapshot: &crate::view::View<'_>,
         id: u64,
     ) -> Result<Option<codec::Document>> {
         let key = keys::doc_key(id);

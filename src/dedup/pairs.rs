@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{sync_channel, SyncSender};
 
 use rayon::prelude::*;
-use rocksdb::{DBRawIteratorWithThreadMode, ReadOptions, SnapshotWithThreadMode, DB};
+use rocksdb::{DBRawIteratorWithThreadMode, ReadOptions, DB};
 
 use crate::dedup::clusters::{ClusterBuilder, Clusters};
 use crate::dedup::kernel::{Doc, Kernel};
@@ -35,7 +35,7 @@ const CHANNEL_CAPACITY: usize = 64;
 /// Keys scanned between progress messages.
 const PROGRESS_EVERY: u64 = 1 << 16;
 
-type Snapshot<'a> = SnapshotWithThreadMode<'a, DB>;
+type Snapshot<'a> = crate::view::View<'a>;
 type RawIter<'a> = DBRawIteratorWithThreadMode<'a, DB>;
 
 /// How far a [`PairScan`] has got.
@@ -362,7 +362,7 @@ impl<'a> PairScan<'a> {
         let store = self.store;
         let ctx = Ctx {
             store,
-            snapshot: store.db.snapshot(),
+            snapshot: store.view(),
             kernels: (0..BLOCKS).map(|i| Kernel::new(k, i)).collect(),
             neighbours: (1..=u16::MAX)
                 .filter(|m| m.count_ones() <= radius)

@@ -1,0 +1,81 @@
+//! A consistent read view of the store: what queries, `verify` and the pair scan read through.
+//!
+//! A writable store reads through a RocksDB snapshot, so a concurrent write is seen whole or
+//! not at all. A read-only store is a RocksDB secondary instance (see `Store::open_with`),
+//! which does not support snapshots; it never changes after it is opened (it does not catch up
+//! with the writer), so reading the latest state is already consistent.
+
+use rocksdb::{
+    AsColumnFamilyRef, DBPinnableSlice, DBRawIteratorWithThreadMode, ReadOptions,
+    SnapshotWithThreadMode, DB,
+};
+
+use crate::store::Store;
+
+pub(crate) enum View<'a> {
+    /// A snapshot of a writable store.
+    Snapshot(SnapshotWithThreadMode<'a, DB>),
+    /// A read-only store, fixed since it was opened.
+    Fixed(&'a DB),
+}
+
+impl<'a> View<'a> {
+    pub(crate) fn raw_iterator_cf_opt(
+        &self,
+        cf: &impl AsColumnFamilyRef,
+        options: ReadOptions,
+    ) -> DBRawIteratorWithThreadMode<'_, DB> {
+        match self {
+            View::Snapshot(s) => s.raw_iterator_cf_opt(cf, options),
+            View::Fixed(db) => db.raw_iterator_cf_opt(cf, options),
+        }
+    }
+
+    pub(crate) fn raw_iterator_cf(
+        &self,
+        cf: &impl AsColumnFamilyRef,
+    ) -> DBRawIteratorWithThreadMode<'_, DB> {
+        self.raw_iterator_cf_opt(cf, ReadOptions::default())
+    }
+
+    pub(crate) fn get_cf(
+        &self,
+        cf: &impl AsColumnFamilyRef,
+        key: impl AsRef<[u8]>,
+    ) -> Result<Option<Vec<u8>>, rocksdb::Error> {
+        match self {
+            View::Snapshot(s) => s.get_cf(cf, key),
+            View::Fixed(db) => db.get_cf(cf, key),
+        }
+    }
+
+    pub(crate) fn get_pinned_cf(
+        &self,
+        cf: &impl AsColumnFamilyRef,
+        key: impl AsRef<[u8]>,
+    ) -> Result<Option<DBPinnableSlice<'_>>, rocksdb::Error> {
+        match self {
+            View::Snapshot(s) => s.get_pinned_cf(cf, key),
+            View::Fixed(db) => db.get_pinned_cf(cf, key),
+        }
+    }
+
+    /// The sequence number of the state this view reads.
+    pub(crate) fn sequence_number(&self) -> u64 {
+        match self {
+            View::Snapshot(s) => s.sequence_number(),
+            View::Fixed(db) => db.latest_sequence_number(),
+        }
+    }
+}
+
+impl Store {
+    /// A consistent view of the store as it is now.
+    pub(crate) fn view(&self) -> View<'_> {
+        if self.read_only {
+            View::Fixed(&self.db)
+        } else {
+            View::Snapshot(self.db.snapshot())
+        }
+    }
+}
