@@ -4,6 +4,17 @@
 //! cargo bench --bench fingerprint
 //! ```
 //!
+//! For instruction counts (deterministic, unlike time on a shared machine), the same binary
+//! runs a plain loop instead of criterion when `FINGERPRINT_PROFILE` names what to run
+//! (`default`, `words_only` or `cut`; `FINGERPRINT_ITERS` times, default 100), under
+//! callgrind counting only inside that loop:
+//!
+//! ```text
+//! cargo bench --bench fingerprint --no-run   # prints the path of the binary
+//! FINGERPRINT_PROFILE=default valgrind --tool=callgrind --toggle-collect='*profile_loop*' \
+//!     target/release/deps/fingerprint-HASH --bench
+//! ```
+//!
 //! The text is every `*.txt` of `../shared/corpus` (relative to the crate) when that folder
 //! exists (real Chinese news), else generated Chinese text of the same size. Throughput is in
 //! bytes of UTF-8 text; each iteration fingerprints (or segments) every document once.
@@ -12,7 +23,7 @@ use std::hint::black_box;
 use std::path::Path;
 use std::sync::LazyLock;
 
-use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use criterion::{criterion_group, Criterion, Throughput};
 use jieba_rs::Jieba;
 use simhash_store::{SimhashConfig, Simhasher};
 
@@ -118,5 +129,59 @@ fn bench(c: &mut Criterion) {
     group.finish();
 }
 
+/// Runs `f` over every document `iters` times: the only code callgrind counts in profile mode.
+#[inline(never)]
+fn profile_loop(docs: &[String], iters: usize, f: impl Fn(&str)) {
+    for _ in 0..iters {
+        for d in docs {
+            f(black_box(d));
+        }
+    }
+}
+
+/// Profile mode (see the top of the file): returns false when `FINGERPRINT_PROFILE` is unset.
+fn profile() -> bool {
+    let Ok(what) = std::env::var("FINGERPRINT_PROFILE") else {
+        return false;
+    };
+    let iters = std::env::var("FINGERPRINT_ITERS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(100);
+    let (docs, source) = documents();
+    let bytes: usize = docs.iter().map(String::len).sum();
+    let default = Simhasher::default();
+    let words_only = Simhasher::new(
+        SimhashConfig::default()
+            .with_cjk_char_shingles(0)
+            .with_word_char_shingles(0),
+    )
+    .expect("valid configuration");
+    let _ = default.fingerprint("预热");
+    let _ = words_only.fingerprint("预热");
+    let _ = JIEBA.cut("预热", true);
+    match what.as_str() {
+        "default" => profile_loop(&docs, iters, |d| {
+            black_box(default.fingerprint(d).ok());
+        }),
+        "words_only" => profile_loop(&docs, iters, |d| {
+            black_box(words_only.fingerprint(d).ok());
+        }),
+        "cut" => profile_loop(&docs, iters, |d| {
+            black_box(JIEBA.cut(d, true));
+        }),
+        other => panic!("FINGERPRINT_PROFILE={other}: use default, words_only or cut"),
+    }
+    eprintln!("{what}: {iters} x {bytes} bytes of {source}");
+    true
+}
+
 criterion_group!(benches, bench);
-criterion_main!(benches);
+
+fn main() {
+    if profile() {
+        return;
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}

@@ -169,7 +169,8 @@ fn parse_child(run: &Run) -> Result<(String, u64)> {
 // ---- a 200 MB document ----
 
 /// Fingerprinting a 200 MB text directly (no reader limit applies) works, and the process
-/// peaks at less than 32 times the text.
+/// peaks at the text plus a bounded amount: the fingerprinter works through the text one
+/// piece at a time.
 #[test]
 fn simhasher_fingerprints_a_200_mb_document_in_bounded_memory() -> Result {
     if child_job()? {
@@ -187,10 +188,12 @@ fn simhasher_fingerprints_a_200_mb_document_in_bounded_memory() -> Result {
     let (_, features) = parse_child(&run)?;
     assert!(features > 10_000_000, "{features} features");
     eprintln!("200 MB document: peak {} MiB", run.peak_mib);
-    // Measured: about 4.4 GiB, 22 times the text (a token list of the whole text, a feature
-    // map and a hash list sized from its length). The bound catches worse than linear growth.
+    // Measured: 245 MiB, the text (200 MiB) and about 45 MiB for the process, jieba's
+    // dictionary and the work on one piece (it was 4.4 GiB, 22 times the text, when a token
+    // list, a feature map and a hash list were sized from the whole text). Any memory that
+    // grows with the text breaks this bound.
     assert!(
-        run.peak_mib < 32 * HUGE / MB,
+        run.peak_mib < HUGE / MB + 100,
         "fingerprinting 200 MB peaked at {} MiB",
         run.peak_mib
     );

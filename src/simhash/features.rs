@@ -1,6 +1,12 @@
 //! Feature extraction: text -> the occurrences of its hashed features, with their IDF, handed
 //! to a [`Sink`] (the SimHash sums directly under raw TF, or a count per distinct feature).
 //!
+//! The text goes through one piece at a time (`pieces.rs`): normalized (`normalize.rs`),
+//! then walked run by run (`tokenize::Words`): each word of ideographs gives its ideographs
+//! (the ideograph shingles) and itself, each other word itself and its letters (the word
+//! character shingles). The ideograph and letter streams and the word shingles carry over
+//! from piece to piece.
+//!
 //! Features are kept by their 64-bit hash only: no per-token `String` is ever made. Two
 //! distinct features with the same xxh3-64 hash would be merged, which at the sizes of a
 //! document (thousands of features) has probability around 10^-12.
@@ -8,14 +14,14 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
-use xxhash_rust::xxh3::xxh3_64_with_seed;
-
 use super::config::{IdfWeighting, SimhashConfig, MAX_WORD_SHINGLES};
+use super::hash::SeededXxh3;
 use super::idf::IDF;
-use super::normalize::{is_cjk, is_kept, push_normalized};
+use super::normalize::normalize_into;
+use super::pieces::{pieces, PIECE_BYTES};
 use super::seeded::SeedHashes;
-use super::stopwords::is_stop_char;
-use super::tokenize::{for_each_word, CharShingles};
+use super::stopwords::is_stop_code_point;
+use super::tokenize::{CharShingles, Kind, Words};
 
 /// One distinct feature of a text.
 #[derive(Debug, Clone, Copy)]
@@ -24,6 +30,10 @@ pub(crate) struct Feature {
     pub(crate) count: u32,
     /// Its IDF factor (1 without IDF weighting).
     pub(crate) idf: f32,
+    /// Whether `idf` came from an occurrence with an IDF ([`Sink::add`]) rather than from a
+    /// unit one ([`Sink::add_units`]). Units are handed over in batches, so a unit occurrence
+    /// can come first; the IDF of the first occurrence with one wins all the same.
+    idf_given: bool,
 }
 
 /// A `Hasher` for keys that are already uniform 64-bit hashes: the key is its own hash.
@@ -57,29 +67,59 @@ pub(crate) trait Sink {
     /// One occurrence of the feature with this hash; `idf` gives its IDF factor.
     fn add(&mut self, hash: u64, idf: impl FnOnce() -> f64);
 
-    /// One occurrence of each of these features, of IDF factor 1.
-    fn add_units(&mut self, hashes: &[u64]) {
-        for &hash in hashes {
-            self.add(hash, || 1.0);
-        }
-    }
+    /// One occurrence of each of these features, of IDF factor 1. The order of occurrences
+    /// must not matter.
+    fn add_units(&mut self, hashes: &[u64]);
 }
 
 impl Sink for Features {
     #[inline]
     fn add(&mut self, hash: u64, idf: impl FnOnce() -> f64) {
-        self.entry(hash)
-            .and_modify(|f| f.count = f.count.saturating_add(1))
-            .or_insert_with(|| Feature {
-                count: 1,
-                idf: idf() as f32,
+        let f = self.entry(hash).or_insert(Feature {
+            count: 0,
+            idf: 1.0,
+            idf_given: false,
+        });
+        f.count = f.count.saturating_add(1);
+        if !f.idf_given {
+            f.idf = idf() as f32;
+            f.idf_given = true;
+        }
+    }
+
+    fn add_units(&mut self, hashes: &[u64]) {
+        for &hash in hashes {
+            let f = self.entry(hash).or_insert(Feature {
+                count: 0,
+                idf: 1.0,
+                idf_given: false,
             });
+            f.count = f.count.saturating_add(1);
+        }
+    }
+}
+
+/// The code point of the character whose UTF-8 is `utf8`.
+#[inline(always)]
+fn code_point(utf8: &[u8]) -> u32 {
+    let cont = |b: u8| u32::from(b & 0x3F);
+    match *utf8 {
+        [a] => u32::from(a),
+        [a, b] => (u32::from(a & 0x1F) << 6) | cont(b),
+        [a, b, c] => (u32::from(a & 0x0F) << 12) | (cont(b) << 6) | cont(c),
+        [a, b, c, d] => (u32::from(a & 0x07) << 18) | (cont(b) << 12) | (cont(c) << 6) | cont(d),
+        _ => 0,
     }
 }
 
 /// The hash and mean IDF of the word shingle made of the words at positions `range` (in text
 /// order, kept in `ring` modulo `n`): xxh3-64 of the words' hashes, little-endian, in order.
-fn shingle(ring: &[(u64, f64)], range: std::ops::Range<usize>, n: usize, seed: u64) -> (u64, f64) {
+fn shingle(
+    ring: &[(u64, f64)],
+    range: std::ops::Range<usize>,
+    n: usize,
+    hasher: &SeededXxh3,
+) -> (u64, f64) {
     let mut bytes = [0u8; 8 * MAX_WORD_SHINGLES as usize];
     let mut len = 0;
     let mut idf_sum = 0.0;
@@ -93,117 +133,331 @@ fn shingle(ring: &[(u64, f64)], range: std::ops::Range<usize>, n: usize, seed: u
         idf_sum += idf;
     }
     let hashed = bytes.get(..len).unwrap_or(&bytes);
-    (xxh3_64_with_seed(hashed, seed), idf_sum / words as f64)
+    (hasher.hash(hashed), idf_sum / words as f64)
 }
 
-/// Extracts the feature occurrences of `text` under `config` into `sink`, in text order.
-/// `seeds` must be `SeedHashes::new(config.seed)`.
+/// Extracts the feature occurrences of `text` under `config` into `sink`, in text order
+/// (features of IDF factor 1 in batches). `seeds` must be `SeedHashes::new(config.seed)`.
 pub(crate) fn extract(
     config: &SimhashConfig,
     seeds: &SeedHashes,
     text: &str,
     sink: &mut impl Sink,
 ) {
-    let seed = config.seed;
-    let table = seeds.ideographs();
-    let char_seed = table.char_seed();
+    extract_in_pieces(config, seeds, text, sink, PIECE_BYTES);
+}
 
-    // Normalize, copying runs of characters that normalization keeps as they are (most of
-    // them) in one piece, and in the same pass take the ideograph shingles: segmentation-
-    // free, the ideographs in order with single-character stop words dropped. Ideographs are
-    // the same bytes in `text` and `norm`, so their shingles are taken from `text`. Single
-    // ideographs (the default) are looked up in the table instead.
-    let mut norm = String::with_capacity(text.len());
-    // The features of weight 1 (all but IDF-weighted words), handed over at the end in one
-    // batch: summing them in a tight loop is cheaper than one call per occurrence.
-    let mut units: Vec<u64> = Vec::with_capacity(text.len() / 2 + 16);
-    let single_ideographs = config.cjk_char_shingles == 1;
-    let mut ideographs = CharShingles::new(usize::from(config.cjk_char_shingles));
-    let mut kept_from = 0;
-    for (i, c) in text.char_indices() {
-        if is_cjk(c) {
-            // Ideographs normalize to themselves.
-            if config.cjk_char_shingles > 0 && !(config.stop_words && is_stop_char(c)) {
-                if single_ideographs {
-                    units.push(table.char(c));
-                } else {
-                    ideographs.push(text, i, c, |s| units.push(xxh3_64_with_seed(s, char_seed)));
-                }
-            }
-        } else if !is_kept(c) {
-            norm.push_str(text.get(kept_from..i).unwrap_or_default());
-            push_normalized(c, config.normalize, &mut norm);
-            kept_from = i + c.len_utf8();
+/// [`extract`], with pieces of about `piece_bytes` bytes.
+fn extract_in_pieces(
+    config: &SimhashConfig,
+    seeds: &SeedHashes,
+    text: &str,
+    sink: &mut impl Sink,
+    piece_bytes: usize,
+) {
+    let mut extractor = Extractor::new(config, seeds, sink);
+    // One piece's normalized text at a time: the features are those of the whole text (see
+    // `pieces.rs`), and memory does not grow with the text.
+    let mut norm = String::new();
+    for piece in pieces(text, piece_bytes) {
+        norm.clear();
+        let has_cjk = normalize_into(piece, config.normalize, &mut norm);
+        extractor.piece(&norm, has_cjk);
+    }
+    extractor.finish();
+}
+
+/// How many features of IDF factor 1 are handed to the sink together: a multiple of 16 (see
+/// `sums.rs`).
+const UNIT_BATCH: usize = 64;
+
+/// The state of feature extraction that carries over from one piece of a text to the next.
+struct Extractor<'a, S: Sink> {
+    config: &'a SimhashConfig,
+    seeds: &'a SeedHashes,
+    /// Hash words and character features.
+    word_hasher: SeededXxh3,
+    char_hasher: SeededXxh3,
+    sink: &'a mut S,
+    /// Word features weigh their IDF.
+    use_idf: bool,
+    /// The words are the only word features, of weight 1 (the default).
+    plain_words: bool,
+    /// Words or word shingles are features: words of ideographs are jieba's.
+    segmented_words: bool,
+    /// `config.stop_words` and `config.cjk_char_shingles`, at hand.
+    stop_words: bool,
+    cjk_char_shingles: u8,
+    /// Shingles of the ideographs, when they are longer than one.
+    ideographs: CharShingles,
+    /// Shingles of the non-CJK words' characters, stop words dropped, concatenated.
+    letters: CharShingles,
+    /// The last `word_shingles` words' hashes and IDFs, as a ring, and the words seen.
+    ring: [(u64, f64); MAX_WORD_SHINGLES as usize],
+    seen: usize,
+    /// Features of IDF factor 1 not yet handed to the sink.
+    units: [u64; UNIT_BATCH],
+    unit_count: usize,
+}
+
+impl<'a, S: Sink> Extractor<'a, S> {
+    fn new(config: &'a SimhashConfig, seeds: &'a SeedHashes, sink: &'a mut S) -> Self {
+        Extractor {
+            config,
+            seeds,
+            word_hasher: seeds.word_hasher(),
+            char_hasher: seeds.char_hasher(),
+            sink,
+            use_idf: config.idf == IdfWeighting::Jieba,
+            plain_words: config.words
+                && config.word_shingles == 0
+                && config.idf == IdfWeighting::None,
+            segmented_words: config.words || config.word_shingles >= 2,
+            stop_words: config.stop_words,
+            cjk_char_shingles: config.cjk_char_shingles,
+            ideographs: CharShingles::new(usize::from(config.cjk_char_shingles)),
+            letters: CharShingles::new(usize::from(config.word_char_shingles)),
+            ring: [(0, 0.0); MAX_WORD_SHINGLES as usize],
+            seen: 0,
+            units: [0; UNIT_BATCH],
+            unit_count: 0,
         }
     }
-    norm.push_str(text.get(kept_from..).unwrap_or_default());
-    ideographs.finish(text, |s| units.push(xxh3_64_with_seed(s, char_seed)));
 
-    let use_idf = config.idf == IdfWeighting::Jieba;
-    let idf_of = |w: &str| if use_idf { IDF.get(w) } else { 1.0 };
-    let n = usize::from(config.word_shingles);
-    let word_chars = usize::from(config.word_char_shingles);
+    /// One occurrence of a feature of IDF factor 1.
+    #[inline(always)]
+    fn unit(&mut self, hash: u64) {
+        self.unit_if(hash, true);
+    }
 
-    if config.words || n >= 2 || word_chars > 0 {
-        // Shingles of the non-CJK words' characters, stop words dropped, concatenated.
-        let mut letters = CharShingles::new(word_chars);
-        // The last n words' hashes and IDFs, as a ring.
-        let mut ring = [(0u64, 0f64); MAX_WORD_SHINGLES as usize];
-        let mut seen = 0usize;
-        let segment_cjk = config.words || n >= 2;
-        for_each_word(&norm, config.hmm, segment_cjk, |w, cjk| {
-            let (h, stop) = if cjk && w.len() <= 4 {
-                // One ideograph (3 or 4 bytes): from the table; the stop words among them
-                // are the stop characters.
-                let c = w.chars().next().unwrap_or_default();
-                (table.word(c), is_stop_char(c))
+    /// One occurrence of a feature of IDF factor 1 if `keep`. Without a branch on `keep`:
+    /// whether a character or word is a stop word follows no pattern the processor could
+    /// predict, and a mispredicted branch costs more than writing the hash anyway.
+    #[inline(always)]
+    fn unit_if(&mut self, hash: u64, keep: bool) {
+        // `unit_count < UNIT_BATCH` always holds here: the batch is handed over when full.
+        if let Some(slot) = self.units.get_mut(self.unit_count) {
+            *slot = hash;
+        }
+        self.unit_count += usize::from(keep);
+        if self.unit_count >= UNIT_BATCH {
+            self.flush_units();
+        }
+    }
+
+    /// Hands the features of IDF factor 1 collected so far to the sink, together: summing
+    /// them in a tight loop is cheaper than one call per occurrence.
+    fn flush_units(&mut self) {
+        self.sink
+            .add_units(self.units.get(..self.unit_count).unwrap_or_default());
+        self.unit_count = 0;
+    }
+
+    /// Takes the features of a normalized piece of the text.
+    fn piece(&mut self, norm: &str, has_cjk: bool) {
+        let config = self.config;
+        let segment = self.segmented_words;
+        if !segment && config.word_char_shingles == 0 && config.cjk_char_shingles == 0 {
+            return;
+        }
+        // A piece without ideographs need not be segmented (see `Words`).
+        for (run, kind) in Words::new(norm, config.hmm, segment && has_cjk) {
+            match kind {
+                Kind::CjkWord => self.cjk_word(run),
+                Kind::OtherWord => self.word(run, false),
+                Kind::Ideographs => self.ideographs(run),
+            }
+        }
+    }
+
+    /// Takes the features of the word of ideographs `w`, and those of its ideographs.
+    ///
+    /// Most Chinese words are one to four ideographs of three bytes. Their features are taken
+    /// by straight-line code for each length: a loop over the characters and xxh3's own
+    /// dispatch on the length would be mispredicted for nearly every word, at the cost of
+    /// more than the rest of the work on it.
+    #[inline(always)]
+    fn cjk_word(&mut self, w: &str) {
+        let taken = match w.len() {
+            3 => self.short_cjk_word::<3>(w),
+            6 => self.short_cjk_word::<6>(w),
+            9 => self.short_cjk_word::<9>(w),
+            12 => self.short_cjk_word::<12>(w),
+            _ => false,
+        };
+        if !taken {
+            self.ideographs(w);
+            self.word(w, true);
+        }
+    }
+
+    /// [`cjk_word`](Self::cjk_word) for a word of `N` bytes, if they are `N / 3` characters of
+    /// three bytes; returns whether they were (else nothing is taken).
+    #[inline(always)]
+    fn short_cjk_word<const N: usize>(&mut self, w: &str) -> bool {
+        let Ok(utf8) = <&[u8; N]>::try_from(w.as_bytes()) else {
+            return false;
+        };
+        let chars = utf8.chunks_exact(3);
+        // Without `any`, which would branch on each character.
+        if chars
+            .clone()
+            .fold(false, |long, c| long | (c.first() >= Some(&0xF0)))
+        {
+            return false;
+        }
+        if self.cjk_char_shingles == 1 {
+            for c in chars {
+                let stop = self.stop_words && is_stop_code_point(code_point(c));
+                let hash = self.char_hasher.hash(c);
+                self.unit_if(hash, !stop);
+            }
+        } else {
+            self.ideographs(w);
+        }
+        if self.segmented_words {
+            let (h, stop) = if N == 3 {
+                let h = self.word_hasher.hash(utf8);
+                (h, is_stop_code_point(code_point(utf8)))
             } else {
-                let h = xxh3_64_with_seed(w.as_bytes(), seed);
-                (h, seeds.is_stop(h))
+                let h = self.word_hasher.hash(utf8);
+                (h, self.seeds.is_stop(h))
             };
-            if config.stop_words && stop {
-                return;
-            }
-            if word_chars > 0 && !cjk {
-                // `w` is a slice of `norm`: its offset there.
-                let base = (w.as_ptr() as usize).wrapping_sub(norm.as_ptr() as usize);
-                for (i, c) in w.char_indices() {
-                    letters.push(&norm, base + i, c, |s| {
-                        units.push(xxh3_64_with_seed(s, char_seed))
-                    });
+            self.hashed_word(w, true, h, stop);
+        }
+        true
+    }
+
+    /// Takes the ideograph features of the ideographs `run`: the ideographs of the text in
+    /// order, single-character stop words dropped, whatever the segmentation.
+    #[inline(always)]
+    fn ideographs(&mut self, run: &str) {
+        let n = self.cjk_char_shingles;
+        if n == 0 {
+            return;
+        }
+        let bytes = run.as_bytes();
+        let mut i = 0;
+        while let Some(&lead) = bytes.get(i) {
+            // Ideographs are 3 bytes (U+3400..U+FAFF, nearly all) or 4.
+            let len = if lead >= 0xF0 { 4 } else { 3 };
+            let utf8 = bytes.get(i..i + len).unwrap_or_default();
+            i += len;
+            let cp = code_point(utf8);
+            let stop = self.stop_words && is_stop_code_point(cp);
+            if n == 1 {
+                // The default.
+                let hash = self.char_hasher.hash(utf8);
+                self.unit_if(hash, !stop);
+            } else if !stop {
+                let c = char::from_u32(cp).unwrap_or_default();
+                let hash = self.ideographs.push(c).map(|s| self.char_hasher.hash(s));
+                if let Some(hash) = hash {
+                    self.unit(hash);
                 }
             }
-            if config.words {
+        }
+    }
+
+    /// Takes the features of the word `w`. The common case (a word of ideographs under the
+    /// default configuration) is kept small enough to be inlined into the token loop.
+    #[inline(always)]
+    fn word(&mut self, w: &str, cjk: bool) {
+        let (h, stop) = if cjk && w.len() <= 4 {
+            // One ideograph (3 or 4 bytes): the stop words among them are the stop
+            // characters.
+            let h = self.word_hasher.hash(w.as_bytes());
+            (h, is_stop_code_point(code_point(w.as_bytes())))
+        } else {
+            let h = self.word_hasher.hash(w.as_bytes());
+            (h, self.seeds.is_stop(h))
+        };
+        self.hashed_word(w, cjk, h, stop);
+    }
+
+    /// Takes the features of the word `w`, of hash `h`, a stop word if `stop`.
+    #[inline(always)]
+    fn hashed_word(&mut self, w: &str, cjk: bool, h: u64, stop: bool) {
+        let stop = self.stop_words && stop;
+        if cjk && self.plain_words {
+            // The default, and most words of Chinese text.
+            self.unit_if(h, !stop);
+            return;
+        }
+        if stop {
+            return;
+        }
+        if !cjk && self.config.word_char_shingles > 0 {
+            self.letters(w);
+        }
+        if self.plain_words {
+            self.unit(h);
+        } else {
+            self.word_features(h, w);
+        }
+    }
+
+    /// Takes the character shingles of the non-CJK word `w`.
+    #[inline(always)]
+    fn letters(&mut self, w: &str) {
+        for c in w.chars() {
+            let hash = self.letters.push(c).map(|s| self.char_hasher.hash(s));
+            if let Some(hash) = hash {
+                self.unit(hash);
+            }
+        }
+    }
+
+    /// Takes the word features of the word `w` of hash `h` under any configuration.
+    #[inline(always)]
+    fn word_features(&mut self, h: u64, w: &str) {
+        let config = self.config;
+        let use_idf = self.use_idf;
+        if config.words {
+            if use_idf {
+                self.sink.add(h, || IDF.get(w));
+            } else {
+                self.unit(h);
+            }
+        }
+        let n = usize::from(config.word_shingles);
+        if n >= 2 {
+            let idf = if use_idf { IDF.get(w) } else { 1.0 };
+            if let Some(slot) = self.ring.get_mut(self.seen % n) {
+                *slot = (h, idf);
+            }
+            self.seen += 1;
+            if self.seen >= n {
+                let (h, idf) = shingle(&self.ring, self.seen - n..self.seen, n, &self.word_hasher);
                 if use_idf {
-                    sink.add(h, || idf_of(w));
+                    self.sink.add(h, || idf);
                 } else {
-                    units.push(h);
+                    self.unit(h);
                 }
             }
-            if n >= 2 {
-                if let Some(slot) = ring.get_mut(seen % n) {
-                    *slot = (h, idf_of(w));
-                }
-                seen += 1;
-                if seen >= n {
-                    let (h, idf) = shingle(&ring, seen - n..seen, n, seed);
-                    if use_idf {
-                        sink.add(h, || idf);
-                    } else {
-                        units.push(h);
-                    }
-                }
-            }
-        });
-        letters.finish(&norm, |s| units.push(xxh3_64_with_seed(s, char_seed)));
+        }
+    }
+
+    /// The features that need the whole text: the one shingle of a stream too short for
+    /// one of full length.
+    fn finish(mut self) {
+        let last = self.ideographs.finish().map(|s| self.char_hasher.hash(s));
+        if let Some(hash) = last {
+            self.unit(hash);
+        }
+        let last = self.letters.finish().map(|s| self.char_hasher.hash(s));
+        if let Some(hash) = last {
+            self.unit(hash);
+        }
         // A text with fewer words than the shingle size still gets one shingle of all of
         // them, unless single words are features anyway.
-        if n >= 2 && seen > 0 && seen < n && !config.words {
-            let (h, idf) = shingle(&ring, 0..seen, n, seed);
-            sink.add(h, || idf);
+        let n = usize::from(self.config.word_shingles);
+        if n >= 2 && self.seen > 0 && self.seen < n && !self.config.words {
+            let (h, idf) = shingle(&self.ring, 0..self.seen, n, &self.word_hasher);
+            self.sink.add(h, || idf);
         }
+        self.flush_units();
     }
-    sink.add_units(&units);
 }
 
 #[cfg(test)]
@@ -301,6 +555,112 @@ mod tests {
         ka.sort();
         kb.sort();
         assert_eq!(ka, kb);
+    }
+
+    /// A long text of everything the pieces must not change: Chinese sentences, Latin and
+    /// mixed words, digits, full-width and upper-case letters, `\r\n`, ideographs outside the
+    /// main block, jieba's dictionary words with letters (`T恤`).
+    fn mixed_text(len: usize) -> String {
+        const PARTS: &[&str] = &[
+            "数据库",
+            "服务器",
+            "的",
+            "了",
+            "我们",
+            "中出",
+            "叛徒",
+            "历史学者认为",
+            "。",
+            "，",
+            "、",
+            "“",
+            "”",
+            "……",
+            " ",
+            "\n",
+            "\r\n",
+            "\r",
+            "\t",
+            "Server",
+            "the",
+            "café",
+            "file.txt",
+            "c++",
+            "3.14",
+            "100%",
+            "ＡＢＣ",
+            "１２３",
+            "！",
+            "　",
+            "ﬁle",
+            "dаtа",
+            "T恤",
+            "t恤",
+            "卡拉OK",
+            "〇",
+            "\u{3400}",
+            "\u{20000}",
+            "\u{2A6E0}",
+            "\u{F900}",
+            "e\u{301}",
+            "한국어",
+        ];
+        let mut rng = 0x2545_f491_4f6c_dd1du64;
+        let mut text = String::new();
+        while text.len() < len {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            text.push_str(PARTS[(rng % PARTS.len() as u64) as usize]);
+        }
+        text
+    }
+
+    #[test]
+    fn pieces_give_the_features_of_the_whole_text() {
+        let text = mixed_text(60_000);
+        let configs = [
+            SimhashConfig::default(),
+            only_words(),
+            SimhashConfig::default()
+                .with_word_shingles(3)
+                .with_idf(IdfWeighting::Jieba)
+                .with_tf(super::super::config::TfScaling::Log),
+            SimhashConfig::default()
+                .with_cjk_char_shingles(2)
+                .with_word_char_shingles(4),
+            SimhashConfig::default()
+                .with_words(false)
+                .with_cjk_char_shingles(3),
+            SimhashConfig::default()
+                .with_normalize(false)
+                .with_stop_words(false)
+                .with_hmm(false),
+        ];
+        for config in configs {
+            let seeds = SeedHashes::new(config.seed);
+            let features = |piece_bytes: usize| {
+                let mut f = Features::default();
+                extract_in_pieces(&config, &seeds, &text, &mut f, piece_bytes);
+                let mut f: Vec<(u64, u32, u32)> = f
+                    .into_iter()
+                    .map(|(h, x)| (h, x.count, x.idf.to_bits()))
+                    .collect();
+                f.sort_unstable();
+                f
+            };
+            let sums = |piece_bytes: usize| {
+                let mut s = super::super::sums::Sums::default();
+                extract_in_pieces(&config, &seeds, &text, &mut s, piece_bytes);
+                (s.fingerprint().ok(), s.occurrences())
+            };
+            let whole = (features(usize::MAX), sums(usize::MAX));
+            assert!(whole.1 .1 > 5_000, "{config:?}: {} occurrences", whole.1 .1);
+            for piece_bytes in [1, 7, 64, 1000, PIECE_BYTES] {
+                let pieces = (features(piece_bytes), sums(piece_bytes));
+                assert!(pieces == whole, "{config:?}, {piece_bytes}");
+            }
+        }
     }
 
     #[test]

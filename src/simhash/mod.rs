@@ -4,18 +4,23 @@
 //! [`SimhashConfig`]: normalize (`normalize.rs`), split into words with jieba for CJK and
 //! runs of letters and digits for other scripts (`tokenize.rs`), drop stop words
 //! (`stopwords.rs`), count features and weigh them with TF-IDF (`features.rs`, `idf.rs`),
-//! and take the sign of the weighted sum of the features' xxh3-64 bits (`hasher.rs`). The
-//! hashes that depend only on the seed (stop words, single ideographs) are computed once per
-//! hasher (`seeded.rs`).
+//! and take the sign of the weighted sum of the features' xxh3-64 bits (`hash.rs`,
+//! `sums.rs`, `hasher.rs`). A long text goes through in pieces that give exactly the
+//! features of the whole (`pieces.rs`), so memory does not grow with it. What depends only
+//! on the seed (the stop words' hashes, the keys of one-character hashes) is computed once
+//! per hasher (`seeded.rs`).
 //! How the defaults were chosen is in `docs/design.md`, "Fingerprint quality".
 
 mod config;
 mod features;
+mod hash;
 mod hasher;
 mod idf;
 mod normalize;
+mod pieces;
 mod seeded;
 mod stopwords;
+mod sums;
 mod tokenize;
 
 pub use config::{IdfWeighting, SimhashConfig, TfScaling};

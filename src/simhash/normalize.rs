@@ -8,13 +8,49 @@
 //! split them: a Russian word becomes a string of Latin letters, which is harmless for
 //! near-duplicate detection.
 
-/// Appends the lowercase (and with `fold`, folded) form of `text` to `out`.
-#[cfg(test)]
-pub(crate) fn normalize_into(text: &str, fold: bool, out: &mut String) {
+/// Appends the lowercase (and with `fold`, folded) form of `text` to `out`. Returns whether
+/// `text` may hold an ideograph: false only if it holds none.
+///
+/// Runs of characters that normalization keeps as they are (most of them) are copied in one
+/// piece. The characters of U+4000..U+9FFF (nearly every character of Chinese text) are
+/// recognized by their first byte, `E4`..`E9`, and skipped without decoding: ideographs, and
+/// the Yijing hexagrams U+4DC0..U+4DFF, which normalize to themselves too. (A table of what
+/// each first byte implies was tried instead of these branches: slower, as every step then
+/// waits for a table load.)
+pub(crate) fn normalize_into(text: &str, fold: bool, out: &mut String) -> bool {
     out.reserve(text.len());
-    for c in text.chars() {
-        push_normalized(c, fold, out);
+    let bytes = text.as_bytes();
+    let mut has_cjk = false;
+    let mut kept_from = 0;
+    let mut i = 0;
+    while let Some(&lead) = bytes.get(i) {
+        if (0xE4..=0xE9).contains(&lead) {
+            has_cjk = true;
+            i += 3;
+            continue;
+        }
+        if lead.is_ascii() {
+            if lead.is_ascii_uppercase() {
+                out.push_str(text.get(kept_from..i).unwrap_or_default());
+                out.push(char::from(lead.to_ascii_lowercase()));
+                kept_from = i + 1;
+            }
+            i += 1;
+            continue;
+        }
+        let Some(c) = text.get(i..).and_then(|rest| rest.chars().next()) else {
+            break;
+        };
+        has_cjk |= is_cjk(c);
+        if !is_kept(c) {
+            out.push_str(text.get(kept_from..i).unwrap_or_default());
+            push_normalized(c, fold, out);
+            kept_from = i + c.len_utf8();
+        }
+        i += c.len_utf8();
     }
+    out.push_str(text.get(kept_from..).unwrap_or_default());
+    has_cjk
 }
 
 /// Whether normalization keeps `c` as it is, folding or not: lowercase ASCII, digits and
@@ -64,6 +100,15 @@ pub(crate) fn is_cjk(c: char) -> bool {
         | '\u{3007}'
         | '\u{20000}'..='\u{2FFFF}'
         | '\u{30000}'..='\u{3134F}')
+}
+
+/// Whether a UTF-8 sequence that starts with the bytes `lead, second` is an ideograph of the
+/// main CJK block, U+4E00..U+9FFF (`E4 B8 80`..`E9 BF BF`): nearly every character of
+/// Chinese text, recognized without decoding it.
+#[inline(always)]
+pub(crate) fn is_main_cjk(lead: u8, second: u8) -> bool {
+    // `|` and `&`, not `||` and `&&`: no branch on which lead byte this is.
+    (lead.wrapping_sub(0xE5) <= 0xE9 - 0xE5) | ((lead == 0xE4) & (second >= 0xB8))
 }
 
 /// General punctuation (U+2000..U+206F) and the punctuation of CJK symbols and punctuation
@@ -164,7 +209,14 @@ mod tests {
 
     fn norm(s: &str, fold: bool) -> String {
         let mut out = String::new();
-        normalize_into(s, fold, &mut out);
+        let has_cjk = normalize_into(s, fold, &mut out);
+        // Character by character, as defined.
+        let mut each = String::new();
+        for c in s.chars() {
+            push_normalized(c, fold, &mut each);
+        }
+        assert_eq!(out, each, "{s:?}");
+        assert!(has_cjk || !s.chars().any(is_cjk), "{s:?}");
         out
     }
 
@@ -192,6 +244,27 @@ mod tests {
     }
 
     #[test]
+    fn normalizes_every_character_as_defined() {
+        let all: String = (0u32..0x3_2000).filter_map(char::from_u32).collect();
+        for fold in [false, true] {
+            norm(&all, fold);
+        }
+        for s in [
+            "",
+            "a",
+            "数",
+            "〇",
+            "\u{4DC0}x",
+            "ＡＢ数据",
+            "Ωμέγα",
+            "x\u{20000}",
+            "\u{3400}",
+        ] {
+            norm(s, true);
+        }
+    }
+
+    #[test]
     fn kept_characters_normalize_to_themselves() {
         let all = (0u32..0x3_0000).filter_map(char::from_u32);
         for c in all.filter(|&c| is_kept(c)) {
@@ -200,6 +273,20 @@ mod tests {
                 push_normalized(c, fold, &mut out);
                 assert_eq!(out, c.to_string(), "{c:?} fold {fold}");
             }
+        }
+    }
+
+    #[test]
+    fn main_block_is_recognized_from_two_bytes() {
+        for c in (0u32..0x11_0000).filter_map(char::from_u32) {
+            let mut buf = [0; 4];
+            let utf8 = c.encode_utf8(&mut buf).as_bytes();
+            let two = (utf8[0], utf8.get(1).copied().unwrap_or(0));
+            assert_eq!(
+                is_main_cjk(two.0, two.1) && utf8.len() == 3,
+                ('\u{4E00}'..='\u{9FFF}').contains(&c),
+                "{c:?}"
+            );
         }
     }
 

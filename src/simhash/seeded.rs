@@ -1,29 +1,16 @@
-//! Hashes that depend only on the seed, computed once per hasher instead of once per
-//! occurrence: the stop words' hashes, and every common ideograph's hash both as a word and
-//! as a character feature.
-//!
-//! In Chinese text about every other feature is a single ideograph (each character is a
-//! feature, and jieba cuts many one-character words), so a table lookup in place of an xxh3
-//! call per character is a large part of the fingerprint's cost. The table gives exactly the
-//! hashes xxh3 would: fingerprints do not depend on it.
+//! What depends only on the seed, computed once per hasher instead of once per occurrence:
+//! the stop words' hashes, and the keys of xxh3's short paths for words and for character
+//! features (see `hash.rs`).
 
 use std::collections::HashSet;
-use std::sync::OnceLock;
-
-use xxhash_rust::xxh3::xxh3_64_with_seed;
 
 use super::features::BuildIdentity;
+use super::hash::SeededXxh3;
 use super::stopwords;
 
 /// Mixed into the seed of character shingles so that the bigram `数据` and the word `数据`
 /// are different features.
 pub(crate) const CHAR_SHINGLE_SALT: u64 = 0x9e37_79b9_7f4a_7c15;
-
-/// First code point of the ideograph table.
-const TABLE_BASE: u32 = 0x4E00;
-/// Code points in the table: the CJK Unified Ideographs block U+4E00..U+9FFF, where nearly
-/// all ideographs of modern Chinese text are. Others are hashed when they occur.
-const TABLE_SPAN: u32 = 0xA000 - TABLE_BASE;
 
 /// 64-bit words of the stop-word filter: one bit per value of a hash's top 16 bits.
 const FILTER_WORDS: usize = (1 << 16) / 64;
@@ -38,7 +25,6 @@ fn filter_slot(hash: u64) -> (usize, u64) {
 /// The seed-dependent hashes of one hasher.
 #[derive(Debug)]
 pub(crate) struct SeedHashes {
-    seed: u64,
     /// The xxh3-64 hashes of the built-in stop words: a word is hashed once, and that hash
     /// both tests it and becomes its feature.
     stop: HashSet<u64, BuildIdentity>,
@@ -46,17 +32,18 @@ pub(crate) struct SeedHashes {
     /// words are not stop words, and one bit test (wrong for about 1 in 160 words) answers
     /// for them faster than a hash set probe.
     stop_filter: Box<[u64]>,
-    /// Per code point of the table, `[hash as a word, hash as a character feature]`; built
-    /// on the first fingerprint (2 x 21,000 hashes, 336 KB), not when the hasher is made.
-    ideographs: OnceLock<Box<[[u64; 2]]>>,
+    /// Hashes words.
+    words: SeededXxh3,
+    /// Hashes character features.
+    chars: SeededXxh3,
 }
 
 impl SeedHashes {
     /// The hashes for `seed`.
     pub(crate) fn new(seed: u64) -> SeedHashes {
-        let stop: HashSet<u64, BuildIdentity> = stopwords::all()
-            .map(|w| xxh3_64_with_seed(w.as_bytes(), seed))
-            .collect();
+        let words = SeededXxh3::new(seed);
+        let stop: HashSet<u64, BuildIdentity> =
+            stopwords::all().map(|w| words.hash(w.as_bytes())).collect();
         let mut stop_filter = vec![0u64; FILTER_WORDS].into_boxed_slice();
         for &h in &stop {
             let (word, bit) = filter_slot(h);
@@ -65,10 +52,10 @@ impl SeedHashes {
             }
         }
         SeedHashes {
-            seed,
             stop,
             stop_filter,
-            ideographs: OnceLock::new(),
+            words,
+            chars: SeededXxh3::new(seed ^ CHAR_SHINGLE_SALT),
         }
     }
 
@@ -79,64 +66,21 @@ impl SeedHashes {
         self.stop_filter.get(word).is_some_and(|w| w & bit != 0) && self.stop.contains(&hash)
     }
 
-    /// The ideograph table, built on first use.
-    pub(crate) fn ideographs(&self) -> Ideographs<'_> {
-        let char_seed = self.seed ^ CHAR_SHINGLE_SALT;
-        let table = self.ideographs.get_or_init(|| {
-            (TABLE_BASE..TABLE_BASE + TABLE_SPAN)
-                .map(|cp| {
-                    let mut buf = [0u8; 4];
-                    let bytes = char::from_u32(cp).unwrap_or('\0').encode_utf8(&mut buf);
-                    [
-                        xxh3_64_with_seed(bytes.as_bytes(), self.seed),
-                        xxh3_64_with_seed(bytes.as_bytes(), char_seed),
-                    ]
-                })
-                .collect()
-        });
-        Ideographs {
-            table,
-            seed: self.seed,
-            char_seed,
-        }
-    }
-}
-
-/// A view of the ideograph table; hashes characters outside it on the fly.
-#[derive(Clone, Copy)]
-pub(crate) struct Ideographs<'a> {
-    table: &'a [[u64; 2]],
-    seed: u64,
-    char_seed: u64,
-}
-
-impl Ideographs<'_> {
-    /// The seed of character features.
-    pub(crate) fn char_seed(&self) -> u64 {
-        self.char_seed
+    /// The hasher of words.
+    pub(crate) fn word_hasher(&self) -> SeededXxh3 {
+        self.words
     }
 
-    /// `xxh3_64_with_seed(c's UTF-8, seed)`: the hash of the one-character word `c`.
-    #[inline]
-    pub(crate) fn word(&self, c: char) -> u64 {
-        match self.table.get((c as u32).wrapping_sub(TABLE_BASE) as usize) {
-            Some(&[word, _]) => word,
-            None => xxh3_64_with_seed(c.encode_utf8(&mut [0; 4]).as_bytes(), self.seed),
-        }
-    }
-
-    /// `xxh3_64_with_seed(c's UTF-8, char_seed)`: the hash of the character feature `c`.
-    #[inline]
-    pub(crate) fn char(&self, c: char) -> u64 {
-        match self.table.get((c as u32).wrapping_sub(TABLE_BASE) as usize) {
-            Some(&[_, ch]) => ch,
-            None => xxh3_64_with_seed(c.encode_utf8(&mut [0; 4]).as_bytes(), self.char_seed),
-        }
+    /// The hasher of character features (single characters and character shingles).
+    pub(crate) fn char_hasher(&self) -> SeededXxh3 {
+        self.chars
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use xxhash_rust::xxh3::xxh3_64_with_seed;
+
     use super::*;
 
     #[test]
@@ -152,26 +96,16 @@ mod tests {
     }
 
     #[test]
-    fn table_gives_the_xxh3_hashes() {
+    fn hashers_follow_the_seeds() {
         for seed in [0, 7] {
             let s = SeedHashes::new(seed);
-            let ideographs = s.ideographs();
-            let char_seed = seed ^ CHAR_SHINGLE_SALT;
-            // In the table, at both ends, and outside it (Extension A and B, Latin).
-            for c in [
-                '\u{4E00}',
-                '数',
-                '\u{9FFF}',
-                '\u{3400}',
-                '\u{20000}',
-                'a',
-                '〇',
-            ] {
+            for c in ['数', '\u{3400}', '\u{20000}', 'a', '〇'] {
                 let utf8 = c.to_string();
-                assert_eq!(ideographs.word(c), xxh3_64_with_seed(utf8.as_bytes(), seed));
+                let utf8 = utf8.as_bytes();
+                assert_eq!(s.word_hasher().hash(utf8), xxh3_64_with_seed(utf8, seed));
                 assert_eq!(
-                    ideographs.char(c),
-                    xxh3_64_with_seed(utf8.as_bytes(), char_seed)
+                    s.char_hasher().hash(utf8),
+                    xxh3_64_with_seed(utf8, seed ^ CHAR_SHINGLE_SALT)
                 );
             }
         }

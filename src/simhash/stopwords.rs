@@ -5,13 +5,14 @@
 //! Changing either list changes fingerprints: a store records only the configuration, not
 //! the lists, so edit them only together with a new store format version.
 
+#[cfg(test)]
 use std::sync::LazyLock;
 
 #[cfg(test)]
 use rustc_hash::FxHashSet;
 
-static ZH: &str = include_str!("stopwords_zh.txt");
-static EN: &str = include_str!("stopwords_en.txt");
+const ZH: &str = include_str!("stopwords_zh.txt");
+const EN: &str = include_str!("stopwords_en.txt");
 
 #[cfg(test)]
 static STOP_WORDS: LazyLock<FxHashSet<&'static str>> = LazyLock::new(|| all().collect());
@@ -19,33 +20,52 @@ static STOP_WORDS: LazyLock<FxHashSet<&'static str>> = LazyLock::new(|| all().co
 /// First code point of the bitmap of single-character stop words.
 const STOP_CHAR_BASE: u32 = 0x4E00;
 /// Code points covered by the bitmap: the CJK Unified Ideographs block, where the built-in
-/// single-character stop words are.
+/// single-character stop words are. A multiple of 64.
 const STOP_CHAR_SPAN: u32 = 0xA000 - STOP_CHAR_BASE;
+const _: () = assert!(STOP_CHAR_SPAN % 64 == 0);
 
 /// The single-character Chinese stop words as a bitmap over U+4E00..U+9FFF, for the
-/// ideograph shingles: one bit test per character.
-static STOP_CHARS: LazyLock<Vec<u64>> = LazyLock::new(|| {
-    let mut bits = vec![0u64; STOP_CHAR_SPAN.div_ceil(64) as usize];
-    for w in ZH.lines().map(str::trim) {
-        let mut chars = w.chars();
-        if let (Some(c), None) = (chars.next(), chars.next()) {
-            let i = (c as u32).wrapping_sub(STOP_CHAR_BASE);
-            if let Some(word) = bits.get_mut((i / 64) as usize) {
-                *word |= 1 << (i % 64);
+/// ideograph shingles: one bit test per character. Built when the crate is compiled (so no
+/// lazy initialization is checked on each test): a line of `stopwords_zh.txt` that is one
+/// three-byte UTF-8 character in the block sets its bit.
+static STOP_CHARS: [u64; STOP_CHAR_SPAN.div_ceil(64) as usize] = {
+    let list = ZH.as_bytes();
+    let mut bits = [0u64; STOP_CHAR_SPAN.div_ceil(64) as usize];
+    let mut line = 0;
+    while line < list.len() {
+        let mut end = line;
+        while end < list.len() && list[end] != b'\n' {
+            end += 1;
+        }
+        if end - line == 3 && list[line] & 0xF0 == 0xE0 {
+            let c = ((list[line] as u32 & 0x0F) << 12)
+                | ((list[line + 1] as u32 & 0x3F) << 6)
+                | (list[line + 2] as u32 & 0x3F);
+            let i = c.wrapping_sub(STOP_CHAR_BASE);
+            if i < STOP_CHAR_SPAN {
+                bits[(i / 64) as usize] |= 1 << (i % 64);
             }
         }
+        line = end + 1;
     }
     bits
-});
+};
 
 /// Whether `c` is a built-in single-character Chinese stop word (的, 了, 在, ...).
-#[inline]
+#[cfg(test)]
 pub(crate) fn is_stop_char(c: char) -> bool {
-    let i = (c as u32).wrapping_sub(STOP_CHAR_BASE);
-    i < STOP_CHAR_SPAN
-        && STOP_CHARS
-            .get((i / 64) as usize)
-            .is_some_and(|w| w >> (i % 64) & 1 == 1)
+    is_stop_code_point(c as u32)
+}
+
+/// Whether the code point `cp` is a built-in single-character Chinese stop word (的, 了,
+/// 在, ...).
+#[inline(always)]
+pub(crate) fn is_stop_code_point(cp: u32) -> bool {
+    // The span is a whole number of bitmap words: no test of `i < STOP_CHAR_SPAN` needed.
+    let i = cp.wrapping_sub(STOP_CHAR_BASE);
+    STOP_CHARS
+        .get((i / 64) as usize)
+        .is_some_and(|w| w >> (i % 64) & 1 == 1)
 }
 
 /// Every built-in stop word, Chinese and English.

@@ -5,12 +5,13 @@
 //! whitespace, control characters) only separates words and never becomes a feature, so
 //! re-punctuated or re-spaced copies of a text give the same words.
 
+use std::str::CharIndices;
 use std::sync::LazyLock;
 
-use jieba_rs::Jieba;
+use jieba_rs::{Jieba, Token};
 
 use super::config::MAX_CHAR_SHINGLES;
-use super::normalize::{is_caseless_punctuation, is_cjk, is_word_char};
+use super::normalize::{is_caseless_punctuation, is_cjk, is_main_cjk, is_word_char};
 
 /// The process-wide jieba segmenter: loading its dictionary takes a while, so it is done
 /// once, on first use.
@@ -40,70 +41,150 @@ fn class(c: char) -> Class {
     }
 }
 
-/// Calls `emit` with each word of `text` (already normalized), in text order, and whether it
-/// is a word of CJK ideographs (else it is a run of word characters of other scripts). Without
-/// `segment_cjk`, CJK ideographs are skipped instead of segmented.
+/// What a run of characters returned by [`Words`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// A word of CJK ideographs, as jieba cut it.
+    CjkWord,
+    /// A word of another script: a maximal run of word characters.
+    OtherWord,
+    /// A run of ideographs of a text that is not segmented: not a word, but its characters
+    /// are features all the same.
+    Ideographs,
+}
+
+/// The words of a normalized text, in text order, and without segmentation its runs of
+/// ideographs: every ideograph of the text is in exactly one [`Kind::CjkWord`] or
+/// [`Kind::Ideographs`] run.
 ///
-/// With `segment_cjk`, jieba cuts the whole text in one call (cutting it run by run costs
-/// more than the segmentation itself on punctuated text). Its tokens are then regrouped:
-/// a token of ideographs is a word; every other character is classified again, so that a
-/// non-CJK word is always a maximal run of word characters (jieba splits `café` and
-/// `file.txt` differently) and separators never reach `emit`.
-pub(crate) fn for_each_word<'a>(
+/// With segmentation, jieba cuts the whole text (a piece of the document, see `pieces.rs`)
+/// in one call: cutting it run by run costs more than the segmentation itself on punctuated
+/// text. A text without ideographs need not go through jieba: it would return no token of
+/// ideographs, and the other tokens are taken apart character by character anyway. Its
+/// tokens are then regrouped: a token of ideographs is a word; every other character is
+/// classified again, so that a non-CJK word is always a maximal run of word characters
+/// (jieba splits `café` and `file.txt` differently) and separators are never words.
+///
+/// An iterator rather than a callback so that the caller's loop, with the features of each
+/// word inlined, is the only loop: that is most of the work for a Chinese text.
+pub(crate) struct Words<'a> {
     text: &'a str,
-    hmm: bool,
-    segment_cjk: bool,
-    mut emit: impl FnMut(&'a str, bool),
-) {
-    let mut words = Regroup {
-        text,
-        keep_cjk: segment_cjk,
-        start: 0,
-        end: 0,
-        open: None,
-    };
-    if segment_cjk {
-        let base = text.as_ptr() as usize;
-        for token in JIEBA.cut(text, hmm) {
-            let offset = (token.word.as_ptr() as usize).wrapping_sub(base);
-            if all_cjk(token.word) {
-                words.flush(&mut emit);
-                emit(token.word, true);
-            } else {
-                for (i, c) in token.word.char_indices() {
-                    words.push(offset + i, c, &mut emit);
-                }
-            }
-        }
-    } else {
-        for (i, c) in text.char_indices() {
-            words.push(i, c, &mut emit);
+    /// jieba's tokens of `text` not yet taken, when it is segmented.
+    tokens: std::vec::IntoIter<Token<'a>>,
+    /// Characters not yet regrouped (of a token that is not all ideographs, or the whole
+    /// text when it is not segmented), and the offset in `text` of their first one.
+    chars: CharIndices<'a>,
+    chars_at: usize,
+    group: Regroup,
+    /// A token of ideographs to return after the run of characters that it ended.
+    queued: Option<&'a str>,
+}
+
+impl<'a> Words<'a> {
+    /// The words of `text`, segmented by jieba (with `hmm`) if `segment_cjk`.
+    pub(crate) fn new(text: &'a str, hmm: bool, segment_cjk: bool) -> Words<'a> {
+        let (tokens, chars) = if segment_cjk {
+            (JIEBA.cut(text, hmm), "".char_indices())
+        } else {
+            (Vec::new(), text.char_indices())
+        };
+        Words {
+            text,
+            tokens: tokens.into_iter(),
+            chars,
+            chars_at: 0,
+            group: Regroup {
+                cjk: if segment_cjk {
+                    Kind::CjkWord
+                } else {
+                    Kind::Ideographs
+                },
+                start: 0,
+                end: 0,
+                open: None,
+            },
+            queued: None,
         }
     }
-    words.flush(&mut emit);
+}
+
+impl<'a> Iterator for Words<'a> {
+    type Item = (&'a str, Kind);
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<(&'a str, Kind)> {
+        if let Some(word) = self.queued.take() {
+            return Some((word, Kind::CjkWord));
+        }
+        let text = self.text;
+        loop {
+            if let Some((i, c)) = self.chars.next() {
+                if let Some(word) = self.group.push(text, self.chars_at + i, c) {
+                    return Some(word);
+                }
+                continue;
+            }
+            let Some(token) = self.tokens.next() else {
+                return self.group.flush(text);
+            };
+            let word = token.word;
+            let offset = (word.as_ptr() as usize).wrapping_sub(text.as_ptr() as usize);
+            if let &[byte] = word.as_bytes() {
+                // One ASCII character, most often punctuation between Chinese words.
+                if let Some(word) = self.group.push(text, offset, char::from(byte)) {
+                    return Some(word);
+                }
+            } else if all_cjk(word) {
+                return match self.group.flush(text) {
+                    Some(run) => {
+                        self.queued = Some(word);
+                        Some(run)
+                    }
+                    None => Some((word, Kind::CjkWord)),
+                };
+            } else {
+                self.chars = word.char_indices();
+                self.chars_at = offset;
+            }
+        }
+    }
 }
 
 /// Whether every character of `word` is an ideograph. Most of jieba's tokens are ideographs
 /// of the main CJK block (U+4E00..U+9FFF, UTF-8 `E4 B8 80`..`E9 BF BF`), which is checked on
 /// the lead bytes without decoding: a string of three-byte characters only has a lead byte
 /// at every multiple of 3.
-#[inline]
+#[inline(always)]
 fn all_cjk(word: &str) -> bool {
     let bytes = word.as_bytes();
-    let main_block = bytes.len().is_multiple_of(3)
-        && bytes.chunks_exact(3).all(|c| match c {
-            [0xE4, second, _] => *second >= 0xB8,
-            [lead, _, _] => (0xE5..=0xE9).contains(lead),
-            _ => false,
-        });
+    let main = |i: usize| match bytes.get(i..i + 2) {
+        Some(&[lead, second]) => is_main_cjk(lead, second),
+        _ => false,
+    };
+    // Words of one to four characters without a loop (whose exit would be mispredicted for
+    // most words), and without branching on each character.
+    let main_block = match bytes.len() {
+        3 => main(0),
+        6 => main(0) & main(3),
+        9 => main(0) & main(3) & main(6),
+        12 => main(0) & main(3) & main(6) & main(9),
+        len => {
+            len.is_multiple_of(3)
+                && bytes.chunks_exact(3).all(|c| match *c {
+                    [lead, second, _] => is_main_cjk(lead, second),
+                    _ => false,
+                })
+        }
+    };
     main_block || word.chars().all(is_cjk)
 }
 
-/// Joins adjacent characters of one class into words: word characters always, ideographs
-/// outside a pure-CJK token (of a mixed dictionary word such as `t恤`) when `keep_cjk`.
-struct Regroup<'a> {
-    text: &'a str,
-    keep_cjk: bool,
+/// Joins adjacent characters of one class into runs: of word characters, and of ideographs
+/// (outside a token of ideographs: of a mixed dictionary word such as `t恤`, or of a text
+/// that is not segmented).
+struct Regroup {
+    /// The kind of runs of ideographs.
+    cjk: Kind,
     /// The pending run, `text[start..end]`.
     start: usize,
     end: usize,
@@ -111,118 +192,124 @@ struct Regroup<'a> {
     open: Option<Class>,
 }
 
-impl<'a> Regroup<'a> {
-    #[inline]
-    fn push(&mut self, offset: usize, c: char, emit: &mut impl FnMut(&'a str, bool)) {
+impl Regroup {
+    /// Adds `c`, at `offset` in `text`; returns the run that it ends, if any.
+    #[inline(always)]
+    fn push<'a>(&mut self, text: &'a str, offset: usize, c: char) -> Option<(&'a str, Kind)> {
         let cl = class(c);
-        if cl == Class::Separator || (cl == Class::Cjk && !self.keep_cjk) {
-            self.flush(emit);
-            return;
+        if cl == Class::Separator {
+            return self.flush(text);
         }
-        if !(self.open == Some(cl) && offset == self.end) {
-            self.flush(emit);
-            self.start = offset;
-            self.open = Some(cl);
+        if self.open == Some(cl) && offset == self.end {
+            self.end = offset + c.len_utf8();
+            return None;
         }
+        let ended = self.flush(text);
+        self.start = offset;
         self.end = offset + c.len_utf8();
+        self.open = Some(cl);
+        ended
     }
 
-    #[inline]
-    fn flush(&mut self, emit: &mut impl FnMut(&'a str, bool)) {
-        if let Some(class) = self.open.take() {
-            if let Some(word) = self.text.get(self.start..self.end) {
-                emit(word, class == Class::Cjk);
-            }
-        }
+    /// Ends the pending run; returns it, if there was one.
+    #[inline(always)]
+    fn flush<'a>(&mut self, text: &'a str) -> Option<(&'a str, Kind)> {
+        let class = self.open.take()?;
+        let run = text.get(self.start..self.end)?;
+        Some((
+            run,
+            if class == Class::Cjk {
+                self.cjk
+            } else {
+                Kind::OtherWord
+            },
+        ))
     }
 }
 
-/// Character shingles of a stream of characters taken from a text one at a time: each run
-/// of `n` consecutive characters of the stream, as its UTF-8 bytes. A stream of fewer than
-/// `n` characters gives one shingle of all of them ([`finish`](Self::finish)), so that short
-/// texts still have a feature; an empty stream gives none.
+/// Character shingles of a stream of characters: each run of `n` consecutive characters of
+/// the stream, as its UTF-8 bytes. A stream of fewer than `n` characters gives one shingle of
+/// all of them ([`finish`](Self::finish)), so that short texts still have a feature; an empty
+/// stream gives none.
 ///
-/// The stream may skip characters of the text. A shingle whose characters are adjacent in
-/// the text is that slice of the text; only one that spans a skipped character is copied.
+/// The stream may skip characters of the text and run across pieces of it (see `pieces.rs`):
+/// the shingles hold copies of their characters, never positions in a text.
 pub(crate) struct CharShingles {
     n: usize,
-    /// The last `n` characters and their byte offsets in the text, each written twice (at
-    /// `i` and `i + n`) so that they are always contiguous, oldest first, at
-    /// `ring[head..head + n]`.
-    ring: [(char, usize); 2 * MAX_CHAR_SHINGLES as usize],
-    head: usize,
-    seen: usize,
-    buf: [u8; 4 * MAX_CHAR_SHINGLES as usize],
+    /// The UTF-8 bytes of the last (up to) `n` characters, the current window at
+    /// `bytes[start..end]`; moved back to the front when a character no longer fits.
+    bytes: [u8; 2 * WINDOW_BYTES],
+    start: usize,
+    end: usize,
+    /// The byte lengths of the window's characters, a ring in stream order from `oldest`.
+    lens: [u8; MAX_CHAR_SHINGLES as usize],
+    oldest: usize,
+    /// Characters in the window: `n` once the stream has had `n`.
+    count: usize,
 }
+
+/// The most bytes a window of characters can take.
+const WINDOW_BYTES: usize = 4 * MAX_CHAR_SHINGLES as usize;
 
 impl CharShingles {
     /// Shingles of `n` characters (`1..=MAX_CHAR_SHINGLES`; 0 gives none).
     pub(crate) fn new(n: usize) -> CharShingles {
         CharShingles {
             n: n.min(MAX_CHAR_SHINGLES as usize),
-            ring: [('\0', 0); 2 * MAX_CHAR_SHINGLES as usize],
-            head: 0,
-            seen: 0,
-            buf: [0; 4 * MAX_CHAR_SHINGLES as usize],
+            bytes: [0; 2 * WINDOW_BYTES],
+            start: 0,
+            end: 0,
+            lens: [0; MAX_CHAR_SHINGLES as usize],
+            oldest: 0,
+            count: 0,
         }
     }
 
-    /// Adds `c`, found at byte `offset` of `text`; calls `emit` with the shingle that ends
-    /// with it, if there is one yet.
-    #[inline]
-    pub(crate) fn push(&mut self, text: &str, offset: usize, c: char, emit: impl FnOnce(&[u8])) {
+    /// Adds `c`; returns the shingle that ends with it, if there is one yet.
+    #[inline(always)]
+    pub(crate) fn push(&mut self, c: char) -> Option<&[u8]> {
         if self.n == 0 {
-            return;
+            return None;
         }
-        if let Some(slot) = self.ring.get_mut(self.head) {
-            *slot = (c, offset);
+        if self.end + 4 > self.bytes.len() {
+            self.bytes.copy_within(self.start..self.end, 0);
+            self.end -= self.start;
+            self.start = 0;
         }
-        if let Some(slot) = self.ring.get_mut(self.head + self.n) {
-            *slot = (c, offset);
-        }
-        self.head += 1;
-        if self.head == self.n {
-            self.head = 0;
-        }
-        self.seen += 1;
-        if self.seen >= self.n {
-            emit(self.shingle(text, self.head, self.n));
-        }
-    }
-
-    /// Calls `emit` with the one shingle of a stream shorter than `n`, if it is not empty.
-    pub(crate) fn finish(&mut self, text: &str, emit: impl FnOnce(&[u8])) {
-        if self.seen > 0 && self.seen < self.n {
-            // The ring has not wrapped: the characters are at 0..seen.
-            emit(self.shingle(text, 0, self.seen));
-        }
-    }
-
-    /// The UTF-8 bytes of the characters `ring[first..first + len]`.
-    #[inline]
-    fn shingle<'a>(&'a mut self, text: &'a str, first: usize, len: usize) -> &'a [u8] {
-        let window = self.ring.get(first..first + len).unwrap_or(&[]);
-        let (Some(&(_, start)), Some(&(last, last_offset))) = (window.first(), window.last())
-        else {
-            return &[];
+        let len = match self.bytes.get_mut(self.end..) {
+            Some(dst) if dst.len() >= 4 => c.encode_utf8(dst).len(),
+            _ => return None,
         };
-        let end = last_offset + last.len_utf8();
-        let adjacent = window.windows(2).all(|p| match p {
-            [(a, ia), (_, ib)] => ia + a.len_utf8() == *ib,
-            _ => true,
-        });
-        if adjacent {
-            if let Some(slice) = text.as_bytes().get(start..end) {
-                return slice;
+        self.end += len;
+        if self.count < self.n {
+            if let Some(slot) = self.lens.get_mut(self.count) {
+                *slot = len as u8;
+            }
+            self.count += 1;
+            if self.count < self.n {
+                return None;
+            }
+        } else {
+            // Drop the oldest character; the new one takes its place in the ring.
+            if let Some(slot) = self.lens.get_mut(self.oldest) {
+                self.start += usize::from(*slot);
+                *slot = len as u8;
+            }
+            self.oldest += 1;
+            if self.oldest == self.n {
+                self.oldest = 0;
             }
         }
-        let mut n = 0;
-        for &(c, _) in window {
-            if let Some(dst) = self.buf.get_mut(n..) {
-                n += c.encode_utf8(dst).len();
-            }
+        self.bytes.get(self.start..self.end)
+    }
+
+    /// The one shingle of a stream shorter than `n`, if it is not empty.
+    pub(crate) fn finish(&self) -> Option<&[u8]> {
+        if self.count > 0 && self.count < self.n {
+            self.bytes.get(self.start..self.end)
+        } else {
+            None
         }
-        self.buf.get(..n).unwrap_or(&[])
     }
 }
 
@@ -232,21 +319,21 @@ mod tests {
 
     fn words(text: &str) -> Vec<&str> {
         let mut out = Vec::new();
-        for_each_word(text, true, true, |w, cjk| {
-            assert_eq!(cjk, w.chars().all(is_cjk), "{w}");
+        for (w, kind) in Words::new(text, true, true) {
+            assert_eq!(kind == Kind::CjkWord, w.chars().all(is_cjk), "{w}");
             out.push(w)
-        });
+        }
         out
     }
 
     fn shingles(text: &str, n: usize) -> Vec<String> {
         let mut out = Vec::new();
         let mut shingles = CharShingles::new(n);
-        let mut emit = |s: &[u8]| out.push(String::from_utf8(s.to_vec()).unwrap());
-        for (i, c) in text.char_indices() {
-            shingles.push(text, i, c, &mut emit);
+        let utf8 = |s: &[u8]| String::from_utf8(s.to_vec()).unwrap();
+        for c in text.chars() {
+            out.extend(shingles.push(c).map(utf8));
         }
-        shingles.finish(text, &mut emit);
+        out.extend(shingles.finish().map(utf8));
         out
     }
 
@@ -311,22 +398,31 @@ mod tests {
     }
 
     #[test]
-    fn cjk_runs_can_be_skipped() {
-        let mut out = Vec::new();
-        for_each_word("安装postgresql数据库", true, false, |w, _| out.push(w));
-        assert_eq!(out, ["postgresql"]);
+    fn cjk_runs_need_not_be_segmented() {
+        let out: Vec<_> = Words::new("安装postgresql数据库, 运行", true, false).collect();
+        assert_eq!(
+            out,
+            [
+                ("安装", Kind::Ideographs),
+                ("postgresql", Kind::OtherWord),
+                ("数据库", Kind::Ideographs),
+                ("运行", Kind::Ideographs)
+            ]
+        );
     }
 
     #[test]
     fn char_shingles_span_skipped_characters() {
-        // Only the letters of "ab, c-d" are fed: "bc" and "cd" are copied, "ab" is a slice.
+        // Only the letters of "ab, c-d" are fed.
         let text = "ab, c-d";
         let mut out = Vec::new();
         let mut shingles = CharShingles::new(2);
-        for (i, c) in text.char_indices().filter(|(_, c)| c.is_alphanumeric()) {
-            shingles.push(text, i, c, |s| {
-                out.push(String::from_utf8(s.to_vec()).unwrap())
-            });
+        for c in text.chars().filter(|c| c.is_alphanumeric()) {
+            out.extend(
+                shingles
+                    .push(c)
+                    .map(|s| String::from_utf8(s.to_vec()).unwrap()),
+            );
         }
         assert_eq!(out, ["ab", "bc", "cd"]);
     }
@@ -342,5 +438,13 @@ mod tests {
         let long = "x".repeat(40);
         assert_eq!(shingles(&long, 16).len(), 25);
         assert!(shingles("abc", 0).is_empty());
+        // Long streams of characters of every width, every size: each shingle is the next
+        // `n` characters.
+        let text: String = "a中é𠀀bc数据𠀁库ü".repeat(20);
+        let chars: Vec<char> = text.chars().collect();
+        for n in 1..=MAX_CHAR_SHINGLES as usize {
+            let expected: Vec<String> = chars.windows(n).map(|w| w.iter().collect()).collect();
+            assert_eq!(shingles(&text, n), expected, "{n}");
+        }
     }
 }
