@@ -131,6 +131,63 @@ pub(crate) fn decode_u64(bytes: &[u8], key: &[u8]) -> Result<u64> {
         })
 }
 
+/// Runs every value decoder on `bytes`: the check of the `decode_values` fuzz target (in
+/// `fuzz/`) and of the replay of its corpus. No decoder may panic or allocate past
+/// [`MAX_VALUE_LEN`] (the fuzzer runs under a malloc limit), and a value that decodes
+/// re-encodes to bytes that decode to the same value.
+#[cfg(any(test, fuzzing))]
+pub(crate) fn check_decoders(bytes: &[u8]) {
+    if let Ok(doc) = decode_document(bytes, b"k") {
+        let again = decode_document(&encode_document(&doc), b"k");
+        assert!(again.as_ref().ok() == Some(&doc), "{doc:?} -> {again:?}");
+    }
+    if let Ok(config) = decode_config(bytes) {
+        let again = decode_config(&encode_config(&config));
+        assert!(
+            again.as_ref().ok() == Some(&config),
+            "{config:?} -> {again:?}"
+        );
+        // A stored configuration is validated on open, never trusted.
+        let _ = crate::Simhasher::new(config);
+    }
+    // The bulk loader's journal has this shape (`bulk::journal::Journal`).
+    type Journal = (u64, Vec<(String, String)>);
+    if let Ok(journal) = decode_meta::<Journal>(bytes, b"bulk_journal", "bulk load journal") {
+        let again = decode_meta::<Journal>(&encode_meta(&journal), b"j", "journal");
+        assert!(
+            again.as_ref().ok() == Some(&journal),
+            "{journal:?} -> {again:?}"
+        );
+    }
+    if let Ok(v) = decode_u32(bytes, b"k") {
+        assert_eq!(encode_u32(v).as_slice(), bytes);
+    }
+    if let Ok(v) = decode_u64(bytes, b"k") {
+        assert_eq!(encode_u64(v).as_slice(), bytes);
+    }
+    for i in 0..crate::BLOCKS {
+        if let Some((fp, id)) = keys::decode_block_key(i, bytes) {
+            assert_eq!(keys::block_key(i, fp, id).as_slice(), bytes);
+        }
+    }
+    if let Some(id) = keys::decode_doc_key(bytes) {
+        assert_eq!(keys::doc_key(id).as_slice(), bytes);
+    }
+    if let Some(id) = keys::decode_id_value(bytes) {
+        assert_eq!(keys::id_value(id).as_slice(), bytes);
+    }
+    // Fingerprints as text: the JSON Lines reader and `simhash-store load` parse them.
+    if let Ok(text) = std::str::from_utf8(bytes) {
+        if let Ok(fp) = text.parse::<Fingerprint>() {
+            assert_eq!(fp.to_string().parse::<Fingerprint>().ok(), Some(fp));
+        }
+        if let Ok(fp) = serde_json::from_str::<Fingerprint>(text) {
+            let json = serde_json::to_string(&fp).unwrap_or_default();
+            assert_eq!(serde_json::from_str::<Fingerprint>(&json).ok(), Some(fp));
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -182,6 +239,25 @@ mod tests {
             decode_document(&bytes, b"k"),
             Err(Error::Decode { .. })
         ));
+    }
+
+    /// Replays the committed corpus of the `decode_values` fuzz target (`fuzz/`) through
+    /// the same check, on the stable toolchain.
+    #[test]
+    fn fuzz_corpus_replays() {
+        let fuzz = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz");
+        if !fuzz.join("Cargo.toml").exists() {
+            // A packaged crate: the fuzz workspace is not in it.
+            return;
+        }
+        let dir = fuzz.join("corpus").join("decode_values");
+        let mut n = 0;
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            check_decoders(&std::fs::read(&path).unwrap());
+            n += 1;
+        }
+        assert!(n > 0, "no corpus in {}", dir.display());
     }
 
     #[test]
