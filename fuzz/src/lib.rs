@@ -574,9 +574,9 @@ fn compare_all(store: &Store, model: &mut Model) {
 }
 
 /// Target `store_model`: a sequence of operations (see [`parse_ops`]) on a fresh store and on
-/// a `BTreeMap` model; every answer must agree with the model (queries: with a brute-force
-/// scan), and at the end `verify()` is clean and the store, reopened, holds what the model
-/// holds.
+/// a `BTreeMap` model; every answer must agree with the model (queries and pair scans: with
+/// brute force), after a reopen the store holds what the model holds, and at the end every
+/// document, key and `next_id` match and `verify()` is clean.
 pub fn store_model(data: &[u8]) {
     let ops = parse_ops(data);
     let dir = tempfile::Builder::new()
@@ -730,11 +730,10 @@ pub fn store_model(data: &[u8]) {
             ctx()
         );
     }
+    // A reopen is one of the operations, not done here: each open costs a new write-ahead
+    // log, which RocksDB preallocates (70 MB, zeroed pages on tmpfs).
     let s = store.take().expect("open at the end");
     compare_all(&s, &mut model);
     let report = s.verify().expect("verify");
     assert!(report.is_clean(), "{report}\n{ops:?}");
-    drop(s);
-    let s = open(dir.path());
-    compare_all(&s, &mut model);
 }
