@@ -7,10 +7,8 @@
 //! The `decode_values` target needs crate-private decoders: its check is
 //! `codec::check_decoders` in the main crate.
 
-use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 
 use simhash_store::{
@@ -21,44 +19,19 @@ use simhash_store::{
 // ---------------------------------------------------------------------------------------
 // Scratch space
 
-/// A directory for the files and stores of one process: under `$FUZZ_SCRATCH_DIR` if set,
-/// else in `/dev/shm` when there is one (RocksDB's fsyncs cost nothing there), else in the
-/// system's temporary directory.
-fn scratch() -> &'static Path {
-    static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let shm =
-            std::env::var_os("FUZZ_SCRATCH_DIR").map_or_else(|| "/dev/shm".into(), PathBuf::from);
-        let shm = shm.as_path();
-        let builder = || {
-            let mut b = tempfile::Builder::new();
-            b.prefix("simhash-store-fuzz-");
-            b
-        };
-        let dir = if shm.is_dir() {
-            builder().tempdir_in(shm).ok()
-        } else {
-            None
-        };
-        dir.unwrap_or_else(|| builder().tempdir().expect("a temporary directory"))
-    })
-    .path()
-}
-
-/// A file of the calling thread's own (tests run the targets on parallel threads).
-fn thread_file() -> PathBuf {
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    thread_local! {
-        static FILE: RefCell<Option<PathBuf>> = const { RefCell::new(None) };
+/// Where the checks put their temporary files and stores: `$FUZZ_SCRATCH_DIR` if set, else
+/// `/dev/shm` when there is one (RocksDB's fsyncs cost nothing there), else the system's
+/// temporary directory. Each file and store is removed when its check returns.
+fn scratch() -> PathBuf {
+    if let Some(dir) = std::env::var_os("FUZZ_SCRATCH_DIR") {
+        return dir.into();
     }
-    FILE.with(|f| {
-        f.borrow_mut()
-            .get_or_insert_with(|| {
-                let n = NEXT.fetch_add(1, Ordering::Relaxed);
-                scratch().join(format!("input-{n}"))
-            })
-            .clone()
-    })
+    let shm = Path::new("/dev/shm");
+    if shm.is_dir() {
+        shm.into()
+    } else {
+        std::env::temp_dir()
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -202,7 +175,11 @@ fn weighted_features(text: &str) {
 /// bytes, and consumes every record. Errors are fine; a panic, a hang, a record over the limit
 /// or more records than the input could hold are not.
 fn read_all(data: &[u8], format: Option<Format>, max: usize) {
-    let path = thread_file();
+    let file = tempfile::Builder::new()
+        .prefix("simhash-store-fuzz-")
+        .tempfile_in(scratch())
+        .expect("a temporary file");
+    let path = file.path().to_path_buf();
     std::fs::write(&path, data).expect("writing the input file");
     let mut opts = ReaderOptions::default();
     opts.format = format;
@@ -580,7 +557,7 @@ fn compare_all(store: &Store, model: &mut Model) {
 pub fn store_model(data: &[u8]) {
     let ops = parse_ops(data);
     let dir = tempfile::Builder::new()
-        .prefix("store-")
+        .prefix("simhash-store-fuzz-")
         .tempdir_in(scratch())
         .expect("a store directory");
     let mut store = Some(open(dir.path()));
