@@ -182,8 +182,7 @@ fn concurrent_upserts_are_seen_by_every_later_query() -> Result<()> {
     // Documents move among a few fingerprints per document (`pool[j] ^ id`) that share
     // their first three blocks, so the ranges a move lands in have been queried and cached.
     let pool: Vec<u64> = (0..6).map(|_| rng.next_u64()).collect();
-    let pick =
-        |rng: &mut Rng, id: usize| pool[rng.below(pool.len() as u64) as usize] ^ id as u64;
+    let pick = |rng: &mut Rng, id: usize| pool[rng.below(pool.len() as u64) as usize] ^ id as u64;
     for (id, slot) in published.iter().enumerate() {
         let fp = pick(&mut rng, id);
         store.insert(id as u64, Fingerprint(fp))?;
