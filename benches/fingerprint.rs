@@ -18,10 +18,25 @@
 //! The text is every `*.txt` of `../shared/corpus` (relative to the crate) when that folder
 //! exists (real Chinese news), else generated Chinese text of the same size. Throughput is in
 //! bytes of UTF-8 text; each iteration fingerprints (or segments) every document once.
+//!
+//! After criterion's groups the bench prints the ratio that matters, the default
+//! fingerprint's throughput over `cut`'s, measured in alternating rounds: on a shared machine
+//! the load changes between criterion's groups (seconds apart), which moves a ratio of two
+//! group results by more than the changes it is meant to show (0.49 to 1.07 for the same
+//! code on a loaded machine). In each round each side runs five short batches (about 3 ms)
+//! and the fastest counts: other processes only ever add time, so the fastest batch is the
+//! closest to the time without them. It prints the median of the per-round ratios and their
+//! interquartile range. Only this, without criterion's groups (a filter that matches none of
+//! them):
+//!
+//! ```text
+//! cargo bench --bench fingerprint -- ratio
+//! ```
 
 use std::hint::black_box;
 use std::path::Path;
 use std::sync::LazyLock;
+use std::time::Instant;
 
 use criterion::{criterion_group, Criterion, Throughput};
 use jieba_rs::Jieba;
@@ -176,6 +191,70 @@ fn profile() -> bool {
     true
 }
 
+/// Rounds of [`print_ratio`], the batches each side runs per round and about how long a
+/// batch takes.
+const RATIO_ROUNDS: usize = 41;
+const BATCHES: usize = 5;
+const BATCH_SECONDS: f64 = 0.003;
+
+/// Prints the default fingerprint's throughput over `cut`'s, from alternating rounds (see the
+/// top of the file).
+fn print_ratio() {
+    let (docs, source) = documents();
+    let default = Simhasher::default();
+    let _ = default.fingerprint("预热");
+    let _ = JIEBA.cut("预热", true);
+    let fingerprint = |docs: &[String]| {
+        for d in docs {
+            black_box(default.fingerprint(black_box(d)).ok());
+        }
+    };
+    let cut = |docs: &[String]| {
+        for d in docs {
+            black_box(JIEBA.cut(black_box(d), true));
+        }
+    };
+    // Iterations per batch, from the fastest of a few timings of the slower side.
+    let once = (0..10)
+        .map(|_| {
+            let start = Instant::now();
+            fingerprint(&docs);
+            start.elapsed().as_secs_f64()
+        })
+        .fold(f64::INFINITY, f64::min);
+    let iters = (BATCH_SECONDS / once.max(1e-9)).ceil() as usize;
+    // The fastest of the batches of a round.
+    let time = |f: &dyn Fn(&[String])| {
+        (0..BATCHES)
+            .map(|_| {
+                let start = Instant::now();
+                for _ in 0..iters {
+                    f(&docs);
+                }
+                start.elapsed().as_secs_f64()
+            })
+            .fold(f64::INFINITY, f64::min)
+    };
+    let mut ratios: Vec<f64> = (0..RATIO_ROUNDS)
+        .map(|_| time(&cut) / time(&fingerprint))
+        .collect();
+    ratios.sort_by(f64::total_cmp);
+    let at = |q: usize| {
+        ratios
+            .get(q * (RATIO_ROUNDS - 1) / 4)
+            .copied()
+            .unwrap_or(f64::NAN)
+    };
+    println!(
+        "fingerprint_zh/{source}: default / jieba_cut_hmm throughput: median {:.3} \
+         (quartiles {:.3}..{:.3}) over {RATIO_ROUNDS} alternating rounds, the fastest of \
+         {BATCHES} batches of {iters} iterations per side",
+        at(2),
+        at(1),
+        at(3),
+    );
+}
+
 criterion_group!(benches, bench);
 
 fn main() {
@@ -184,4 +263,10 @@ fn main() {
     }
     benches();
     Criterion::default().configure_from_args().final_summary();
+    // Only under `cargo bench` (which passes `--bench`), not when `cargo test` runs the bench
+    // as a test or a listing is asked for.
+    let args: Vec<String> = std::env::args().collect();
+    if args.iter().any(|a| a == "--bench") && !args.iter().any(|a| a == "--list") {
+        print_ratio();
+    }
 }

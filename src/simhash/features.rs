@@ -19,7 +19,7 @@ use super::hash::SeededXxh3;
 use super::idf::IDF;
 use super::normalize::normalize_into;
 use super::pieces::{pieces, PIECE_BYTES};
-use super::seeded::SeedHashes;
+use super::seeded::{IdeographHashes, SeedHashes};
 use super::stopwords::is_stop_code_point;
 use super::tokenize::{CharShingles, Kind, Words};
 
@@ -178,6 +178,8 @@ struct Extractor<'a, S: Sink> {
     /// Hash words and character features.
     word_hasher: SeededXxh3,
     char_hasher: SeededXxh3,
+    /// Hashes single ideographs (with a table when they are features, the default).
+    ideograph_hashes: IdeographHashes<'a>,
     sink: &'a mut S,
     /// Word features weigh their IDF.
     use_idf: bool,
@@ -207,6 +209,7 @@ impl<'a, S: Sink> Extractor<'a, S> {
             seeds,
             word_hasher: seeds.word_hasher(),
             char_hasher: seeds.char_hasher(),
+            ideograph_hashes: seeds.ideograph_hashes(config.cjk_char_shingles == 1),
             sink,
             use_idf: config.idf == IdfWeighting::Jieba,
             plain_words: config.words
@@ -308,8 +311,9 @@ impl<'a, S: Sink> Extractor<'a, S> {
         }
         if self.cjk_char_shingles == 1 {
             for c in chars {
-                let stop = self.stop_words && is_stop_code_point(code_point(c));
-                let hash = self.char_hasher.hash(c);
+                let cp = code_point(c);
+                let stop = self.stop_words && is_stop_code_point(cp);
+                let hash = self.ideograph_hashes.hash(cp, c);
                 self.unit_if(hash, !stop);
             }
         } else {
@@ -347,7 +351,7 @@ impl<'a, S: Sink> Extractor<'a, S> {
             let stop = self.stop_words && is_stop_code_point(cp);
             if n == 1 {
                 // The default.
-                let hash = self.char_hasher.hash(utf8);
+                let hash = self.ideograph_hashes.hash(cp, utf8);
                 self.unit_if(hash, !stop);
             } else if !stop {
                 let c = char::from_u32(cp).unwrap_or_default();

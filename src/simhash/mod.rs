@@ -7,8 +7,8 @@
 //! and take the sign of the weighted sum of the features' xxh3-64 bits (`hash.rs`,
 //! `sums.rs`, `hasher.rs`). A long text goes through in pieces that give exactly the
 //! features of the whole (`pieces.rs`), so memory does not grow with it. What depends only
-//! on the seed (the stop words' hashes, the keys of one-character hashes) is computed once
-//! per hasher (`seeded.rs`).
+//! on the seed (the stop words' hashes, the keys of short hashes, the hashes of the common
+//! ideographs as features) is computed once per hasher (`seeded.rs`).
 //! How the defaults were chosen is in `docs/design.md`, "Fingerprint quality".
 
 mod config;
