@@ -58,6 +58,16 @@ impl std::fmt::Debug for Store {
 }
 
 pub(crate) fn column_family_options(name: &str, cache: &Cache) -> Options {
+    let mut opts = Options::default();
+    opts.set_block_based_table_factory(&table_options(name, cache));
+    opts.set_compression_type(DBCompressionType::Lz4);
+    opts.set_bottommost_compression_type(DBCompressionType::Zstd);
+    opts.set_level_compaction_dynamic_level_bytes(true);
+    opts
+}
+
+/// The table options of family `name` (the bulk loader starts from these for its SST files).
+pub(crate) fn table_options(name: &str, cache: &Cache) -> BlockBasedOptions {
     let mut table = BlockBasedOptions::default();
     table.set_block_cache(cache);
     // Index and filter blocks live in the block cache (memory stays bounded at billions of
@@ -87,12 +97,7 @@ pub(crate) fn column_family_options(name: &str, cache: &Cache) -> Options {
     if !(name == DOCS_FAMILY || name == KEYS_FAMILY || name == META_FAMILY) {
         table.set_block_size(16 * 1024);
     }
-    let mut opts = Options::default();
-    opts.set_block_based_table_factory(&table);
-    opts.set_compression_type(DBCompressionType::Lz4);
-    opts.set_bottommost_compression_type(DBCompressionType::Zstd);
-    opts.set_level_compaction_dynamic_level_bytes(true);
-    opts
+    table
 }
 
 impl Store {

@@ -21,7 +21,7 @@ use std::collections::HashSet;
 
 use rayon::prelude::*;
 
-use crate::codec::{self, Document};
+use crate::codec::{self, Document, DocumentRef};
 use crate::error::{Error, Result};
 use crate::fingerprint::Fingerprint;
 use crate::keys::{self, DOCS_FAMILY, KEYS_FAMILY, MAX_EXTERNAL_KEY_LEN};
@@ -139,14 +139,14 @@ impl RunBuffer {
         self.arena.get(start..start + len)
     }
 
-    fn key_str(&self, rec: &Rec) -> Option<String> {
-        self.key(rec)
-            .map(|k| String::from_utf8_lossy(k).into_owned())
+    /// The external key of `rec` as text (keys came in as `&str`: always valid UTF-8).
+    fn key_str(&self, rec: &Rec) -> Option<&str> {
+        self.key(rec).and_then(|k| std::str::from_utf8(k).ok())
     }
 
     /// The document a surviving add stores.
-    pub(crate) fn document(&self, rec: &Rec, added: u64) -> Document {
-        Document {
+    pub(crate) fn document(&self, rec: &Rec, added: u64) -> DocumentRef<'_> {
+        DocumentRef {
             fingerprint: Fingerprint(rec.fp),
             key: self.key_str(rec),
             text_len: rec.text_len(),

@@ -1,16 +1,21 @@
 //! Writing a run's net effect as sorted SST files, one set per column family, and ingesting
 //! them.
 //!
-//! Each family's entries are sorted in memory (block keys as `u128`, whose numeric order is
-//! their byte order because keys are big-endian) and written by `SstFileWriter` in
-//! `parts` non-overlapping files, one rayon task each, so both cores write. Puts and
+//! Every file is one task ([`write_run`]): a key range of a block family (its keys sorted by
+//! the task itself, as `u128`, whose numeric order is their byte order because keys are
+//! big-endian), a range of `docs` (survivors are already in id order) or `keys`. The threads
+//! take tasks from one list until it is empty, so both cores stay busy to the end. Puts and
 //! deletion tombstones (old block entries, old keys, removed documents) are merged into the
 //! same files in key order; a key appears once per run.
 
+use std::ops::Range;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use rayon::prelude::*;
-use rocksdb::{Cache, DBCompressionType, IngestExternalFileOptions, SstFileWriter};
+use rocksdb::{
+    Cache, DBCompressionType, DataBlockIndexType, IngestExternalFileOptions, Options, SstFileWriter,
+};
 
 use super::runs::{Net, RunBuffer};
 use crate::codec;
@@ -24,9 +29,16 @@ use crate::store::{self, Store};
 const MAX_FILE_ENTRIES: usize = 8 << 20;
 /// Below this many entries a family is written as one file.
 const MIN_PARALLEL_ENTRIES: usize = 1 << 16;
-/// Zstandard level of bottom-level files. Level 1 compresses these keys (random
-/// fingerprints and ids) about as well as RocksDB's default level 3, at twice the speed.
+/// `docs` files per thread: more, smaller tasks than the block families' (see [`write_run`]).
+const DOCS_PARTS_PER_THREAD: usize = 4;
+/// Zstandard level of bottom-level `docs` and `keys` files. Level 1 compresses these values
+/// about as well as RocksDB's default level 3, at twice the speed.
 const ZSTD_LEVEL: i32 = 1;
+/// Zstandard level of bottom-level block-family files: a fast level, which leaves literals
+/// (the random fingerprint bytes) without Huffman coding. 14% fewer instructions for the
+/// whole load than level 1; 12.7 bytes per key at 10M fingerprints instead of 11.9
+/// (`docs/benchmarks.md`). Reading is unchanged (a little faster to decompress).
+const ZSTD_LEVEL_BLOCKS: i32 = -2;
 
 /// The SST files of one run, in ingestion order, and their total size.
 #[derive(Debug, Default)]
@@ -62,9 +74,18 @@ fn write_file(
     if count == 0 {
         return Ok(None);
     }
-    // The family's table options (format, Bloom filters); the cache is only a placeholder.
+    // The family's table options (format, Bloom filters, block size); the cache is only a
+    // placeholder.
     let cache = Cache::new_lru_cache(1 << 20);
-    let mut opts = store::column_family_options(family, &cache);
+    let mut table = store::table_options(family, &cache);
+    if family == DOCS_FAMILY {
+        // Binary search inside data blocks instead of the family's hash index: 1.4 bytes per
+        // document less and 2% fewer instructions to write; a point lookup in a 4 KiB block
+        // does a few more key comparisons (no measurable change in query cost).
+        table.set_data_block_index_type(DataBlockIndexType::BinarySearch);
+    }
+    let mut opts = Options::default();
+    opts.set_block_based_table_factory(&table);
     let compression = match dest {
         Destination::Bottom => DBCompressionType::Zstd,
         Destination::Upper => DBCompressionType::Lz4,
@@ -72,9 +93,14 @@ fn write_file(
     opts.set_compression_type(compression);
     opts.set_bottommost_compression_type(compression);
     if compression == DBCompressionType::Zstd {
+        let level = if BLOCK_FAMILIES.contains(&family) {
+            ZSTD_LEVEL_BLOCKS
+        } else {
+            ZSTD_LEVEL
+        };
         // window bits -14 and strategy 0 are RocksDB's defaults; no dictionary.
-        opts.set_compression_options(-14, ZSTD_LEVEL, 0, 0);
-        opts.set_bottommost_compression_options(-14, ZSTD_LEVEL, 0, 0, true);
+        opts.set_compression_options(-14, level, 0, 0);
+        opts.set_bottommost_compression_options(-14, level, 0, 0, true);
     }
     let mut writer = SstFileWriter::create(&opts);
     writer
@@ -90,12 +116,14 @@ fn write_file(
     Ok(Some(size))
 }
 
-/// Into how many files to split `n` entries.
-fn parts_for(n: usize) -> usize {
+/// Into how many files to split a family of `n` entries: `per_thread` files per thread (each
+/// file is written by one task), more if files would exceed [`MAX_FILE_ENTRIES`]; one file
+/// below [`MIN_PARALLEL_ENTRIES`].
+fn parts_for(n: usize, per_thread: usize) -> usize {
     if n < MIN_PARALLEL_ENTRIES {
         1
     } else {
-        rayon::current_num_threads()
+        (rayon::current_num_threads() * per_thread)
             .max(n.div_ceil(MAX_FILE_ENTRIES))
             .max(1)
     }
@@ -131,15 +159,21 @@ fn split<T>(
     out
 }
 
+/// Writes a put of `T`; the vector is a scratch buffer for the value, reused across puts.
+type PutFn<'f, T> = dyn Fn(&mut SstFileWriter<'_>, &mut Vec<u8>, &T) -> std::result::Result<(), rocksdb::Error>
+    + Sync
+    + 'f;
+
 /// Writes puts and deletes merged in key order.
 fn merge_into<T>(
     w: &mut SstFileWriter<'_>,
     puts: &[T],
     deletes: &[u128],
     key: impl Fn(&T) -> u128,
-    put: impl Fn(&mut SstFileWriter<'_>, &T) -> std::result::Result<(), rocksdb::Error>,
+    put: &PutFn<'_, T>,
     delete: impl Fn(&mut SstFileWriter<'_>, u128) -> std::result::Result<(), rocksdb::Error>,
 ) -> std::result::Result<(), rocksdb::Error> {
+    let mut scratch = Vec::new();
     let mut d = deletes.iter().peekable();
     for p in puts {
         let k = key(p);
@@ -150,7 +184,7 @@ fn merge_into<T>(
             delete(w, dk)?;
             d.next();
         }
-        put(w, p)?;
+        put(w, &mut scratch, p)?;
     }
     for &dk in d {
         delete(w, dk)?;
@@ -164,79 +198,179 @@ fn block_key(i: usize, fp: u64, id: u64) -> u128 {
 
 /// Number of values of a 16-bit block.
 const BLOCK_VALUES: usize = 1 << 16;
+/// Block values per bucket of the first radix pass (their high byte is the bucket).
+const COARSE: usize = 256;
+/// Keys of one block value up to which a plain sort beats another radix pass.
+const SMALL_BUCKET: usize = 48;
 
-/// The survivors' keys in block family `i`, sorted. A block key starts with the 16-bit
-/// block value, so a counting sort on it, written straight into one vector, leaves buckets
-/// of about `n / 65536` keys, sorted in parallel: about three times faster than a
-/// comparison sort of the whole vector, and no second vector.
-fn sorted_block_keys(buf: &RunBuffer, survivors: &[u32], i: usize) -> Vec<u128> {
-    let recs = || survivors.iter().filter_map(|&s| buf.recs.get(s as usize));
-    let mut starts = vec![0usize; BLOCK_VALUES + 1];
-    for r in recs() {
-        starts[usize::from(Fingerprint(r.fp).block(i)) + 1] += 1;
-    }
-    for b in 0..BLOCK_VALUES {
-        starts[b + 1] += starts[b];
-    }
-    let mut keys = vec![0u128; starts[BLOCK_VALUES]];
-    let mut next = starts.clone();
-    for r in recs() {
-        let b = usize::from(Fingerprint(r.fp).block(i));
-        keys[next[b]] = block_key(i, r.fp, r.id);
-        next[b] += 1;
-    }
-    let mut buckets: Vec<&mut [u128]> = Vec::with_capacity(BLOCK_VALUES);
-    let mut rest = keys.as_mut_slice();
-    for b in 0..BLOCK_VALUES {
-        let (bucket, tail) = rest.split_at_mut(starts[b + 1] - starts[b]);
-        buckets.push(bucket);
-        rest = tail;
-    }
-    buckets
-        .into_par_iter()
-        .with_min_len(256)
-        .for_each(|bucket| bucket.sort_unstable());
-    keys
+/// Start of each block value's keys in each block family's sorted order: `starts[i][b]` keys
+/// of family `i` have a block value below `b` (65,537 entries per family). One pass over the
+/// survivors, in parallel chunks.
+fn block_starts(buf: &RunBuffer, survivors: &[u32]) -> Vec<Vec<usize>> {
+    let threads = rayon::current_num_threads().max(1);
+    let chunk = survivors.len().div_ceil(threads).max(1);
+    let counts = survivors
+        .par_chunks(chunk)
+        .map(|c| {
+            let mut h = vec![0usize; BLOCKS * BLOCK_VALUES];
+            for r in c.iter().filter_map(|&s| buf.recs.get(s as usize)) {
+                for (i, b) in Fingerprint(r.fp).blocks().into_iter().enumerate() {
+                    h[i * BLOCK_VALUES + usize::from(b)] += 1;
+                }
+            }
+            h
+        })
+        .reduce(
+            || vec![0usize; BLOCKS * BLOCK_VALUES],
+            |mut a, b| {
+                a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
+                a
+            },
+        );
+    counts
+        .chunks(BLOCK_VALUES)
+        .map(|c| {
+            let mut starts = Vec::with_capacity(BLOCK_VALUES + 1);
+            let mut sum = 0;
+            starts.push(0);
+            for &x in c {
+                sum += x;
+                starts.push(sum);
+            }
+            starts
+        })
+        .collect()
 }
 
-/// Writes and returns the files of one family: `parts` files from sorted `puts` and `deletes`.
-#[allow(clippy::too_many_arguments)]
-fn write_family<T: Sync>(
-    dir: &Path,
-    prefix: &str,
-    family: &'static str,
-    dest: Destination,
-    puts: &[T],
-    deletes: &[u128],
-    key: impl Fn(&T) -> u128 + Sync,
-    put: impl Fn(&mut SstFileWriter<'_>, &T) -> std::result::Result<(), rocksdb::Error> + Sync,
-    delete: impl Fn(&mut SstFileWriter<'_>, u128) -> std::result::Result<(), rocksdb::Error> + Sync,
-) -> Result<Written> {
-    let parts = split(puts, deletes, parts_for(puts.len() + deletes.len()), &key);
-    let results: Vec<Result<Option<(PathBuf, u64)>>> = parts
-        .into_par_iter()
-        .enumerate()
-        .map(|(p, (pr, dr))| {
-            let path = dir.join(format!("{prefix}-{family}-{p:03}.sst"));
-            let (puts, deletes) = (&puts[pr], &deletes[dr]);
-            let size = write_file(family, &path, dest, puts.len() + deletes.len(), |w| {
-                merge_into(w, puts, deletes, &key, &put, &delete)
-            })?;
-            Ok(size.map(|s| (path, s)))
-        })
-        .collect();
-    let mut out = Written::default();
-    for r in results {
-        if let Some((path, size)) = r? {
-            out.files.push((family, path));
-            out.bytes += size;
+/// Cuts the block values into `parts` ranges `lo..hi` of about equal numbers of keys, with
+/// bounds at multiples of [`COARSE`].
+fn block_ranges(starts: &[usize], parts: usize) -> Vec<(usize, usize)> {
+    let n = starts.last().copied().unwrap_or(0);
+    let mut out = Vec::with_capacity(parts);
+    let mut lo = 0;
+    for p in 1..=parts {
+        let hi = if p == parts {
+            BLOCK_VALUES
+        } else {
+            let at = starts.partition_point(|&x| x < n * p / parts);
+            ((at + COARSE / 2) / COARSE * COARSE).clamp(lo, BLOCK_VALUES)
+        };
+        out.push((lo, hi));
+        lo = hi;
+    }
+    out
+}
+
+/// Sorts `keys` stably by the byte at bit `shift` (a counting sort through `scratch`) and
+/// returns where each byte value's keys start (and, last, `keys.len()`).
+fn sort_by_byte(keys: &mut [u128], scratch: &mut Vec<u128>, shift: u32) -> [usize; 257] {
+    let byte = |k: u128| (k >> shift) as usize & 0xff;
+    let mut bounds = [0usize; 257];
+    for &k in keys.iter() {
+        bounds[byte(k) + 1] += 1;
+    }
+    for j in 0..256 {
+        bounds[j + 1] += bounds[j];
+    }
+    scratch.clear();
+    scratch.extend_from_slice(keys);
+    let mut next = bounds;
+    for &k in scratch.iter() {
+        let at = &mut next[byte(k)];
+        keys[*at] = k;
+        *at += 1;
+    }
+    bounds
+}
+
+/// Fills `keys` with the sorted keys of block family `i` whose block value is in `lo..hi`
+/// (multiples of [`COARSE`]; `starts` from [`block_starts`]).
+///
+/// A most-significant-digit radix sort that keeps its writes local: one pass over the
+/// survivors places each key by the high byte of its block value (at most 256 write
+/// streams; a key outside the range goes to a spare last slot, so the loop has no
+/// unpredictable branch), then each such bucket (about `n / 256` keys, in cache) is sorted by
+/// the low byte, and each block value's keys (about `n / 65536`) by the next byte when they
+/// are many, then compared. `keys` and `scratch` are reused from task to task, so their
+/// pages are faulted in once.
+fn sort_block_range(
+    buf: &RunBuffer,
+    survivors: &[u32],
+    i: usize,
+    starts: &[usize],
+    (lo, hi): (usize, usize),
+    keys: &mut Vec<u128>,
+    scratch: &mut Vec<u128>,
+) {
+    let base = starts[lo];
+    let m = starts[hi] - base;
+    keys.clear();
+    keys.resize(m + 1, 0);
+    let mut next = [m; COARSE];
+    let mut step = [0usize; COARSE];
+    for c in lo / COARSE..hi / COARSE {
+        next[c] = starts[c * COARSE] - base;
+        step[c] = 1;
+    }
+    for r in survivors.iter().filter_map(|&s| buf.recs.get(s as usize)) {
+        let c = usize::from(Fingerprint(r.fp).block(i)) / COARSE;
+        keys[next[c]] = block_key(i, r.fp, r.id);
+        next[c] += step[c];
+    }
+    keys.truncate(m);
+    for c in lo / COARSE..hi / COARSE {
+        let bucket = &mut keys[starts[c * COARSE] - base..starts[(c + 1) * COARSE] - base];
+        let fine = sort_by_byte(bucket, scratch, 112);
+        for j in 0..256 {
+            let same_block = &mut bucket[fine[j]..fine[j + 1]];
+            if same_block.len() <= SMALL_BUCKET {
+                same_block.sort_unstable();
+                continue;
+            }
+            let third = sort_by_byte(same_block, scratch, 104);
+            for t in 0..256 {
+                if third[t + 1] - third[t] > 1 {
+                    same_block[third[t]..third[t + 1]].sort_unstable();
+                }
+            }
         }
     }
-    Ok(out)
 }
 
-/// Writes the run's SST files into `dir`, names prefixed by `prefix`, in ingestion order:
-/// `docs`, `keys`, then `block0..3`. `now` is the `added` time of new documents.
+/// A file written: its family, path and size.
+type Made = (&'static str, PathBuf, u64);
+
+/// One SST file to write.
+enum Task {
+    /// The `keys` file.
+    Keys,
+    /// Part `p` of block family `i`: block values `lo..hi`.
+    Block(usize, usize, (usize, usize)),
+    /// Part `p` of `docs`: these survivors and deleted ids.
+    Docs(usize, Range<usize>, Range<usize>),
+}
+
+impl Task {
+    /// Where the task's file goes in ingestion order: `docs`, `keys`, `block0..3`.
+    fn rank(&self) -> (usize, usize) {
+        match *self {
+            Task::Docs(p, ..) => (0, p),
+            Task::Keys => (1, 0),
+            Task::Block(i, p, _) => (2 + i, p),
+        }
+    }
+}
+
+/// Writes the run's SST files into `dir`, names prefixed by `prefix`, and returns them in
+/// ingestion order: `docs`, `keys`, then `block0..3`. `now` is the `added` time of new
+/// documents.
+///
+/// Every file is a task: one per thread and block family (its key range cut along block
+/// values), four per thread for `docs` (no sort needed, so these are small and last: the
+/// threads finish close together), and `keys`. Each thread takes the next task from the list
+/// until none is left, so no thread waits at the end of a family. A thread sorts the block
+/// keys of its task itself, into a buffer it keeps: at most one part per thread is in memory
+/// (`16 bytes × survivors / parts` each).
 pub(crate) fn write_run(
     buf: &RunBuffer,
     net: &Net,
@@ -245,15 +379,21 @@ pub(crate) fn write_run(
     dest: Destination,
     now: u64,
 ) -> Result<Written> {
-    let mut all = Written::default();
-    let mut push = |w: Written| {
-        all.files.extend(w.files);
-        all.bytes += w.bytes;
-    };
-
-    // docs: survivors (already in id order) and removed ids.
+    let starts = block_starts(buf, &net.survivors);
+    let block_deletes: Vec<Vec<u128>> = (0..BLOCKS)
+        .map(|i| {
+            let mut d: Vec<u128> = net
+                .block_deletes
+                .iter()
+                .map(|&(id, fp)| block_key(i, fp, id))
+                .collect();
+            d.sort_unstable();
+            d
+        })
+        .collect();
     let doc_deletes: Vec<u128> = net.doc_deletes.iter().map(|&id| u128::from(id)).collect();
     let rec = |s: u32| buf.recs.get(s as usize);
+    let doc_id = |&s: &u32| rec(s).map_or(0, |r| u128::from(r.id));
     let added = |s: u32| {
         net.old_added
             .get(s as usize)
@@ -261,65 +401,122 @@ pub(crate) fn write_run(
             .filter(|&a| a != 0)
             .unwrap_or(now)
     };
-    push(write_family(
-        dir,
-        prefix,
-        DOCS_FAMILY,
-        dest,
-        &net.survivors,
-        &doc_deletes,
-        |&s| rec(s).map_or(0, |r| u128::from(r.id)),
-        |w, &s| match rec(s) {
-            Some(r) => w.put(
-                keys::doc_key(r.id),
-                codec::encode_document(&buf.document(r, added(s))),
-            ),
-            None => Ok(()),
-        },
-        |w, id| w.delete(keys::doc_key(id as u64)),
-    )?);
 
-    // keys: already sorted and distinct.
-    let path = dir.join(format!("{prefix}-{KEYS_FAMILY}-000.sst"));
-    let size = write_file(KEYS_FAMILY, &path, dest, net.key_ops.len(), |w| {
-        for &(k, owner) in &net.key_ops {
-            let key = net.key_bytes(buf, k);
-            match owner {
-                Some(id) => w.put(key, keys::id_value(id))?,
-                None => w.delete(key)?,
-            }
+    // Largest first, so that the small docs parts fill the end.
+    let mut tasks = vec![Task::Keys];
+    for (i, st) in starts.iter().enumerate() {
+        let parts = parts_for(net.survivors.len() + block_deletes[i].len(), 1);
+        for (p, range) in block_ranges(st, parts).into_iter().enumerate() {
+            tasks.push(Task::Block(i, p, range));
         }
-        Ok(())
-    })?;
-    if let Some(size) = size {
-        push(Written {
-            files: vec![(KEYS_FAMILY, path)],
-            bytes: size,
-        });
+    }
+    let doc_parts = parts_for(
+        net.survivors.len() + doc_deletes.len(),
+        DOCS_PARTS_PER_THREAD,
+    );
+    for (p, (pr, dr)) in split(&net.survivors, &doc_deletes, doc_parts, doc_id)
+        .into_iter()
+        .enumerate()
+    {
+        tasks.push(Task::Docs(p, pr, dr));
     }
 
-    // block0..3, one family at a time so only one sort vector is alive.
-    for (i, family) in BLOCK_FAMILIES.iter().enumerate().take(BLOCKS) {
-        let puts = sorted_block_keys(buf, &net.survivors, i);
-        let mut deletes: Vec<u128> = net
-            .block_deletes
-            .iter()
-            .map(|&(id, fp)| block_key(i, fp, id))
-            .collect();
-        deletes.sort_unstable();
-        push(write_family(
-            dir,
-            prefix,
-            family,
-            dest,
-            &puts,
-            &deletes,
-            |&k| k,
-            |w, &k| w.put(k.to_be_bytes(), []),
-            |w, k| w.delete(k.to_be_bytes()),
-        )?);
+    let run = |task: &Task,
+               keys: &mut Vec<u128>,
+               scratch: &mut Vec<u128>|
+     -> Result<Option<Made>> {
+        let (family, path, size) = match *task {
+            Task::Keys => {
+                let path = dir.join(format!("{prefix}-{KEYS_FAMILY}-000.sst"));
+                let size = write_file(KEYS_FAMILY, &path, dest, net.key_ops.len(), |w| {
+                    for &(k, owner) in &net.key_ops {
+                        let key = net.key_bytes(buf, k);
+                        match owner {
+                            Some(id) => w.put(key, keys::id_value(id))?,
+                            None => w.delete(key)?,
+                        }
+                    }
+                    Ok(())
+                })?;
+                (KEYS_FAMILY, path, size)
+            }
+            Task::Block(i, p, (lo, hi)) => {
+                let family = BLOCK_FAMILIES[i];
+                sort_block_range(buf, &net.survivors, i, &starts[i], (lo, hi), keys, scratch);
+                let d = &block_deletes[i];
+                let value = |k: u128| (k >> 112) as usize;
+                let deletes = &d
+                    [d.partition_point(|&k| value(k) < lo)..d.partition_point(|&k| value(k) < hi)];
+                let path = dir.join(format!("{prefix}-{family}-{p:03}.sst"));
+                let size = write_file(family, &path, dest, keys.len() + deletes.len(), |w| {
+                    merge_into(
+                        w,
+                        keys,
+                        deletes,
+                        |&k| k,
+                        &|w, _, &k| w.put(k.to_be_bytes(), []),
+                        |w, k| w.delete(k.to_be_bytes()),
+                    )
+                })?;
+                (family, path, size)
+            }
+            Task::Docs(p, ref pr, ref dr) => {
+                let path = dir.join(format!("{prefix}-{DOCS_FAMILY}-{p:03}.sst"));
+                let (puts, deletes) = (&net.survivors[pr.clone()], &doc_deletes[dr.clone()]);
+                let size = write_file(DOCS_FAMILY, &path, dest, puts.len() + deletes.len(), |w| {
+                    merge_into(
+                        w,
+                        puts,
+                        deletes,
+                        doc_id,
+                        &|w, scratch, &s| match rec(s) {
+                            Some(r) => {
+                                codec::encode_document_into(&buf.document(r, added(s)), scratch);
+                                w.put(keys::doc_key(r.id), &scratch[..])
+                            }
+                            None => Ok(()),
+                        },
+                        |w, id| w.delete(keys::doc_key(id as u64)),
+                    )
+                })?;
+                (DOCS_FAMILY, path, size)
+            }
+        };
+        Ok(size.map(|s| (family, path, s)))
+    };
+
+    // One worker per thread, each taking the next task until none is left (or one failed).
+    let next = AtomicUsize::new(0);
+    let failed = AtomicBool::new(false);
+    let workers = rayon::current_num_threads().clamp(1, tasks.len());
+    let done: Vec<Vec<(usize, Result<Option<Made>>)>> = (0..workers)
+        .into_par_iter()
+        .with_max_len(1)
+        .map(|_| {
+            let (mut keys, mut scratch) = (Vec::new(), Vec::new());
+            let mut out = Vec::new();
+            while !failed.load(Ordering::Relaxed) {
+                let t = next.fetch_add(1, Ordering::Relaxed);
+                let Some(task) = tasks.get(t) else { break };
+                let result = run(task, &mut keys, &mut scratch);
+                if result.is_err() {
+                    failed.store(true, Ordering::Relaxed);
+                }
+                out.push((t, result));
+            }
+            out
+        })
+        .collect();
+    let mut results: Vec<(usize, Result<Option<Made>>)> = done.into_iter().flatten().collect();
+    results.sort_by_key(|(t, _)| tasks.get(*t).map(Task::rank));
+    let mut out = Written::default();
+    for (_, r) in results {
+        if let Some((family, path, size)) = r? {
+            out.files.push((family, path));
+            out.bytes += size;
+        }
     }
-    Ok(all)
+    Ok(out)
 }
 
 /// Ingests `files` (of one family) by moving them into the store. Atomic for the family:
@@ -368,15 +565,48 @@ mod tests {
         }
     }
 
+    /// The radix sort of every range, concatenated, equals a plain sort of the family.
+    fn check_radix_sort(buf: &RunBuffer) {
+        let survivors: Vec<u32> = (0..buf.len() as u32).collect();
+        let starts = block_starts(buf, &survivors);
+        let (mut keys, mut scratch) = (Vec::new(), Vec::new());
+        for i in 0..BLOCKS {
+            let mut want: Vec<u128> = buf.recs.iter().map(|r| block_key(i, r.fp, r.id)).collect();
+            want.sort_unstable();
+            for parts in [1, 2, 3, 7] {
+                let ranges = block_ranges(&starts[i], parts);
+                assert_eq!(ranges.len(), parts);
+                let mut got = Vec::new();
+                for &(lo, hi) in &ranges {
+                    assert!(
+                        lo % COARSE == 0 && hi % COARSE == 0 && lo <= hi,
+                        "{lo}..{hi}"
+                    );
+                    sort_block_range(
+                        buf,
+                        &survivors,
+                        i,
+                        &starts[i],
+                        (lo, hi),
+                        &mut keys,
+                        &mut scratch,
+                    );
+                    got.extend_from_slice(&keys);
+                }
+                assert_eq!(got, want, "family {i}, {parts} parts");
+            }
+        }
+    }
+
     #[test]
-    fn counting_sort_equals_a_plain_sort() {
+    fn radix_sort_equals_a_plain_sort() {
         let mut buf = RunBuffer::new();
         let mut x = 1u64;
-        for id in 0..5000u64 {
+        for id in 0..20_000u64 {
             x = x
                 .wrapping_mul(6364136223846793005)
                 .wrapping_add(1442695040888963407);
-            // Few block values in block 1, so buckets hold many keys.
+            // Few block values in block 1, so buckets hold many keys (the third-byte pass).
             buf.push(
                 id % 700,
                 Fingerprint(x & !0x0000_fff0_0000_0000),
@@ -384,13 +614,23 @@ mod tests {
                 None,
             );
         }
-        let survivors: Vec<u32> = (0..5000).collect();
-        for i in 0..BLOCKS {
-            let got = sorted_block_keys(&buf, &survivors, i);
-            let mut want: Vec<u128> = buf.recs.iter().map(|r| block_key(i, r.fp, r.id)).collect();
-            want.sort_unstable();
-            assert_eq!(got, want, "family {i}");
+        check_radix_sort(&buf);
+    }
+
+    #[test]
+    fn radix_sort_of_equal_fingerprints() {
+        // One fingerprint for most documents (as many copies of one text give): a single
+        // bucket of every family holds them, ordered by id alone.
+        let mut buf = RunBuffer::new();
+        for id in (0..5_000u64).rev() {
+            let fp = if id % 10 == 0 {
+                id.wrapping_mul(0x9e37_79b9_7f4a_7c15)
+            } else {
+                42
+            };
+            buf.push(id, Fingerprint(fp), None, None);
         }
+        check_radix_sort(&buf);
     }
 
     #[test]
