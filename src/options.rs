@@ -93,11 +93,15 @@ impl StoreBuilder {
     }
 
     /// Open read-only: no lock is taken, so this works beside a process that has the store
-    /// open for writing, even while it writes, flushes and compacts; it sees a consistent
-    /// state of the store as it was when opened (what the writer had written to its log or
-    /// files by then) and does not follow later writes: open again to see them. Writes fail
-    /// with [`crate::Error::ReadOnly`]. It is a RocksDB secondary instance, with its own
-    /// small files in a temporary directory. Default: `false`.
+    /// open for writing, even while it writes, flushes and compacts. It sees the store as it
+    /// was when opened (what the writer had written to its log or files by then) and does
+    /// not follow later writes: open again to see them. Every write batch it sees is whole,
+    /// in all column families; but opened while the writer commits *and flushes*, it can miss
+    /// one or two recent batches whose log the writer deleted during the open (so `len()`
+    /// may count documents it does not see): for an exact view, open it while the writer is
+    /// idle or closed (`docs/reliability.md`). Writes fail with [`crate::Error::ReadOnly`].
+    /// It is a RocksDB secondary instance, with its own small files in a temporary
+    /// directory. Default: `false`.
     pub fn read_only(mut self, read_only: bool) -> Self {
         self.read_only = read_only;
         self

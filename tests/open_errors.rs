@@ -140,8 +140,9 @@ fn read_only_opens_succeed_while_the_writer_compacts() -> Result<()> {
         let reader = Store::builder().read_only(true).open(dir.path())?;
         assert_eq!(reader.get(0)?, Some(Fingerprint(0)));
         // Every document is in all its families. The recorded count (one value in `meta`)
-        // can be ahead of the documents seen by the batches the writer is committing: a
-        // known limit of a RocksDB secondary instance opened mid-write (docs/reliability.md).
+        // can differ from the documents seen: a RocksDB secondary opened while the writer
+        // flushes can miss the batches of a log the writer deleted meanwhile, a known limit
+        // (docs/reliability.md).
         let report = reader.verify()?;
         assert!(
             report
