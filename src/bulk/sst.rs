@@ -198,6 +198,15 @@ fn block_key(i: usize, fp: u64, id: u64) -> u128 {
 
 /// Number of values of a 16-bit block.
 const BLOCK_VALUES: usize = 1 << 16;
+/// Bit position, in a block key as `u128`, of its 16-bit block value (the key's first two
+/// bytes) and of the byte that follows it.
+const BLOCK_VALUE_SHIFT: u32 = 112;
+const NEXT_BYTE_SHIFT: u32 = 104;
+
+/// The block value a block key (as `u128`) starts with.
+fn block_value(key: u128) -> usize {
+    (key >> BLOCK_VALUE_SHIFT) as usize
+}
 /// Block values per bucket of the first radix pass (their high byte is the bucket).
 const COARSE: usize = 256;
 /// Keys of one block value up to which a plain sort beats another radix pass.
@@ -320,14 +329,14 @@ fn sort_block_range(
     keys.truncate(m);
     for c in lo / COARSE..hi / COARSE {
         let bucket = &mut keys[starts[c * COARSE] - base..starts[(c + 1) * COARSE] - base];
-        let fine = sort_by_byte(bucket, scratch, 112);
+        let fine = sort_by_byte(bucket, scratch, BLOCK_VALUE_SHIFT);
         for j in 0..256 {
             let same_block = &mut bucket[fine[j]..fine[j + 1]];
             if same_block.len() <= SMALL_BUCKET {
                 same_block.sort_unstable();
                 continue;
             }
-            let third = sort_by_byte(same_block, scratch, 104);
+            let third = sort_by_byte(same_block, scratch, NEXT_BYTE_SHIFT);
             for t in 0..256 {
                 if third[t + 1] - third[t] > 1 {
                     same_block[third[t]..third[t + 1]].sort_unstable();
@@ -402,7 +411,8 @@ pub(crate) fn write_run(
             .unwrap_or(now)
     };
 
-    // Largest first, so that the small docs parts fill the end.
+    // `keys` (one file that cannot be split) first, then the large block parts, and the
+    // small docs parts last, so that they fill the end.
     let mut tasks = vec![Task::Keys];
     for (i, st) in starts.iter().enumerate() {
         let parts = parts_for(net.survivors.len() + block_deletes[i].len(), 1);
@@ -444,9 +454,8 @@ pub(crate) fn write_run(
                 let family = BLOCK_FAMILIES[i];
                 sort_block_range(buf, &net.survivors, i, &starts[i], (lo, hi), keys, scratch);
                 let d = &block_deletes[i];
-                let value = |k: u128| (k >> 112) as usize;
-                let deletes = &d
-                    [d.partition_point(|&k| value(k) < lo)..d.partition_point(|&k| value(k) < hi)];
+                let deletes = &d[d.partition_point(|&k| block_value(k) < lo)
+                    ..d.partition_point(|&k| block_value(k) < hi)];
                 let path = dir.join(format!("{prefix}-{family}-{p:03}.sst"));
                 let size = write_file(family, &path, dest, keys.len() + deletes.len(), |w| {
                     merge_into(
