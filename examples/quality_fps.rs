@@ -17,7 +17,7 @@
 //!   --word-shingles N      0, or 2..=8 consecutive words
 //!   --cjk-shingles N       0, or 1..=16 consecutive CJK ideographs
 //!   --word-char-shingles N 0, or 1..=16 consecutive characters of non-CJK words
-//!   --tf raw|sqrt|log|binary
+//!   --tf raw|sqrt|log|binary|length-adaptive
 //!   --idf none|jieba
 //!   --seed N
 //!   --print-config         print the configuration as JSON on stderr
@@ -47,16 +47,21 @@ fn on_off(v: &str) -> Result<bool, String> {
     }
 }
 
-/// The unit variant of a serde enum named `name`, case-insensitively (`log` -> `Log`).
+/// The unit variant of a serde enum named `name` in kebab case (`log` -> `Log`,
+/// `length-adaptive` -> `LengthAdaptive`).
 fn variant<T: serde::de::DeserializeOwned>(name: &str) -> serde_json::Result<T> {
-    let mut chars = name.chars();
-    let capitalized: String = chars
-        .next()
-        .map(|c| c.to_ascii_uppercase())
-        .into_iter()
-        .chain(chars)
+    let camel: String = name
+        .split('-')
+        .flat_map(|part| {
+            let mut chars = part.chars();
+            chars
+                .next()
+                .map(|c| c.to_ascii_uppercase())
+                .into_iter()
+                .chain(chars)
+        })
         .collect();
-    serde_json::from_value(serde_json::Value::String(capitalized))
+    serde_json::from_value(serde_json::Value::String(camel))
 }
 
 fn parse_args(args: &[String]) -> Result<SimhashConfig, String> {
@@ -82,8 +87,9 @@ fn parse_args(args: &[String]) -> Result<SimhashConfig, String> {
             }
             // The enums by their serde names (Raw, Sqrt, Log, Binary; None, Jieba).
             "--tf" => {
-                c.tf = variant(v)
-                    .map_err(|_| format!("--tf {v}: expected raw, sqrt, log or binary"))?
+                c.tf = variant(v).map_err(|_| {
+                    format!("--tf {v}: expected raw, sqrt, log, binary or length-adaptive")
+                })?
             }
             "--idf" => {
                 c.idf = variant(v).map_err(|_| format!("--idf {v}: expected none or jieba"))?

@@ -285,6 +285,30 @@ mod tests {
     }
 
     #[test]
+    fn tf_scalings_keep_their_recorded_form() {
+        // A store records its configuration in bincode, which writes an enum variant as its
+        // index: a new `TfScaling` goes last, and these bytes must never change (format v1
+        // stores hold 0..=3).
+        use crate::simhash::TfScaling;
+        let default = encode_config(&SimhashConfig::default());
+        // Seven one-byte fields (four bools, three u8) come first.
+        const TF_BYTE: usize = 7;
+        for (tf, index) in [
+            (TfScaling::Raw, 0u8),
+            (TfScaling::Sqrt, 1),
+            (TfScaling::Log, 2),
+            (TfScaling::Binary, 3),
+            (TfScaling::LengthAdaptive, 4),
+        ] {
+            let config = SimhashConfig::default().with_tf(tf);
+            let bytes = encode_config(&config);
+            assert_eq!(bytes[TF_BYTE], index, "{tf:?}");
+            assert_eq!(bytes[..TF_BYTE], default[..TF_BYTE]);
+            assert_eq!(decode_config(&bytes).unwrap(), config);
+        }
+    }
+
+    #[test]
     fn hostile_length_is_refused_without_allocating() {
         // fingerprint 0, Some(key) with a claimed length of 2^40 bytes.
         let mut bytes = vec![0u8, 1, 253];

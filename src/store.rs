@@ -16,12 +16,25 @@ use crate::fingerprint::Fingerprint;
 use crate::keys::{self, ALL_FAMILIES, BLOCK_FAMILIES, DOCS_FAMILY, KEYS_FAMILY, META_FAMILY};
 use crate::options::{Durability, StoreBuilder};
 use crate::postings::PostingsCache;
-use crate::simhash::{SimhashConfig, Simhasher};
+use crate::simhash::{SimhashConfig, Simhasher, TfScaling};
 
-/// The on-disk format this build writes.
-pub const FORMAT_VERSION: u32 = 1;
+/// The newest on-disk format this build writes (a new store records the oldest version that
+/// can hold it: see [`format_version_for`]).
+pub const FORMAT_VERSION: u32 = 2;
 /// The oldest on-disk format this build reads.
 pub const MIN_FORMAT_VERSION: u32 = 1;
+
+/// The format version a new store with this configuration records: 2 if its configuration
+/// needs format 2 ([`TfScaling::LengthAdaptive`], which format 1 readers cannot decode),
+/// else 1, so that a store that format 1 can hold stays readable by the builds that read
+/// only format 1, and they refuse the others with [`Error::UnsupportedFormat`] instead of
+/// failing to decode the configuration.
+fn format_version_for(config: &SimhashConfig) -> u32 {
+    match config.tf {
+        TfScaling::LengthAdaptive => 2,
+        TfScaling::Raw | TfScaling::Sqrt | TfScaling::Log | TfScaling::Binary => 1,
+    }
+}
 
 /// A persistent near-duplicate index: documents (a `u64` id, a [`Fingerprint`], an optional
 /// external key) in RocksDB, indexed by the four 16-bit blocks of the fingerprint.
@@ -232,7 +245,7 @@ impl Store {
             batch.put_cf(
                 meta,
                 keys::META_FORMAT_VERSION,
-                codec::encode_u32(FORMAT_VERSION),
+                codec::encode_u32(format_version_for(&config)),
             );
             let mut opts = WriteOptions::default();
             opts.set_sync(true);
@@ -516,6 +529,22 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stores_record_the_oldest_format_that_holds_them() {
+        assert_eq!(format_version_for(&SimhashConfig::default()), 1);
+        for tf in [
+            TfScaling::Raw,
+            TfScaling::Sqrt,
+            TfScaling::Log,
+            TfScaling::Binary,
+        ] {
+            assert_eq!(format_version_for(&SimhashConfig::default().with_tf(tf)), 1);
+        }
+        let adaptive = SimhashConfig::default().with_tf(TfScaling::LengthAdaptive);
+        assert_eq!(format_version_for(&adaptive), 2);
+        assert!(format_version_for(&adaptive) <= FORMAT_VERSION);
+    }
 
     fn assert_send_sync<T: Send + Sync>() {}
 

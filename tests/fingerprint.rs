@@ -5,7 +5,7 @@
 //! Each document draws its own small vocabulary from a list, with Zipf-like frequencies, the
 //! way real documents have their own topic words.
 
-use simhash_store::{Error, Fingerprint, Result, SimhashConfig, Simhasher};
+use simhash_store::{Error, Fingerprint, Result, SimhashConfig, Simhasher, TfScaling};
 
 /// SplitMix64: a small, seeded, reproducible RNG.
 struct Rng(u64);
@@ -382,7 +382,10 @@ fn one_char_edit(rng: &mut Rng, text: &str) -> String {
 }
 
 fn check_one_char_edits(lang: Lang, seed: u64) -> Result<()> {
-    let hasher = Simhasher::default();
+    check_one_char_edits_with(&Simhasher::default(), lang, seed)
+}
+
+fn check_one_char_edits_with(hasher: &Simhasher, lang: Lang, seed: u64) -> Result<()> {
     let mut rng = Rng(seed);
     let trials = 200;
     let (mut within, mut total) = (0, 0u32);
@@ -409,7 +412,10 @@ fn check_one_char_edits(lang: Lang, seed: u64) -> Result<()> {
 }
 
 fn check_unrelated_far_apart(lang: Lang, seed: u64) -> Result<()> {
-    let hasher = Simhasher::default();
+    check_unrelated_far_apart_with(&Simhasher::default(), lang, seed)
+}
+
+fn check_unrelated_far_apart_with(hasher: &Simhasher, lang: Lang, seed: u64) -> Result<()> {
     let mut rng = Rng(seed);
     let fps: Vec<Fingerprint> = (0..60)
         .map(|_| hasher.fingerprint(&document(&mut rng, lang, 1000)))
@@ -463,6 +469,70 @@ fn unrelated_documents_are_far_apart_english() -> Result<()> {
 #[test]
 fn unrelated_documents_are_far_apart_mixed() -> Result<()> {
     check_unrelated_far_apart(Lang::Mixed, 6)
+}
+
+fn length_adaptive() -> Simhasher {
+    Simhasher::new(SimhashConfig::default().with_tf(TfScaling::LengthAdaptive))
+        .expect("valid configuration")
+}
+
+#[test]
+fn length_adaptive_one_char_edits_stay_close() -> Result<()> {
+    let hasher = length_adaptive();
+    for (lang, seed) in [(Lang::Zh, 11), (Lang::En, 12), (Lang::Mixed, 13)] {
+        check_one_char_edits_with(&hasher, lang, seed)?;
+    }
+    Ok(())
+}
+
+#[test]
+fn length_adaptive_unrelated_documents_are_far_apart() -> Result<()> {
+    let hasher = length_adaptive();
+    for (lang, seed) in [(Lang::Zh, 14), (Lang::En, 15), (Lang::Mixed, 16)] {
+        check_unrelated_far_apart_with(&hasher, lang, seed)?;
+    }
+    Ok(())
+}
+
+/// `LengthAdaptive` weighs a feature seen `c` times in a text of `n` occurrences `c^a(n)`:
+/// with words as the only features, the fingerprint of a text is that of its words with
+/// those weights.
+#[test]
+fn length_adaptive_weighs_counts_by_the_length_exponent() -> Result<()> {
+    let config = SimhashConfig::default()
+        .with_tf(TfScaling::LengthAdaptive)
+        .with_cjk_char_shingles(0)
+        .with_word_char_shingles(0);
+    let hasher = Simhasher::new(config)?;
+    let words = ["kernel", "panic", "driver", "module", "memory"];
+    let counts = [7u32, 3, 2, 1, 1];
+    let mut text = String::new();
+    for (w, &c) in words.iter().zip(&counts) {
+        for _ in 0..c {
+            text.push_str(w);
+            text.push(' ');
+        }
+    }
+    let n: u32 = counts.iter().sum();
+    let (fp, occurrences) = hasher.fingerprint_with_count(&text)?;
+    assert_eq!(occurrences, n as usize);
+    let a = TfScaling::adaptive_exponent(u64::from(n));
+    assert_eq!(a, 1.6, "a text this short gets the largest exponent");
+    let expected = hasher.fingerprint_features(
+        words
+            .iter()
+            .zip(&counts)
+            .map(|(w, &c)| (*w, f64::from(c).powf(a))),
+    )?;
+    assert_eq!(fp, expected);
+    // Under raw TF the weights are the counts, and here that gives another fingerprint.
+    let raw =
+        hasher.fingerprint_features(words.iter().zip(&counts).map(|(w, &c)| (*w, f64::from(c))))?;
+    assert_ne!(
+        expected, raw,
+        "the test text does not tell the exponent from 1"
+    );
+    Ok(())
 }
 
 #[test]

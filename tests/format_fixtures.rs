@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use simhash_store::{Entry, Result, Store, FORMAT_VERSION};
+use simhash_store::{Entry, Result, SimhashConfig, Store, TfScaling, FORMAT_VERSION};
 
 /// The texts stored in the fixture: id i is `text(i)`, with key `fixture/{i}`.
 fn text(i: u64) -> String {
@@ -54,12 +54,23 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
-#[test]
-fn format_v1_fixture_opens_and_answers() -> Result<()> {
+/// The configuration the fixture of `version` was written with: format 1 has the default
+/// configuration of its time (raw TF); format 2 exists for `TfScaling::LengthAdaptive`.
+fn fixture_config(version: u32) -> SimhashConfig {
+    match version {
+        1 => SimhashConfig::default().with_tf(TfScaling::Raw),
+        _ => SimhashConfig::default().with_tf(TfScaling::LengthAdaptive),
+    }
+}
+
+/// Opens a copy of the fixture of `version` and checks every document, its key, its
+/// fingerprint (recomputed with the recorded configuration) and that it can be found.
+fn check_fixture(version: u32) -> Result<()> {
     let dir = tempfile::tempdir().expect("tempdir");
-    copy_dir(&fixture(1), dir.path());
+    copy_dir(&fixture(version), dir.path());
     let store = Store::open(dir.path())?;
     assert_eq!(store.len(), 40);
+    assert_eq!(store.simhasher().config(), &fixture_config(version));
     let report = store.verify()?;
     assert!(report.is_clean(), "{report}");
     for i in 0..40u64 {
@@ -77,13 +88,25 @@ fn format_v1_fixture_opens_and_answers() -> Result<()> {
 }
 
 #[test]
+fn format_v1_fixture_opens_and_answers() -> Result<()> {
+    check_fixture(1)
+}
+
+#[test]
+fn format_v2_fixture_opens_and_answers() -> Result<()> {
+    check_fixture(2)
+}
+
+#[test]
 #[ignore = "writes tests/fixtures: run only when releasing a new format version"]
 fn write_fixture() -> Result<()> {
     let path = fixture(FORMAT_VERSION);
     let _ = std::fs::remove_dir_all(&path);
     let tmp = tempfile::tempdir().expect("tempdir");
     {
-        let store = Store::open(tmp.path())?;
+        let store = Store::builder()
+            .simhash_config(fixture_config(FORMAT_VERSION))
+            .open(tmp.path())?;
         let hasher = store.simhasher().clone();
         let entries: Vec<Entry> = (0..40u64)
             .map(|i| {

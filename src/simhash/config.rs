@@ -27,19 +27,54 @@ pub enum TfScaling {
     Log,
     /// 1 for every distinct feature.
     Binary,
+    /// `count^a`, with an exponent that falls as the text grows:
+    /// `a = 1.1 - 0.3 ln(n / 1000)`, clamped to `0.5..=1.6`, where `n` is the text's number
+    /// of feature occurrences (about its length in characters). Raw TF lets the same edit
+    /// cost fewer bits the longer the text (a long text repeats its features more, so new
+    /// ones weigh less); this evens that out: short texts weigh their repeated features more
+    /// (a boilerplate line in a 300-character page moves it less), long ones less (a 20%
+    /// rewrite of a 5,000-character page moves it more). On the labelled set it raised F1 at
+    /// k = 3 from 0.809 to 0.834 (zh) and 0.824 to 0.848 (en), mean over 10 seeds, with the
+    /// best F1 over k unchanged (`docs/design.md`). It counts features before weighing them,
+    /// so fingerprinting runs at about half the speed of [`Raw`](Self::Raw). A store using it
+    /// is written in format version 2.
+    LengthAdaptive,
 }
 
+/// [`TfScaling::LengthAdaptive`]'s exponent at 1,000 feature occurrences.
+const ADAPTIVE_EXPONENT_AT_1000: f64 = 1.1;
+/// How much [`TfScaling::LengthAdaptive`]'s exponent falls per factor e of occurrences.
+const ADAPTIVE_SLOPE: f64 = 0.3;
+/// The range [`TfScaling::LengthAdaptive`]'s exponent is clamped to (the set it was tuned on
+/// has 200 to 5,000 characters per document: beyond that the exponent stops moving).
+const ADAPTIVE_EXPONENT_RANGE: std::ops::RangeInclusive<f64> = 0.5..=1.6;
+
 impl TfScaling {
-    /// The scaled term frequency of a feature seen `count` (>= 1) times.
+    /// The scaled term frequency of a feature seen `count` (>= 1) times in a text of
+    /// `occurrences` feature occurrences in all (only [`LengthAdaptive`](Self::LengthAdaptive)
+    /// looks at it).
     #[inline]
-    pub fn apply(self, count: u32) -> f64 {
+    pub fn apply(self, count: u32, occurrences: u64) -> f64 {
         let c = f64::from(count);
         match self {
             TfScaling::Raw => c,
             TfScaling::Sqrt => c.sqrt(),
             TfScaling::Log => 1.0 + c.ln(),
             TfScaling::Binary => 1.0,
+            TfScaling::LengthAdaptive if count == 1 => 1.0,
+            TfScaling::LengthAdaptive => c.powf(Self::adaptive_exponent(occurrences)),
         }
+    }
+
+    /// [`LengthAdaptive`](Self::LengthAdaptive)'s exponent for a text of `occurrences` feature
+    /// occurrences.
+    pub fn adaptive_exponent(occurrences: u64) -> f64 {
+        let n = occurrences.max(1) as f64;
+        let a = ADAPTIVE_EXPONENT_AT_1000 - ADAPTIVE_SLOPE * (n / 1000.0).ln();
+        a.clamp(
+            *ADAPTIVE_EXPONENT_RANGE.start(),
+            *ADAPTIVE_EXPONENT_RANGE.end(),
+        )
     }
 }
 
@@ -290,10 +325,27 @@ mod tests {
             TfScaling::Sqrt,
             TfScaling::Log,
             TfScaling::Binary,
+            TfScaling::LengthAdaptive,
         ] {
-            assert!((tf.apply(1) - 1.0).abs() < 1e-12, "{tf:?}");
-            assert!(tf.apply(5) >= tf.apply(2), "{tf:?}");
+            for n in [1, 100, 1000, 10_000, 1 << 40] {
+                assert!((tf.apply(1, n) - 1.0).abs() < 1e-12, "{tf:?}");
+                assert!(tf.apply(5, n) >= tf.apply(2, n), "{tf:?}");
+            }
         }
+    }
+
+    #[test]
+    fn adaptive_exponent_falls_with_length_within_its_range() {
+        let a = TfScaling::adaptive_exponent;
+        assert!((a(1000) - 1.1).abs() < 1e-12);
+        assert!((a(2000) - (1.1 - 0.3 * 2f64.ln())).abs() < 1e-12);
+        assert!(a(500) > a(1000) && a(1000) > a(2000));
+        assert_eq!(a(0), 1.6);
+        assert_eq!(a(10), 1.6);
+        assert_eq!(a(1_000_000), 0.5);
+        assert_eq!(a(u64::MAX), 0.5);
+        // Raw TF is the exponent 1: at about 1,400 occurrences.
+        assert!((TfScaling::LengthAdaptive.apply(7, 1396) - 7.0).abs() < 0.01);
     }
 
     #[test]

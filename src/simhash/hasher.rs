@@ -105,16 +105,19 @@ impl Simhasher {
         let mut sums = Sums::default();
         // Weighted features are summed in hash order, so that the result does not depend
         // on the map's iteration order.
+        let occurrences: u64 = features.values().map(|f| u64::from(f.count)).sum();
         let mut weighted: Vec<(u64, f64)> = features
             .iter()
-            .map(|(&hash, f)| (hash, config.tf.apply(f.count) * f64::from(f.idf)))
+            .map(|(&hash, f)| {
+                let tf = config.tf.apply(f.count, occurrences);
+                (hash, tf * f64::from(f.idf))
+            })
             .collect();
         weighted.sort_unstable_by_key(|&(hash, _)| hash);
         for (hash, weight) in weighted {
             sums.add_weighted(hash, weight);
         }
-        let occurrences = features.values().map(|f| f.count as usize).sum();
-        Ok((sums.fingerprint()?, occurrences))
+        Ok((sums.fingerprint()?, occurrences as usize))
     }
 
     /// The fingerprint of features chosen and weighted by the caller: each feature string is
