@@ -40,7 +40,7 @@ use std::time::Instant;
 
 use criterion::{criterion_group, Criterion, Throughput};
 use jieba_rs::Jieba;
-use simhash_store::{SimhashConfig, Simhasher};
+use simhash_store::{SimhashConfig, Simhasher, TfScaling};
 
 static JIEBA: LazyLock<Jieba> = LazyLock::new(Jieba::new);
 
@@ -197,28 +197,34 @@ const RATIO_ROUNDS: usize = 41;
 const BATCHES: usize = 5;
 const BATCH_SECONDS: f64 = 0.003;
 
-/// Prints the default fingerprint's throughput over `cut`'s, from alternating rounds (see the
-/// top of the file).
+/// Prints the throughput of the default fingerprint, and of the default with
+/// `TfScaling::LengthAdaptive`, over `cut`'s, from alternating rounds (see the top of the
+/// file).
 fn print_ratio() {
     let (docs, source) = documents();
     let default = Simhasher::default();
+    let adaptive = Simhasher::new(SimhashConfig::default().with_tf(TfScaling::LengthAdaptive))
+        .expect("valid configuration");
     let _ = default.fingerprint("预热");
+    let _ = adaptive.fingerprint("预热");
     let _ = JIEBA.cut("预热", true);
-    let fingerprint = |docs: &[String]| {
+    let fingerprint = |hasher: &Simhasher, docs: &[String]| {
         for d in docs {
-            black_box(default.fingerprint(black_box(d)).ok());
+            black_box(hasher.fingerprint(black_box(d)).ok());
         }
     };
+    let with_default = |docs: &[String]| fingerprint(&default, docs);
+    let with_adaptive = |docs: &[String]| fingerprint(&adaptive, docs);
     let cut = |docs: &[String]| {
         for d in docs {
             black_box(JIEBA.cut(black_box(d), true));
         }
     };
-    // Iterations per batch, from the fastest of a few timings of the slower side.
+    // Iterations per batch, from the fastest of a few timings of the slowest side.
     let once = (0..10)
         .map(|_| {
             let start = Instant::now();
-            fingerprint(&docs);
+            with_adaptive(&docs);
             start.elapsed().as_secs_f64()
         })
         .fold(f64::INFINITY, f64::min);
@@ -235,24 +241,35 @@ fn print_ratio() {
             })
             .fold(f64::INFINITY, f64::min)
     };
-    let mut ratios: Vec<f64> = (0..RATIO_ROUNDS)
-        .map(|_| time(&cut) / time(&fingerprint))
-        .collect();
-    ratios.sort_by(f64::total_cmp);
-    let at = |q: usize| {
-        ratios
-            .get(q * (RATIO_ROUNDS - 1) / 4)
-            .copied()
-            .unwrap_or(f64::NAN)
-    };
-    println!(
-        "fingerprint_zh/{source}: default / jieba_cut_hmm throughput: median {:.3} \
-         (quartiles {:.3}..{:.3}) over {RATIO_ROUNDS} alternating rounds, the fastest of \
-         {BATCHES} batches of {iters} iterations per side",
-        at(2),
-        at(1),
-        at(3),
-    );
+    let (mut ratios, mut adaptive_ratios): (Vec<f64>, Vec<f64>) = (0..RATIO_ROUNDS)
+        .map(|_| {
+            let cut = time(&cut);
+            (cut / time(&with_default), cut / time(&with_adaptive))
+        })
+        .unzip();
+    for (name, ratios) in [
+        ("default", &mut ratios),
+        (
+            "default with TfScaling::LengthAdaptive",
+            &mut adaptive_ratios,
+        ),
+    ] {
+        ratios.sort_by(f64::total_cmp);
+        let at = |q: usize| {
+            ratios
+                .get(q * (RATIO_ROUNDS - 1) / 4)
+                .copied()
+                .unwrap_or(f64::NAN)
+        };
+        println!(
+            "fingerprint_zh/{source}: {name} / jieba_cut_hmm throughput: median {:.3} \
+             (quartiles {:.3}..{:.3}) over {RATIO_ROUNDS} alternating rounds, the fastest of \
+             {BATCHES} batches of {iters} iterations per side",
+            at(2),
+            at(1),
+            at(3),
+        );
+    }
 }
 
 criterion_group!(benches, bench);

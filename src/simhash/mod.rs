@@ -11,6 +11,7 @@
 //! ideographs as features) is computed once per hasher (`seeded.rs`).
 //! How the defaults were chosen is in `docs/design.md`, "Fingerprint quality".
 
+mod adaptive;
 mod config;
 mod features;
 mod hash;

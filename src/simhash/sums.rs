@@ -64,6 +64,14 @@ impl Sums {
         }
     }
 
+    /// Per bit, the sum of the unit-weight hashes: `+1` for each with the bit set, `-1` for
+    /// each with it clear.
+    pub(crate) fn unit_sums(&self) -> [i64; 64] {
+        self.ones
+            .counts()
+            .map(|ones| 2 * ones as i64 - self.units as i64)
+    }
+
     /// Feature occurrences added, whatever their weight.
     pub(crate) fn occurrences(&self) -> usize {
         self.units as usize + self.weighted + self.ignored
