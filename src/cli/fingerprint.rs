@@ -8,7 +8,7 @@ use simhash_store::{SimhashConfig, Simhasher, Store};
 
 use super::pipeline;
 use super::progress::Progress;
-use super::{Exit, InputArgs, EXIT_PROBLEMS};
+use super::{Exit, InputArgs, TfArg, EXIT_PROBLEMS};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -32,6 +32,10 @@ pub struct Args {
     /// configuration, the one new stores get).
     #[arg(long, short = 's', value_name = "DIR")]
     store: Option<std::path::PathBuf>,
+
+    /// Without --store: how feature counts are weighted (as `load --tf` would record it).
+    #[arg(long, value_enum, value_name = "WEIGHTING", conflicts_with = "store")]
+    tf: Option<TfArg>,
 }
 
 /// Runs `fingerprint`.
@@ -47,7 +51,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .with_context(|| format!("cannot open the store at {}", dir.display()))?
             .simhasher()
             .clone(),
-        None => Simhasher::new(SimhashConfig::default())?,
+        None => Simhasher::new(args.tf.map_or_else(SimhashConfig::default, TfArg::config))?,
     };
     let mut progress = Progress::new("fingerprinting", args.input.quiet);
     let stdout = std::io::stdout();

@@ -8,16 +8,19 @@ use simhash_store::{BulkLoader, BulkOptions, BulkPhase, BulkSummary, Entry, Stor
 
 use super::pipeline::{self, Doc};
 use super::progress::Progress;
-use super::{Exit, InputArgs, StoreArg, EXIT_PROBLEMS};
+use super::{Exit, InputArgs, StoreArg, TfArg, EXIT_PROBLEMS};
 
 const EXAMPLES: &str = "\
 Examples:
   simhash-store load CC-MAIN-*.warc.gz --store pages.db
   simhash-store load site-mirror/ --store pages.db          # a folder of HTML/text files
   simhash-store load docs.jsonl --key-field url --text-field content --store docs.db
+  simhash-store load pages/ --store pages.db --tf length-adaptive  # new store, better recall at k=3
   cat titles.txt | simhash-store load - --format lines --store titles.db
   simhash-store export --store a.db | simhash-store load - --store b.db  # copy without re-fingerprinting
 
+A new store records how texts are fingerprinted (--tf, default raw); loading exported
+fingerprints into a new store needs the source store's --tf, since they are not recomputed.
 A document whose key (URL, path) is already stored replaces it under the same id, so loading
 the same files twice leaves the store as it was. New documents get ids after the largest one
 stored; JSON Lines may give ids (--id-field).
@@ -38,6 +41,12 @@ pub struct Args {
     /// Print the summary as one JSON object on standard output.
     #[arg(long)]
     json: bool,
+
+    /// For a new store, how feature counts are weighted (recorded in the store; every
+    /// later load and query uses it). With an existing store it must match what the store
+    /// recorded. Default: the store's, or `raw` for a new store.
+    #[arg(long, value_enum, value_name = "WEIGHTING")]
+    tf: Option<TfArg>,
 }
 
 /// Keys remembered to give a key repeated within one load one id. Past this many the memory
@@ -152,7 +161,11 @@ pub fn load_inputs(
 /// An input or the store cannot be opened or written.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     args.input.check_exist()?;
-    let store = Store::open(&args.store.store).with_context(|| {
+    let mut builder = Store::builder();
+    if let Some(tf) = args.tf {
+        builder = builder.simhash_config(tf.config());
+    }
+    let store = builder.open(&args.store.store).with_context(|| {
         format!(
             "cannot open or create the store at {}",
             args.store.store.display()

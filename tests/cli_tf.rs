@@ -1,0 +1,148 @@
+//! `load --tf` records the weighting in a new store, later loads keep it, and a different one
+//! is refused; `fingerprint --tf` fingerprints the way such a store would.
+#![cfg(feature = "cli")]
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+type Result<T = ()> = std::result::Result<T, Box<dyn std::error::Error>>;
+
+fn run(args: &[&str], stdin: &str) -> Result<Output> {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_simhash-store"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    child
+        .stdin
+        .take()
+        .ok_or("stdin")?
+        .write_all(stdin.as_bytes())?;
+    Ok(child.wait_with_output()?)
+}
+
+fn ok(out: &Output) {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn recorded_tf(store: &Path) -> Result<String> {
+    let out = run(
+        &["stats", "--json", "--store", store.to_str().ok_or("path")?],
+        "",
+    )?;
+    ok(&out);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout)?;
+    Ok(v["fingerprint_config"]["tf"]
+        .as_str()
+        .ok_or("no tf in stats")?
+        .to_string())
+}
+
+/// A text whose words repeat, so that the weighting changes its fingerprint.
+fn text(i: usize) -> String {
+    let words = [
+        "crawler",
+        "index",
+        "page",
+        "duplicate",
+        "store",
+        "query",
+        "shard",
+    ];
+    (0..120)
+        .map(|j| words[(i * 3 + j * j) % words.len()])
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn fingerprint(tf: Option<&str>, text: &str) -> Result<String> {
+    let mut args = vec!["fingerprint", "-", "--format", "lines", "--quiet"];
+    if let Some(tf) = tf {
+        args.extend(["--tf", tf]);
+    }
+    let out = run(&args, &format!("{text}\n"))?;
+    ok(&out);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout)?;
+    Ok(v["fingerprint"]
+        .as_str()
+        .ok_or("no fingerprint")?
+        .to_string())
+}
+
+#[test]
+fn load_records_the_weighting_and_refuses_another() -> Result {
+    let dir = tempfile::tempdir()?;
+    let store = dir.path().join("store");
+    let store_s = store.to_str().ok_or("path")?;
+    let lines: String = (0..20).map(|i| text(i) + "\n").collect();
+    let load = |extra: &[&str]| {
+        let mut args = vec![
+            "load", "-", "--format", "lines", "--store", store_s, "--quiet",
+        ];
+        args.extend_from_slice(extra);
+        run(&args, &lines)
+    };
+    ok(&load(&["--tf", "length-adaptive"])?);
+    assert_eq!(recorded_tf(&store)?, "LengthAdaptive");
+    // Later loads use what the store recorded, with or without the same --tf.
+    ok(&load(&[])?);
+    ok(&load(&["--tf", "length-adaptive"])?);
+    assert_eq!(recorded_tf(&store)?, "LengthAdaptive");
+    // Another weighting is refused, naming both configurations.
+    let out = load(&["--tf", "raw"])?;
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("LengthAdaptive") && err.contains("Raw"),
+        "{err}"
+    );
+
+    // `fingerprint --tf` agrees with the store's configuration, and differs from raw here.
+    let t = text(3);
+    let adaptive = fingerprint(Some("length-adaptive"), &t)?;
+    let out = run(
+        &[
+            "fingerprint",
+            "-",
+            "--format",
+            "lines",
+            "--quiet",
+            "--store",
+            store_s,
+        ],
+        &format!("{t}\n"),
+    )?;
+    ok(&out);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout)?;
+    assert_eq!(v["fingerprint"].as_str(), Some(adaptive.as_str()));
+    assert_ne!(adaptive, fingerprint(None, &t)?);
+    assert_eq!(fingerprint(Some("raw"), &t)?, fingerprint(None, &t)?);
+    Ok(())
+}
+
+#[test]
+fn a_new_store_without_tf_records_raw() -> Result {
+    let dir = tempfile::tempdir()?;
+    let store = dir.path().join("store");
+    let out = run(
+        &[
+            "load",
+            "-",
+            "--format",
+            "lines",
+            "--quiet",
+            "--store",
+            store.to_str().ok_or("path")?,
+        ],
+        &(text(1) + "\n"),
+    )?;
+    ok(&out);
+    assert_eq!(recorded_tf(&store)?, "Raw");
+    Ok(())
+}
