@@ -20,7 +20,8 @@
 //! bytes of UTF-8 text; each iteration fingerprints (or segments) every document once.
 //!
 //! After criterion's groups the bench prints the ratio that matters, the default
-//! fingerprint's throughput over `cut`'s, measured in alternating rounds: on a shared machine
+//! fingerprint's throughput over `cut`'s (and the same for the default configuration with
+//! `TfScaling::LengthAdaptive`), measured in alternating rounds: on a shared machine
 //! the load changes between criterion's groups (seconds apart), which moves a ratio of two
 //! group results by more than the changes it is meant to show (0.49 to 1.07 for the same
 //! code on a loaded machine). In each round each side runs five short batches (about 3 ms)
