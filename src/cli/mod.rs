@@ -93,7 +93,7 @@ pub enum TfArg {
     /// The count (the default configuration): fastest.
     Raw,
     /// count^a, the exponent falling with the text's length: better recall at k = 3 on the
-    /// labelled set (F1 0.81 -> 0.83 zh, 0.82 -> 0.85 en), fingerprinting at about 0.65x the
+    /// labelled set (F1 0.81 -> 0.83 zh, 0.82 -> 0.85 en), fingerprinting at about 0.6x the
     /// speed of raw.
     LengthAdaptive,
     /// sqrt(count).
