@@ -44,7 +44,8 @@ fn recorded_tf(store: &Path) -> Result<String> {
         .to_string())
 }
 
-/// A text whose words repeat, so that the weighting changes its fingerprint.
+/// A short text whose words repeat unevenly, so that the weighting changes its fingerprint
+/// (length-adaptive weighs a count `c` as `c^1.6` in a text this short).
 fn text(i: usize) -> String {
     let words = [
         "crawler",
@@ -55,10 +56,14 @@ fn text(i: usize) -> String {
         "query",
         "shard",
     ];
-    (0..120)
-        .map(|j| words[(i * 3 + j * j) % words.len()])
-        .collect::<Vec<_>>()
-        .join(" ")
+    let counts = [6, 3, 2, 1, 1, 1, 1];
+    let mut out = Vec::new();
+    for (w, &count) in counts.iter().enumerate() {
+        for _ in 0..count {
+            out.push(words[(w + i) % words.len()]);
+        }
+    }
+    out.join(" ")
 }
 
 fn fingerprint(tf: Option<&str>, text: &str) -> Result<String> {
