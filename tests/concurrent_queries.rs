@@ -4,7 +4,7 @@
 mod common;
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Barrier};
 
 use common::{brute_force, Rng};
 use simhash_store::{Entry, Fingerprint, Result, Store};
@@ -21,15 +21,21 @@ fn queries_during_inserts() -> Result<()> {
         .map(|id| (id, rng.flip(centre, (id % 4) as u32)))
         .collect();
     let done = Arc::new(AtomicBool::new(false));
+    // The writer starts once every reader runs, and each reader queries at least once
+    // after that (on a loaded machine a thread can otherwise start after the writer ends).
+    let start = Arc::new(Barrier::new(5));
 
     let readers: Vec<_> = (0..4)
         .map(|_| {
             let store = Arc::clone(&store);
             let done = Arc::clone(&done);
+            let start = Arc::clone(&start);
             std::thread::spawn(move || -> Result<usize> {
                 let mut last = 0;
                 let mut queries = 0;
-                while !done.load(Ordering::SeqCst) {
+                start.wait();
+                loop {
+                    let finished = done.load(Ordering::SeqCst);
                     let m = store.query(Fingerprint(centre), 3)?;
                     let mut ids: Vec<u64> = m.iter().map(|m| m.id).collect();
                     ids.sort_unstable();
@@ -38,12 +44,16 @@ fn queries_during_inserts() -> Result<()> {
                     assert!(m.len() >= last, "matches went from {last} to {}", m.len());
                     last = m.len();
                     queries += 1;
+                    if finished {
+                        break;
+                    }
                 }
                 Ok(queries)
             })
         })
         .collect();
 
+    start.wait();
     for chunk in docs.chunks(10) {
         store.insert_batch(
             chunk
