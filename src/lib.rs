@@ -59,6 +59,7 @@ mod postings;
 mod query;
 #[cfg(feature = "readers")]
 mod readers;
+mod secondary;
 mod simhash;
 mod store;
 mod verify;
