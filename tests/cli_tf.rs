@@ -80,6 +80,40 @@ fn fingerprint(tf: Option<&str>, text: &str) -> Result<String> {
         .to_string())
 }
 
+/// The loader fingerprinted with the recorded weighting: what `export` gives is what
+/// `fingerprint --tf length-adaptive` computes for `lines`, key by key.
+fn assert_stored_fingerprints_are_recomputed(store: &str, lines: &str) -> Result {
+    let fingerprints_by_key = |out: &Output| -> Result<Vec<(String, String)>> {
+        ok(out);
+        let mut v = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| {
+                let v: serde_json::Value = serde_json::from_str(l)?;
+                Ok((
+                    v["key"].as_str().ok_or("key")?.to_string(),
+                    v["fingerprint"].as_str().ok_or("fingerprint")?.to_string(),
+                ))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        v.sort();
+        Ok(v)
+    };
+    let exported = fingerprints_by_key(&run(&["export", "--store", store], "")?)?;
+    let args = [
+        "fingerprint",
+        "-",
+        "--format",
+        "lines",
+        "--quiet",
+        "--tf",
+        "length-adaptive",
+    ];
+    let computed = fingerprints_by_key(&run(&args, lines)?)?;
+    assert_eq!(exported.len(), 20);
+    assert_eq!(exported, computed);
+    Ok(())
+}
+
 #[test]
 fn load_records_the_weighting_and_refuses_another() -> Result {
     let dir = tempfile::tempdir()?;
@@ -95,74 +129,12 @@ fn load_records_the_weighting_and_refuses_another() -> Result {
     };
     ok(&load(&["--tf", "length-adaptive"])?);
     assert_eq!(recorded_tf(&store)?, "LengthAdaptive");
-    // The loader fingerprinted with the recorded weighting: what `export` gives is what
-    // `fingerprint --tf length-adaptive` computes, key by key.
-    let fingerprints_by_key = |out: &Output| -> Result<Vec<(String, String)>> {
-        ok(out);
-        let mut v = String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .map(|l| {
-                let v: serde_json::Value = serde_json::from_str(l)?;
-                Ok((
-                    v["key"].as_str().ok_or("key")?.to_string(),
-                    v["fingerprint"].as_str().ok_or("fingerprint")?.to_string(),
-                ))
-            })
-            .collect::<Result<Vec<_>>>()?;
-        v.sort();
-        Ok(v)
-    };
-    let exported = fingerprints_by_key(&run(&["export", "--store", store_s], "")?)?;
-    let computed = fingerprints_by_key(&run(
-        &[
-            "fingerprint",
-            "-",
-            "--format",
-            "lines",
-            "--quiet",
-            "--tf",
-            "length-adaptive",
-        ],
-        &lines,
-    )?)?;
-    assert_eq!(exported.len(), 20);
-    assert_eq!(exported, computed);
+    assert_stored_fingerprints_are_recomputed(store_s, &lines)?;
     // Later loads use what the store recorded, with or without the same --tf.
     ok(&load(&[])?);
     ok(&load(&["--tf", "length-adaptive"])?);
     assert_eq!(recorded_tf(&store)?, "LengthAdaptive");
-    // The loader fingerprinted with the recorded weighting: what `export` gives is what
-    // `fingerprint --tf length-adaptive` computes, key by key.
-    let fingerprints_by_key = |out: &Output| -> Result<Vec<(String, String)>> {
-        ok(out);
-        let mut v = String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .map(|l| {
-                let v: serde_json::Value = serde_json::from_str(l)?;
-                Ok((
-                    v["key"].as_str().ok_or("key")?.to_string(),
-                    v["fingerprint"].as_str().ok_or("fingerprint")?.to_string(),
-                ))
-            })
-            .collect::<Result<Vec<_>>>()?;
-        v.sort();
-        Ok(v)
-    };
-    let exported = fingerprints_by_key(&run(&["export", "--store", store_s], "")?)?;
-    let computed = fingerprints_by_key(&run(
-        &[
-            "fingerprint",
-            "-",
-            "--format",
-            "lines",
-            "--quiet",
-            "--tf",
-            "length-adaptive",
-        ],
-        &lines,
-    )?)?;
-    assert_eq!(exported.len(), 20);
-    assert_eq!(exported, computed);
+    assert_stored_fingerprints_are_recomputed(store_s, &lines)?;
     // Another weighting is refused, naming both configurations.
     let out = load(&["--tf", "raw"])?;
     assert!(!out.status.success());

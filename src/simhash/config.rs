@@ -36,8 +36,8 @@ pub enum TfScaling {
     /// rewrite of a 5,000-character page moves it more). On the labelled set it raised F1 at
     /// k = 3 from 0.809 to 0.834 (zh) and 0.824 to 0.848 (en), mean over 10 seeds, with the
     /// best F1 over k unchanged (`docs/design.md`). It counts features before weighing them,
-    /// so fingerprinting runs at about half the speed of [`Raw`](Self::Raw). A store using it
-    /// is written in format version 2.
+    /// so fingerprinting runs at about 0.6 times the speed of [`Raw`](Self::Raw). A store
+    /// using it is written in format version 2.
     LengthAdaptive,
 }
 
