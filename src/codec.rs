@@ -8,7 +8,7 @@
 //! | `docs` | [`Document`] | bincode: fingerprint (varint u64) · key (option: 0, or 1 · varint length · UTF-8) · text_len (option of varint u64) · added (varint u64, µs since the Unix epoch) |
 //! | `keys` | document id | 8 bytes big-endian (see [`crate::keys`]) |
 //! | `meta` `format_version` | u32 | 4 bytes big-endian |
-//! | `meta` `simhasher` | [`SimhashConfig`] | bincode of the serde form |
+//! | `meta` `simhasher` | [`SimhashConfig`] | bincode of the serde form (formats 1 and 2: without its last field, `drop_boilerplate`) |
 //! | `meta` `doc_count` | u64 | 8 bytes big-endian |
 
 use serde::{Deserialize, Serialize};
@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 use crate::fingerprint::Fingerprint;
 use crate::keys;
-use crate::simhash::SimhashConfig;
+use crate::simhash::{IdfWeighting, SimhashConfig, TfScaling};
 
 /// The largest value decoding will allocate for.
 pub(crate) const MAX_VALUE_LEN: usize = 64 * 1024;
@@ -142,13 +142,49 @@ pub(crate) fn encode_config(config: &SimhashConfig) -> Vec<u8> {
     encode(config)
 }
 
-pub(crate) fn decode_config(bytes: &[u8]) -> Result<SimhashConfig> {
-    decode(
-        bytes,
-        keys::META_FAMILY,
-        keys::META_SIMHASHER,
-        "fingerprint configuration",
-    )
+/// The [`SimhashConfig`] as formats 1 and 2 record it: the fields of format 3 but its last,
+/// `drop_boilerplate`, which those stores did not do.
+#[derive(Deserialize)]
+struct ConfigV1 {
+    normalize: bool,
+    hmm: bool,
+    stop_words: bool,
+    words: bool,
+    word_shingles: u8,
+    cjk_char_shingles: u8,
+    word_char_shingles: u8,
+    tf: TfScaling,
+    idf: IdfWeighting,
+    seed: u64,
+}
+
+impl From<ConfigV1> for SimhashConfig {
+    fn from(c: ConfigV1) -> Self {
+        SimhashConfig {
+            normalize: c.normalize,
+            hmm: c.hmm,
+            stop_words: c.stop_words,
+            words: c.words,
+            word_shingles: c.word_shingles,
+            cjk_char_shingles: c.cjk_char_shingles,
+            word_char_shingles: c.word_char_shingles,
+            tf: c.tf,
+            idf: c.idf,
+            seed: c.seed,
+            drop_boilerplate: false,
+        }
+    }
+}
+
+/// Decodes the configuration recorded by a store of `format_version`.
+pub(crate) fn decode_config(bytes: &[u8], format_version: u32) -> Result<SimhashConfig> {
+    let (family, key) = (keys::META_FAMILY, keys::META_SIMHASHER);
+    if format_version <= 2 {
+        let what = "fingerprint configuration (format 1 or 2)";
+        decode::<ConfigV1>(bytes, family, key, what).map(SimhashConfig::from)
+    } else {
+        decode(bytes, family, key, "fingerprint configuration")
+    }
 }
 
 /// Encodes another `meta` record (the bulk loader's journal) in the same bincode configuration.
@@ -207,8 +243,15 @@ pub(crate) fn check_decoders(bytes: &[u8]) {
         let again = decode_document(&encode_document(&doc), b"k");
         assert!(again.as_ref().ok() == Some(&doc), "{doc:?} -> {again:?}");
     }
-    if let Ok(config) = decode_config(bytes) {
-        let again = decode_config(&encode_config(&config));
+    if let Ok(config) = decode_config(bytes, 1) {
+        // Formats 1 and 2 read as format 3 without `drop_boilerplate`.
+        assert!(!config.drop_boilerplate);
+        let mut v3 = bytes.to_vec();
+        v3.push(0);
+        assert_eq!(decode_config(&v3, 3).ok().as_ref(), Some(&config));
+    }
+    if let Ok(config) = decode_config(bytes, 3) {
+        let again = decode_config(&encode_config(&config), 3);
         assert!(
             again.as_ref().ok() == Some(&config),
             "{config:?} -> {again:?}"
@@ -280,7 +323,8 @@ mod tests {
         #[test]
         fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..64)) {
             let _ = decode_document(&bytes, b"k");
-            let _ = decode_config(&bytes);
+            let _ = decode_config(&bytes, 1);
+            let _ = decode_config(&bytes, 3);
         }
     }
 
@@ -304,8 +348,32 @@ mod tests {
             let bytes = encode_config(&config);
             assert_eq!(bytes[TF_BYTE], index, "{tf:?}");
             assert_eq!(bytes[..TF_BYTE], default[..TF_BYTE]);
-            assert_eq!(decode_config(&bytes).unwrap(), config);
+            assert_eq!(decode_config(&bytes, 3).unwrap(), config);
         }
+    }
+
+    #[test]
+    fn formats_1_and_2_read_without_boilerplate_dropping() {
+        // Format 3 appended `drop_boilerplate` (a bool: one byte) to the configuration.
+        let old = SimhashConfig::default()
+            .with_drop_boilerplate(false)
+            .with_tf(TfScaling::LengthAdaptive)
+            .with_seed(300);
+        let bytes = encode_config(&old);
+        assert_eq!(bytes.last(), Some(&0));
+        let v1 = &bytes[..bytes.len() - 1];
+        for version in [1, 2] {
+            assert_eq!(decode_config(v1, version).unwrap(), old);
+            // A format 3 record in a store that says 1 or 2 is damage, not a configuration.
+            assert!(matches!(
+                decode_config(&bytes, version),
+                Err(Error::Decode { .. })
+            ));
+        }
+        assert!(matches!(decode_config(v1, 3), Err(Error::Decode { .. })));
+        let new = SimhashConfig::default();
+        assert!(new.drop_boilerplate);
+        assert_eq!(decode_config(&encode_config(&new), 3).unwrap(), new);
     }
 
     #[test]
@@ -364,6 +432,6 @@ mod tests {
     #[test]
     fn config_round_trips() {
         let c = SimhashConfig::default();
-        assert_eq!(decode_config(&encode_config(&c)).unwrap(), c);
+        assert_eq!(decode_config(&encode_config(&c), 3).unwrap(), c);
     }
 }

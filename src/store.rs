@@ -22,16 +22,20 @@ use crate::simhash::{SimhashConfig, Simhasher, TfScaling};
 
 /// The newest on-disk format this build writes (a new store records the oldest version that
 /// can hold it: see [`format_version_for`]).
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
 /// The oldest on-disk format this build reads.
 pub const MIN_FORMAT_VERSION: u32 = 1;
 
-/// The format version a new store with this configuration records: 2 if its configuration
-/// needs format 2 ([`TfScaling::LengthAdaptive`], which format 1 readers cannot decode),
-/// else 1, so that a store that format 1 can hold stays readable by the builds that read
-/// only format 1, and they refuse the others with [`Error::UnsupportedFormat`] instead of
-/// failing to decode the configuration.
+/// The format version a new store with this configuration records: the oldest that can hold
+/// it, so that it stays readable by older builds when it can, and they refuse the others
+/// with [`Error::UnsupportedFormat`] instead of failing to decode the configuration.
+/// 3 if it drops boilerplate lines (the default since 0.3: format 3 records
+/// `drop_boilerplate`), else 2 with [`TfScaling::LengthAdaptive`] (which format 1 readers
+/// cannot decode), else 1.
 fn format_version_for(config: &SimhashConfig) -> u32 {
+    if config.drop_boilerplate {
+        return 3;
+    }
     match config.tf {
         TfScaling::LengthAdaptive => 2,
         TfScaling::Raw | TfScaling::Sqrt | TfScaling::Log | TfScaling::Binary => 1,
@@ -272,7 +276,7 @@ impl Store {
                 path: self.path.clone(),
                 reason: "no fingerprint configuration recorded".into(),
             })?;
-        let stored = codec::decode_config(&stored)?;
+        let stored = codec::decode_config(&stored, version)?;
         if let Some(requested) = requested {
             if requested != stored {
                 let json =
@@ -536,18 +540,23 @@ mod tests {
 
     #[test]
     fn stores_record_the_oldest_format_that_holds_them() {
-        assert_eq!(format_version_for(&SimhashConfig::default()), 1);
+        assert_eq!(format_version_for(&SimhashConfig::default()), 3);
+        let keep = SimhashConfig::default().with_drop_boilerplate(false);
         for tf in [
             TfScaling::Raw,
             TfScaling::Sqrt,
             TfScaling::Log,
             TfScaling::Binary,
         ] {
-            assert_eq!(format_version_for(&SimhashConfig::default().with_tf(tf)), 1);
+            assert_eq!(format_version_for(&keep.clone().with_tf(tf)), 1);
+            assert_eq!(format_version_for(&SimhashConfig::default().with_tf(tf)), 3);
         }
-        let adaptive = SimhashConfig::default().with_tf(TfScaling::LengthAdaptive);
+        let adaptive = keep.with_tf(TfScaling::LengthAdaptive);
         assert_eq!(format_version_for(&adaptive), 2);
-        assert!(format_version_for(&adaptive) <= FORMAT_VERSION);
+        assert_eq!(
+            format_version_for(&adaptive.with_drop_boilerplate(true)),
+            FORMAT_VERSION
+        );
     }
 
     fn assert_send_sync<T: Send + Sync>() {}

@@ -535,6 +535,53 @@ fn length_adaptive_weighs_counts_by_the_length_exponent() -> Result<()> {
     Ok(())
 }
 
+/// Boilerplate lines of the kinds `drop_boilerplate` knows, for a page of `site`.
+fn boilerplate_lines(site: &str, year: u64) -> Vec<String> {
+    vec![
+        format!("Copyright © {year} {site} Inc. All rights reserved."),
+        "Share on Facebook | Tweet | Email".to_string(),
+        format!("Home > {site} > Articles"),
+        "« Previous | Next »".to_string(),
+        format!("This article was originally published on {site}.com."),
+        "Advertisement".to_string(),
+        format!("本文转载自{site}网，版权归原作者所有。"),
+        "分享到：微信 微博 QQ空间".to_string(),
+        "上一篇：安装指南    下一篇：配置网络".to_string(),
+        format!("当前位置：首页 > {site} > 正文"),
+    ]
+}
+
+#[test]
+fn boilerplate_lines_do_not_move_the_fingerprint() -> Result<()> {
+    let dropping = Simhasher::default();
+    let keeping = Simhasher::new(SimhashConfig::default().with_drop_boilerplate(false))?;
+    let mut rng = Rng(41);
+    let (mut pages, mut moved) = (0, 0);
+    for lang in [Lang::Zh, Lang::En, Lang::Mixed] {
+        for i in 0..10u64 {
+            let text = document(&mut rng, lang, 400 + 100 * i as usize);
+            let lines = boilerplate_lines(["example", "news", "docs"][i as usize % 3], 2000 + i);
+            let top = rng.pick(&lines).clone();
+            let bottom = rng.pick(&lines).clone();
+            let page = format!("{top}\n{text}\n{bottom}");
+            assert_eq!(
+                dropping.fingerprint(&page)?,
+                dropping.fingerprint(&text)?,
+                "{lang:?} page {i}: {top:?} / {bottom:?}"
+            );
+            pages += 1;
+            moved += usize::from(keeping.fingerprint(&page)? != keeping.fingerprint(&text)?);
+        }
+    }
+    // Without the option the same lines are features, and move most fingerprints.
+    assert!(moved * 2 > pages, "{moved} of {pages} moved");
+    // A page of nothing but boilerplate still has a fingerprint, and not that of another.
+    let a = dropping.fingerprint("Copyright © 2024 Example Inc.\nShare on Twitter")?;
+    let b = dropping.fingerprint("Copyright © 2023 Another Ltd.\nShare on LinkedIn")?;
+    assert_ne!(a, b);
+    Ok(())
+}
+
 #[test]
 fn punctuation_and_spacing_do_not_matter() -> Result<()> {
     let hasher = Simhasher::default();
@@ -589,9 +636,17 @@ fn config_round_trips_through_json() -> Result<()> {
     let weighted: SimhashConfig = serde_json::from_value(serde_json::json!({
         "normalize": true, "hmm": true, "stop_words": true, "words": true, "word_shingles": 0,
         "cjk_char_shingles": 1, "word_char_shingles": 3, "tf": "Log", "idf": "Jieba", "seed": 0,
+        "drop_boilerplate": true,
     }))
     .map_err(|e| Error::InvalidArgument(e.to_string()))?;
     assert_ne!(weighted, SimhashConfig::default());
+    // Written before format 3 (no `drop_boilerplate`): reads as the behaviour of its time.
+    let older: SimhashConfig = serde_json::from_value(serde_json::json!({
+        "normalize": true, "hmm": true, "stop_words": true, "words": true, "word_shingles": 0,
+        "cjk_char_shingles": 1, "word_char_shingles": 3, "tf": "Raw", "idf": "None", "seed": 0,
+    }))
+    .map_err(|e| Error::InvalidArgument(e.to_string()))?;
+    assert_eq!(older, SimhashConfig::default().with_drop_boilerplate(false));
     assert_eq!(
         weighted
             .clone()
@@ -608,7 +663,8 @@ fn config_round_trips_through_json() -> Result<()> {
             .with_stop_words(false)
             .with_hmm(false)
             .with_normalize(false)
-            .with_seed(u64::MAX),
+            .with_seed(u64::MAX)
+            .with_drop_boilerplate(false),
     ] {
         let json =
             serde_json::to_string(&config).map_err(|e| Error::InvalidArgument(e.to_string()))?;

@@ -55,13 +55,21 @@ fn copy_dir(from: &Path, to: &Path) {
 }
 
 /// The configuration the fixture of `version` was written with: format 1 has the default
-/// configuration of its time (raw TF); format 2 exists for `TfScaling::LengthAdaptive`.
+/// configuration of its time (raw TF); format 2 exists for `TfScaling::LengthAdaptive`;
+/// format 3 for `drop_boilerplate`, the default since 0.3. Formats 1 and 2 did not drop
+/// boilerplate lines, and read so.
 fn fixture_config(version: u32) -> SimhashConfig {
+    let old = SimhashConfig::default().with_drop_boilerplate(false);
     match version {
-        1 => SimhashConfig::default().with_tf(TfScaling::Raw),
-        _ => SimhashConfig::default().with_tf(TfScaling::LengthAdaptive),
+        1 => old.with_tf(TfScaling::Raw),
+        2 => old.with_tf(TfScaling::LengthAdaptive),
+        _ => SimhashConfig::default(),
     }
 }
+
+/// A line that format 3 leaves out of the fingerprint, and formats 1 and 2 do not.
+const BOILERPLATE: &str =
+    "\nShare on Facebook | Tweet | Email\n© 2026 Fixture Inc. All rights reserved.";
 
 /// Opens a copy of the fixture of `version` and checks every document, its key, its
 /// fingerprint (recomputed with the recorded configuration) and that it can be found.
@@ -73,6 +81,7 @@ fn check_fixture(version: u32) -> Result<()> {
     assert_eq!(store.simhasher().config(), &fixture_config(version));
     let report = store.verify()?;
     assert!(report.is_clean(), "{report}");
+    let mut moved_by_boilerplate = 0;
     for i in 0..40u64 {
         let doc = store.document(i)?.expect("fixture document");
         assert_eq!(doc.key, Some(format!("fixture/{i}")));
@@ -83,6 +92,18 @@ fn check_fixture(version: u32) -> Result<()> {
             "document {i}"
         );
         assert!(store.query(doc.fingerprint, 0)?.iter().any(|m| m.id == i));
+        let with_boilerplate = store
+            .simhasher()
+            .fingerprint(&format!("{}{BOILERPLATE}", text(i)))?;
+        if version >= 3 {
+            assert_eq!(with_boilerplate, doc.fingerprint, "document {i}");
+        } else if with_boilerplate != doc.fingerprint {
+            moved_by_boilerplate += 1;
+        }
+    }
+    // Formats 1 and 2 see the lines (a short text may still keep its fingerprint).
+    if version < 3 {
+        assert!(moved_by_boilerplate >= 20, "{moved_by_boilerplate} of 40");
     }
     Ok(())
 }
@@ -95,6 +116,11 @@ fn format_v1_fixture_opens_and_answers() -> Result<()> {
 #[test]
 fn format_v2_fixture_opens_and_answers() -> Result<()> {
     check_fixture(2)
+}
+
+#[test]
+fn format_v3_fixture_opens_and_answers() -> Result<()> {
+    check_fixture(3)
 }
 
 #[test]

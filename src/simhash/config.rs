@@ -101,6 +101,9 @@ pub enum IdfWeighting {
 /// [`Simhasher::new`](crate::Simhasher::new) validates the whole.
 ///
 /// The pipeline, in order:
+/// 0. **Boilerplate**: with [`drop_boilerplate`](Self::drop_boilerplate), short lines that
+///    are copyright notices, share buttons, previous/next links, breadcrumbs, adverts or
+///    repost notices are left out.
 /// 1. **Normalize**: lowercase; with [`normalize`](Self::normalize), also fold full-width
 ///    forms, ligatures and Cyrillic/Greek look-alike letters to ASCII.
 /// 2. **Tokenize**: runs of CJK ideographs are segmented into words by jieba
@@ -165,6 +168,16 @@ pub struct SimhashConfig {
     pub idf: IdfWeighting,
     /// Seed of the xxh3-64 feature hash. Default: `0`.
     pub seed: u64,
+    /// Leave out boilerplate lines: short lines (at most 160 columns) that are copyright
+    /// notices, share buttons, previous/next links, breadcrumbs, adverts or repost notices,
+    /// in English or Chinese, recognised by marker words (`©`, `all rights reserved`,
+    /// `share on`, `subscribe`, `版权`, `转载`, `上一篇`, `分享到`, ...). A page crawled twice
+    /// with a different banner then keeps its fingerprint; a text made only of such lines
+    /// keeps them all. Default: `true` (new in format 3; stores of formats 1 and 2 read as
+    /// `false`, the way their fingerprints were computed, and so does a JSON configuration
+    /// without the field).
+    #[serde(default)]
+    pub drop_boilerplate: bool,
 }
 
 impl Default for SimhashConfig {
@@ -180,6 +193,7 @@ impl Default for SimhashConfig {
             tf: TfScaling::Raw,
             idf: IdfWeighting::None,
             seed: 0,
+            drop_boilerplate: true,
         }
     }
 }
@@ -252,6 +266,13 @@ impl SimhashConfig {
     #[must_use]
     pub fn with_seed(mut self, seed: u64) -> Self {
         self.seed = seed;
+        self
+    }
+
+    /// Sets [`drop_boilerplate`](Self::drop_boilerplate).
+    #[must_use]
+    pub fn with_drop_boilerplate(mut self, on: bool) -> Self {
+        self.drop_boilerplate = on;
         self
     }
 

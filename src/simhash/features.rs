@@ -14,6 +14,7 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
+use super::boilerplate::drop_lines;
 use super::config::{IdfWeighting, SimhashConfig, MAX_WORD_SHINGLES};
 use super::hash::SeededXxh3;
 use super::idf::IDF;
@@ -144,7 +145,12 @@ pub(crate) fn extract(
     text: &str,
     sink: &mut impl Sink,
 ) {
-    extract_in_pieces(config, seeds, text, sink, PIECE_BYTES);
+    if config.drop_boilerplate {
+        let text = drop_lines(text);
+        extract_in_pieces(config, seeds, &text, sink, PIECE_BYTES);
+    } else {
+        extract_in_pieces(config, seeds, text, sink, PIECE_BYTES);
+    }
 }
 
 /// [`extract`], with pieces of about `piece_bytes` bytes.

@@ -1,7 +1,7 @@
 //! Text -> 64-bit SimHash fingerprint.
 //!
 //! [`Simhasher`] turns a text into a [`Fingerprint`](crate::Fingerprint) under a
-//! [`SimhashConfig`]: normalize (`normalize.rs`), split into words with jieba for CJK and
+//! [`SimhashConfig`]: leave out boilerplate lines (`boilerplate.rs`), normalize (`normalize.rs`), split into words with jieba for CJK and
 //! runs of letters and digits for other scripts (`tokenize.rs`), drop stop words
 //! (`stopwords.rs`), count features and weigh them with TF-IDF (`features.rs`, `idf.rs`),
 //! and take the sign of the weighted sum of the features' xxh3-64 bits (`hash.rs`,
@@ -12,6 +12,7 @@
 //! How the defaults were chosen is in `docs/design.md`, "Fingerprint quality".
 
 mod adaptive;
+mod boilerplate;
 mod config;
 mod features;
 mod hash;
