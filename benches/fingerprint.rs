@@ -20,8 +20,8 @@
 //! bytes of UTF-8 text; each iteration fingerprints (or segments) every document once.
 //!
 //! After criterion's groups the bench prints the ratio that matters, the default
-//! fingerprint's throughput over `cut`'s (and the same for the default configuration with
-//! `TfScaling::LengthAdaptive`), measured in alternating rounds: on a shared machine
+//! fingerprint's throughput over `cut`'s (and the same for the default without
+//! `drop_boilerplate`, 0.2's default, and with `TfScaling::LengthAdaptive`), measured in alternating rounds: on a shared machine
 //! the load changes between criterion's groups (seconds apart), which moves a ratio of two
 //! group results by more than the changes it is meant to show (0.49 to 1.07 for the same
 //! code on a loaded machine). In each round each side runs five short batches (about 3 ms)
@@ -198,24 +198,32 @@ const RATIO_ROUNDS: usize = 41;
 const BATCHES: usize = 5;
 const BATCH_SECONDS: f64 = 0.003;
 
-/// Prints the throughput of the default fingerprint, and of the default with
-/// `TfScaling::LengthAdaptive`, over `cut`'s, from alternating rounds (see the top of the
-/// file).
+/// Prints the throughput of the default fingerprint, of the default without
+/// `drop_boilerplate` (0.2's default) and of the default with `TfScaling::LengthAdaptive`,
+/// over `cut`'s, from alternating rounds (see the top of the file).
 fn print_ratio() {
     let (docs, source) = documents();
-    let default = Simhasher::default();
-    let adaptive = Simhasher::new(SimhashConfig::default().with_tf(TfScaling::LengthAdaptive))
-        .expect("valid configuration");
-    let _ = default.fingerprint("预热");
-    let _ = adaptive.fingerprint("预热");
+    let hasher = |config: SimhashConfig| Simhasher::new(config).expect("valid configuration");
+    let sides = [
+        ("default", Simhasher::default()),
+        (
+            "default without drop_boilerplate",
+            hasher(SimhashConfig::default().with_drop_boilerplate(false)),
+        ),
+        (
+            "default with TfScaling::LengthAdaptive",
+            hasher(SimhashConfig::default().with_tf(TfScaling::LengthAdaptive)),
+        ),
+    ];
+    for (_, h) in &sides {
+        let _ = h.fingerprint("预热");
+    }
     let _ = JIEBA.cut("预热", true);
     let fingerprint = |hasher: &Simhasher, docs: &[String]| {
         for d in docs {
             black_box(hasher.fingerprint(black_box(d)).ok());
         }
     };
-    let with_default = |docs: &[String]| fingerprint(&default, docs);
-    let with_adaptive = |docs: &[String]| fingerprint(&adaptive, docs);
     let cut = |docs: &[String]| {
         for d in docs {
             black_box(JIEBA.cut(black_box(d), true));
@@ -225,7 +233,7 @@ fn print_ratio() {
     let once = (0..10)
         .map(|_| {
             let start = Instant::now();
-            with_adaptive(&docs);
+            fingerprint(&sides[2].1, &docs);
             start.elapsed().as_secs_f64()
         })
         .fold(f64::INFINITY, f64::min);
@@ -242,19 +250,15 @@ fn print_ratio() {
             })
             .fold(f64::INFINITY, f64::min)
     };
-    let (mut ratios, mut adaptive_ratios): (Vec<f64>, Vec<f64>) = (0..RATIO_ROUNDS)
-        .map(|_| {
-            let cut = time(&cut);
-            (cut / time(&with_default), cut / time(&with_adaptive))
-        })
-        .unzip();
-    for (name, ratios) in [
-        ("default", &mut ratios),
-        (
-            "default with TfScaling::LengthAdaptive",
-            &mut adaptive_ratios,
-        ),
-    ] {
+    // ratios[side][round]
+    let mut ratios = vec![Vec::with_capacity(RATIO_ROUNDS); sides.len()];
+    for _ in 0..RATIO_ROUNDS {
+        let cut = time(&cut);
+        for ((_, h), r) in sides.iter().zip(&mut ratios) {
+            r.push(cut / time(&|docs| fingerprint(h, docs)));
+        }
+    }
+    for ((name, _), ratios) in sides.iter().zip(&mut ratios) {
         ratios.sort_by(f64::total_cmp);
         let at = |q: usize| {
             ratios
