@@ -11,6 +11,7 @@
 //!
 //! OPTIONS (defaults are `SimhashConfig::default()`):
 //!   --normalize on|off     fold full-width forms and look-alike letters
+//!   --drop-boilerplate on|off  leave out boilerplate lines (copyright, share, prev/next, ...)
 //!   --hmm on|off           jieba HMM for unknown words
 //!   --stop-words on|off    drop the built-in stop words
 //!   --words on|off         single words as features
@@ -75,6 +76,7 @@ fn parse_args(args: &[String]) -> Result<SimhashConfig, String> {
         let num = |v: &str| v.parse::<u64>().map_err(|e| format!("{flag} {v}: {e}"));
         match flag.as_str() {
             "--normalize" => c.normalize = on_off(v)?,
+            "--drop-boilerplate" => c.drop_boilerplate = on_off(v)?,
             "--hmm" => c.hmm = on_off(v)?,
             "--stop-words" => c.stop_words = on_off(v)?,
             "--words" => c.words = on_off(v)?,

@@ -138,13 +138,23 @@ pub(crate) fn decode_document(bytes: &[u8], key: &[u8]) -> Result<Document> {
     decode(bytes, keys::DOCS_FAMILY, key, "document")
 }
 
-pub(crate) fn encode_config(config: &SimhashConfig) -> Vec<u8> {
-    encode(config)
+/// Encodes `config` as a store of `format_version` records it (formats 1 and 2: without
+/// `drop_boilerplate`, which must then be off).
+pub(crate) fn encode_config(config: &SimhashConfig, format_version: u32) -> Vec<u8> {
+    if format_version <= 2 {
+        debug_assert!(
+            !config.drop_boilerplate,
+            "format {format_version} cannot hold it"
+        );
+        encode(&ConfigV1::from(config))
+    } else {
+        encode(config)
+    }
 }
 
 /// The [`SimhashConfig`] as formats 1 and 2 record it: the fields of format 3 but its last,
 /// `drop_boilerplate`, which those stores did not do.
-#[derive(Deserialize)]
+#[derive(Serialize, Deserialize)]
 struct ConfigV1 {
     normalize: bool,
     hmm: bool,
@@ -172,6 +182,23 @@ impl From<ConfigV1> for SimhashConfig {
             idf: c.idf,
             seed: c.seed,
             drop_boilerplate: false,
+        }
+    }
+}
+
+impl From<&SimhashConfig> for ConfigV1 {
+    fn from(c: &SimhashConfig) -> Self {
+        ConfigV1 {
+            normalize: c.normalize,
+            hmm: c.hmm,
+            stop_words: c.stop_words,
+            words: c.words,
+            word_shingles: c.word_shingles,
+            cjk_char_shingles: c.cjk_char_shingles,
+            word_char_shingles: c.word_char_shingles,
+            tf: c.tf,
+            idf: c.idf,
+            seed: c.seed,
         }
     }
 }
@@ -249,9 +276,13 @@ pub(crate) fn check_decoders(bytes: &[u8]) {
         let mut v3 = bytes.to_vec();
         v3.push(0);
         assert_eq!(decode_config(&v3, 3).ok().as_ref(), Some(&config));
+        assert_eq!(
+            decode_config(&encode_config(&config, 1), 1).ok().as_ref(),
+            Some(&config)
+        );
     }
     if let Ok(config) = decode_config(bytes, 3) {
-        let again = decode_config(&encode_config(&config), 3);
+        let again = decode_config(&encode_config(&config, 3), 3);
         assert!(
             again.as_ref().ok() == Some(&config),
             "{config:?} -> {again:?}"
@@ -334,7 +365,7 @@ mod tests {
         // index: a new `TfScaling` goes last, and these bytes must never change (format v1
         // stores hold 0..=3).
         use crate::simhash::TfScaling;
-        let default = encode_config(&SimhashConfig::default());
+        let default = encode_config(&SimhashConfig::default(), 3);
         // Seven one-byte fields (four bools, three u8) come first.
         const TF_BYTE: usize = 7;
         for (tf, index) in [
@@ -345,7 +376,7 @@ mod tests {
             (TfScaling::LengthAdaptive, 4),
         ] {
             let config = SimhashConfig::default().with_tf(tf);
-            let bytes = encode_config(&config);
+            let bytes = encode_config(&config, 3);
             assert_eq!(bytes[TF_BYTE], index, "{tf:?}");
             assert_eq!(bytes[..TF_BYTE], default[..TF_BYTE]);
             assert_eq!(decode_config(&bytes, 3).unwrap(), config);
@@ -359,10 +390,11 @@ mod tests {
             .with_drop_boilerplate(false)
             .with_tf(TfScaling::LengthAdaptive)
             .with_seed(300);
-        let bytes = encode_config(&old);
+        let bytes = encode_config(&old, 3);
         assert_eq!(bytes.last(), Some(&0));
         let v1 = &bytes[..bytes.len() - 1];
         for version in [1, 2] {
+            assert_eq!(encode_config(&old, version), v1);
             assert_eq!(decode_config(v1, version).unwrap(), old);
             // A format 3 record in a store that says 1 or 2 is damage, not a configuration.
             assert!(matches!(
@@ -373,7 +405,7 @@ mod tests {
         assert!(matches!(decode_config(v1, 3), Err(Error::Decode { .. })));
         let new = SimhashConfig::default();
         assert!(new.drop_boilerplate);
-        assert_eq!(decode_config(&encode_config(&new), 3).unwrap(), new);
+        assert_eq!(decode_config(&encode_config(&new, 3), 3).unwrap(), new);
     }
 
     #[test]
@@ -432,6 +464,6 @@ mod tests {
     #[test]
     fn config_round_trips() {
         let c = SimhashConfig::default();
-        assert_eq!(decode_config(&encode_config(&c), 3).unwrap(), c);
+        assert_eq!(decode_config(&encode_config(&c, 3), 3).unwrap(), c);
     }
 }

@@ -245,16 +245,17 @@ impl Store {
             }
             let config = requested.unwrap_or_default();
             self.simhasher = Simhasher::new(config.clone())?;
+            let version = format_version_for(&config);
             let mut batch = WriteBatch::default();
             let meta = self.cf(META_FAMILY)?;
-            batch.put_cf(meta, keys::META_SIMHASHER, codec::encode_config(&config));
-            batch.put_cf(meta, keys::META_DOC_COUNT, codec::encode_u64(0));
-            // The version goes last in the same atomic batch: its presence means "initialised".
             batch.put_cf(
                 meta,
-                keys::META_FORMAT_VERSION,
-                codec::encode_u32(format_version_for(&config)),
+                keys::META_SIMHASHER,
+                codec::encode_config(&config, version),
             );
+            batch.put_cf(meta, keys::META_DOC_COUNT, codec::encode_u64(0));
+            // The version goes last in the same atomic batch: its presence means "initialised".
+            batch.put_cf(meta, keys::META_FORMAT_VERSION, codec::encode_u32(version));
             let mut opts = WriteOptions::default();
             opts.set_sync(true);
             self.db.write_opt(batch, &opts).map_err(|e| {

@@ -1,6 +1,6 @@
 //! Upserts, removals, external keys and reopening keep the store consistent.
 
-use simhash_store::{Durability, Entry, Fingerprint, Result, Store};
+use simhash_store::{Durability, Entry, Fingerprint, Result, SimhashConfig, Store, TfScaling};
 
 fn clean(store: &Store) -> Result<()> {
     let report = store.verify()?;
@@ -104,6 +104,37 @@ fn external_keys_identify_documents() -> Result<()> {
     ));
     assert_eq!(store.len(), 1, "failed inserts wrote nothing");
     clean(&store)
+}
+
+#[test]
+fn every_configuration_is_recorded_and_read_back() -> Result<()> {
+    // Each of these records a different format version (1, 2, 3, 3).
+    let keep = SimhashConfig::default().with_drop_boilerplate(false);
+    for config in [
+        keep.clone(),
+        keep.with_tf(TfScaling::LengthAdaptive).with_seed(9),
+        SimhashConfig::default(),
+        SimhashConfig::default().with_tf(TfScaling::LengthAdaptive),
+    ] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let text = "Share on Facebook\nThe crawler stores one fingerprint per page.";
+        let fp = {
+            let store = Store::builder()
+                .simhash_config(config.clone())
+                .open(dir.path())?;
+            let fp = store.simhasher().fingerprint(text)?;
+            store.insert(1, fp)?;
+            fp
+        };
+        let store = Store::open(dir.path())?;
+        assert_eq!(store.simhasher().config(), &config);
+        assert_eq!(store.simhasher().fingerprint(text)?, fp);
+        assert_eq!(store.get(1)?, Some(fp));
+        drop(store);
+        // Asking for the recorded configuration explicitly is not a mismatch.
+        Store::builder().simhash_config(config).open(dir.path())?;
+    }
+    Ok(())
 }
 
 #[test]

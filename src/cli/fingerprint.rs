@@ -4,11 +4,11 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use simhash_store::{SimhashConfig, Simhasher, Store};
+use simhash_store::{Simhasher, Store};
 
 use super::pipeline;
 use super::progress::Progress;
-use super::{Exit, InputArgs, TfArg, EXIT_PROBLEMS};
+use super::{requested_config, Exit, InputArgs, TfArg, EXIT_PROBLEMS};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -36,6 +36,12 @@ pub struct Args {
     /// Without --store: how feature counts are weighted (as `load --tf` would record it).
     #[arg(long, value_enum, value_name = "WEIGHTING", conflicts_with = "store")]
     tf: Option<TfArg>,
+
+    /// Without --store: keep boilerplate lines (copyright, share buttons, previous/next
+    /// links, breadcrumbs, adverts, repost notices) as features (as `load
+    /// --keep-boilerplate-lines` would record it).
+    #[arg(long, conflicts_with = "store")]
+    keep_boilerplate_lines: bool,
 }
 
 /// Runs `fingerprint`.
@@ -51,7 +57,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .with_context(|| format!("cannot open the store at {}", dir.display()))?
             .simhasher()
             .clone(),
-        None => Simhasher::new(args.tf.map_or_else(SimhashConfig::default, TfArg::config))?,
+        None => Simhasher::new(
+            requested_config(args.tf, args.keep_boilerplate_lines).unwrap_or_default(),
+        )?,
     };
     let mut progress = Progress::new("fingerprinting", args.input.quiet);
     let stdout = std::io::stdout();

@@ -8,7 +8,7 @@ use simhash_store::{BulkLoader, BulkOptions, BulkPhase, BulkSummary, Entry, Stor
 
 use super::pipeline::{self, Doc};
 use super::progress::Progress;
-use super::{Exit, InputArgs, StoreArg, TfArg, EXIT_PROBLEMS};
+use super::{requested_config, Exit, InputArgs, StoreArg, TfArg, EXIT_PROBLEMS};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -19,8 +19,9 @@ Examples:
   cat titles.txt | simhash-store load - --format lines --store titles.db
   simhash-store export --store a.db | simhash-store load - --store b.db  # copy without re-fingerprinting
 
-A new store records how texts are fingerprinted (--tf, default raw); loading exported
-fingerprints into a new store needs the source store's --tf, since they are not recomputed.
+A new store records how texts are fingerprinted (--tf, default raw; --keep-boilerplate-lines,
+default off); loading exported fingerprints into a new store needs the source store's
+settings, since they are not recomputed.
 A document whose key (URL, path) is already stored replaces it under the same id, so loading
 the same files twice leaves the store as it was. New documents get ids after the largest one
 stored; JSON Lines may give ids (--id-field).
@@ -47,6 +48,15 @@ pub struct Args {
     /// recorded. Default: the store's, or `raw` for a new store.
     #[arg(long, value_enum, value_name = "WEIGHTING")]
     tf: Option<TfArg>,
+
+    /// For a new store, keep boilerplate lines (copyright notices, share buttons,
+    /// previous/next links, breadcrumbs, adverts, repost notices) as features, as stores
+    /// before 0.3 did. By default short lines of those kinds are left out of the
+    /// fingerprint, so a page crawled again with another banner stays a duplicate. Recorded
+    /// in the store: with an existing store it must match. (--keep-boilerplate is about HTML
+    /// pages: it keeps their navigation and link lists when the text is extracted.)
+    #[arg(long)]
+    keep_boilerplate_lines: bool,
 }
 
 /// Keys remembered to give a key repeated within one load one id. Past this many the memory
@@ -162,8 +172,8 @@ pub fn load_inputs(
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     args.input.check_exist()?;
     let mut builder = Store::builder();
-    if let Some(tf) = args.tf {
-        builder = builder.simhash_config(tf.config());
+    if let Some(config) = requested_config(args.tf, args.keep_boilerplate_lines) {
+        builder = builder.simhash_config(config);
     }
     let store = builder.open(&args.store.store).with_context(|| {
         format!(

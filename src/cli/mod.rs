@@ -105,16 +105,28 @@ pub enum TfArg {
 }
 
 impl TfArg {
-    /// The default fingerprint configuration with this weighting.
-    pub fn config(self) -> SimhashConfig {
-        SimhashConfig::default().with_tf(match self {
+    fn tf(self) -> TfScaling {
+        match self {
             TfArg::Raw => TfScaling::Raw,
             TfArg::LengthAdaptive => TfScaling::LengthAdaptive,
             TfArg::Sqrt => TfScaling::Sqrt,
             TfArg::Log => TfScaling::Log,
             TfArg::Binary => TfScaling::Binary,
-        })
+        }
     }
+}
+
+/// The fingerprint configuration that `--tf` and `--keep-boilerplate-lines` ask for: the default
+/// with those changes, or `None` when neither is given (the store's own, or the default).
+pub fn requested_config(tf: Option<TfArg>, keep_boilerplate: bool) -> Option<SimhashConfig> {
+    if tf.is_none() && !keep_boilerplate {
+        return None;
+    }
+    let config = SimhashConfig::default().with_drop_boilerplate(!keep_boilerplate);
+    Some(match tf {
+        Some(tf) => config.with_tf(tf.tf()),
+        None => config,
+    })
 }
 
 /// The store directory, shared by every subcommand that uses a store.
