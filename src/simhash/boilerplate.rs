@@ -223,6 +223,59 @@ pub(crate) fn drop_lines(text: &str) -> Cow<'_, str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    /// Lines from a pool of content and boilerplate, joined by `\n` or `\r\n`.
+    fn text_of_lines() -> impl Strategy<Value = String> {
+        let line = prop_oneof![
+            Just("Install the package before the first start.".to_string()),
+            Just("数据库使用多版本并发控制。".to_string()),
+            Just("Copyright © 2024 Example Inc.".to_string()),
+            Just("« Previous | Next »".to_string()),
+            Just("分享到：微信 微博".to_string()),
+            Just("Home > Docs > Install".to_string()),
+            Just(String::new()),
+            "[a-zA-Z ©>»/|:。，\u{4e00}-\u{4e20}]{0,40}",
+        ];
+        (
+            proptest::collection::vec(line, 0..12),
+            any::<bool>(),
+            any::<bool>(),
+        )
+            .prop_map(|(lines, crlf, last_break)| {
+                let mut text = lines.join(if crlf { "\r\n" } else { "\n" });
+                if last_break {
+                    text.push('\n');
+                }
+                text
+            })
+    }
+
+    proptest! {
+        #[test]
+        fn drop_lines_keeps_the_other_lines_in_order(text in text_of_lines()) {
+            let kept = drop_lines(&text);
+            // Dropping again changes nothing.
+            let again = drop_lines(&kept);
+            prop_assert_eq!(again.as_ref(), kept.as_ref());
+            // What is kept is the text's lines in order, none of them boilerplate, unless
+            // the text is kept whole.
+            if kept.as_ref() != text.as_str() {
+                let mut from = text.split_inclusive('\n');
+                for line in kept.split_inclusive('\n') {
+                    prop_assert!(from.any(|l| l == line), "{:?} not in order", line);
+                    prop_assert!(!is_boilerplate(line.trim_end_matches(['\n', '\r'])));
+                }
+                prop_assert!(kept.split('\n').any(|l| !l.trim().is_empty()));
+            }
+        }
+
+        #[test]
+        fn any_text_is_handled(text in "\\PC{0,300}") {
+            let kept = drop_lines(&text);
+            prop_assert!(kept.len() <= text.len());
+        }
+    }
 
     #[test]
     fn kinds_of_boilerplate_lines() {
