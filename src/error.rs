@@ -105,6 +105,19 @@ pub enum Error {
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
 
+    /// A read-only open found the store's writer changing its files (flushing, deleting
+    /// logs) during every attempt, so the view could have missed recent write batches.
+    /// Nothing is wrong with the store: try again, or open it while the writer is idle.
+    #[error("store at {path} was changed by its writer during each of {attempts} read-only open attempts (last: {last}), so the view could miss recent write batches: try again, or open it while the writer is idle")]
+    WriterBusy {
+        /// The store directory.
+        path: PathBuf,
+        /// How many opens were tried.
+        attempts: u32,
+        /// What changed during the last one.
+        last: String,
+    },
+
     /// The store was opened read-only and a write was attempted.
     #[error("store at {path} is open read-only: open it with Store::open to write")]
     ReadOnly {

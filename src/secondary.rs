@@ -87,7 +87,7 @@ impl WalListing {
 /// `tests/read_only_beside_writer.rs`.)
 ///
 /// After [`SECONDARY_OPEN_ATTEMPTS`] raced attempts (sleeping 2, 4, .. 64 ms between them)
-/// the open fails rather than return a view that may have a hole.
+/// the open fails with [`Error::WriterBusy`] rather than return a view that may have a hole.
 pub(crate) fn open_secondary(
     opts: &Options,
     path: &Path,
@@ -140,15 +140,10 @@ pub(crate) fn open_secondary(
         };
         drop(opened);
         if attempt == SECONDARY_OPEN_ATTEMPTS {
-            return Err(Error::RocksDb {
-                operation: "open the store read-only",
-                column_family: None,
-                message: format!(
-                    "the writer of {} changed its files during each of {attempt} attempts \
-                     (last: {race}), so the view could miss recent write batches; try again, \
-                     or open it while the writer is idle",
-                    path.display()
-                ),
+            return Err(Error::WriterBusy {
+                path: path.to_path_buf(),
+                attempts: attempt,
+                last: race,
             });
         }
         // A writer that flushes in bursts gets time to finish one.
