@@ -119,6 +119,16 @@ fn boilerplate_lines_are_dropped_unless_kept() -> Result {
     assert!(!recorded_drop_boilerplate(kept_s)?);
     ok(&load_kept(&[])?);
     assert!(!recorded_drop_boilerplate(kept_s)?);
+    // Only the settings given must agree with the store: --tf raw alone is fine on both
+    // (as on a store of 0.2, which kept boilerplate lines), another --tf is not.
+    ok(&load_kept(&["--tf", "raw"])?);
+    ok(&run(&[
+        "load", input_s, "--store", store_s, "--quiet", "--tf", "raw",
+    ])?);
+    assert!(!recorded_drop_boilerplate(kept_s)?);
+    assert!(recorded_drop_boilerplate(store_s)?);
+    let out = load_kept(&["--tf", "length-adaptive"])?;
+    assert!(!out.status.success());
     let out = run(&["query", "--store", kept_s, "--text", ARTICLE, "-k", "0"])?;
     ok(&out);
     let hits = String::from_utf8_lossy(&out.stdout);

@@ -8,7 +8,7 @@ use simhash_store::{BulkLoader, BulkOptions, BulkPhase, BulkSummary, Entry, Stor
 
 use super::pipeline::{self, Doc};
 use super::progress::Progress;
-use super::{requested_config, Exit, InputArgs, StoreArg, TfArg, EXIT_PROBLEMS};
+use super::{open_for_writing, Exit, InputArgs, StoreArg, TfArg, EXIT_PROBLEMS};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -171,16 +171,13 @@ pub fn load_inputs(
 /// An input or the store cannot be opened or written.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     args.input.check_exist()?;
-    let mut builder = Store::builder();
-    if let Some(config) = requested_config(args.tf, args.keep_boilerplate_lines) {
-        builder = builder.simhash_config(config);
-    }
-    let store = builder.open(&args.store.store).with_context(|| {
-        format!(
-            "cannot open or create the store at {}",
-            args.store.store.display()
-        )
-    })?;
+    let store = open_for_writing(&args.store.store, args.tf, args.keep_boilerplate_lines)
+        .with_context(|| {
+            format!(
+                "cannot open or create the store at {}",
+                args.store.store.display()
+            )
+        })?;
     let before = store.len();
     let mut progress = Progress::new("loading", args.input.quiet);
     let (tally, replaced) = load_inputs(&store, &args.input, &mut progress)?;

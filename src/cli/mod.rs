@@ -129,6 +129,34 @@ pub fn requested_config(tf: Option<TfArg>, keep_boilerplate: bool) -> Option<Sim
     })
 }
 
+/// Opens (or creates) the store at `path` for writing, with the configuration `--tf` and
+/// `--keep-boilerplate-lines` ask for when it is new. An existing store keeps its own; only
+/// the settings actually given must agree with it (`--tf raw` on a store of 0.2, which kept
+/// boilerplate lines, is fine), else the store's refusal naming both configurations stands.
+pub fn open_for_writing(
+    path: &std::path::Path,
+    tf: Option<TfArg>,
+    keep_boilerplate: bool,
+) -> simhash_store::Result<Store> {
+    let Some(config) = requested_config(tf, keep_boilerplate) else {
+        return Store::open(path);
+    };
+    match Store::builder().simhash_config(config).open(path) {
+        Err(mismatch @ simhash_store::Error::ConfigMismatch { .. }) => {
+            let store = Store::open(path)?;
+            let stored = store.simhasher().config();
+            let agrees = tf.is_none_or(|tf| stored.tf == tf.tf())
+                && (!keep_boilerplate || !stored.drop_boilerplate);
+            if agrees {
+                Ok(store)
+            } else {
+                Err(mismatch)
+            }
+        }
+        other => other,
+    }
+}
+
 /// The store directory, shared by every subcommand that uses a store.
 #[derive(clap::Args, Debug, Clone)]
 pub struct StoreArg {
