@@ -3,6 +3,7 @@
 
     python3 scripts/quality_en_harness.py ../shared/quality            # every variant
     python3 scripts/quality_en_harness.py ../shared/quality default occ  # some of them
+    python3 scripts/quality_en_harness.py ../shared/quality "0.3-default (boilerplate lines dropped)"
 
 Not part of the crate or its tests (the set lives outside the repository). It re-implements
 the default English features of `Simhasher` (lowercase, Cyrillic look-alikes folded, words =
@@ -33,6 +34,40 @@ FOLD = str.maketrans({"а": "a", "с": "c", "е": "e", "о": "o", "р": "p", "х
                       "ӏ": "l", "ԛ": "q", "ԝ": "w", "ү": "y", "ї": "i", "ﬁ": "fi", "ﬂ": "fl",
                       "ﬀ": "ff", "ﬃ": "ffi", "ﬄ": "ffl"})
 WORD = re.compile(r"\w+")
+
+# Boilerplate lines, the rule of src/simhash/boilerplate.rs (the markers are read from it).
+_RS = (ROOT / "src/simhash/boilerplate.rs").read_text()
+_MARKERS_SRC = _RS[_RS.index("pub(crate) const MARKERS"):]
+MARKERS = re.findall(r'^\s+"([^"]*)",', _MARKERS_SRC[:_MARKERS_SRC.index("];")], re.M)
+NAV = re.compile(r"(?<![A-Za-z0-9_])(previous|prev|next)(?![A-Za-z0-9_])", re.I)
+CRUMB = re.compile(r" (?:>|»|›|>>|/) ")
+
+
+def _whole(line, m):
+    if not (m[0].isascii() and m[0].isalnum() and m[-1].isascii() and m[-1].isalnum()):
+        return m in line
+    return re.search(r"(?<![A-Za-z0-9_])" + re.escape(m) + r"(?![A-Za-z0-9_])", line) is not None
+
+
+def is_boilerplate(line):
+    line = line.strip()
+    if not line or sum(2 if ord(c) >= 0x2E80 else 1 for c in line) > 160:
+        return False
+    low = line.lower()
+    if any(_whole(low, m) for m in MARKERS):
+        return True
+    words = {w.lower() for w in NAV.findall(line)}
+    if words and ((words & {"previous", "prev"} and "next" in words) or len(line.split()) <= 8):
+        return True
+    parts = CRUMB.split(line)
+    return len(parts) >= 3 and all(
+        sum(c.isalpha() for c in p) >= 2 and len(p.split()) <= 4 for p in parts)
+
+
+def drop_boilerplate(text):
+    """The text without its boilerplate lines (whole if they are all it has)."""
+    kept = [ln for ln in text.split("\n") if not is_boilerplate(ln.rstrip("\r"))]
+    return "\n".join(kept) if any(ln.strip() for ln in kept) else text
 
 
 def load(data):
@@ -108,8 +143,18 @@ def one_e0ng(n):
     return features
 
 
+def b(features):
+    """`features` of the text without boilerplate lines (the default since 0.3)."""
+    return lambda t: features(drop_boilerplate(t))
+
+
 VARIANTS = {
     "default": lambda t: counted(occurrences(t), lambda c, n: c),
+    "0.3-default (boilerplate lines dropped)": b(lambda t: counted(occurrences(t), lambda c, n: c)),
+    "0.3 + TF^0.7": b(lambda t: counted(occurrences(t), lambda c, n: c ** 0.7)),
+    "0.3 + log": b(lambda t: counted(occurrences(t), lambda c, n: 1 + math.log(c))),
+    "0.3 + length-adaptive-1.0-0.3 + occ": b(lambda t: counted(occurrences(t), lambda c, n: c ** min(
+        1.6, max(0.5, 1.0 - 0.3 * math.log(max(n, 1) / 1000)))) + occurrence_indexed(occurrences(t))),
     "log": lambda t: counted(occurrences(t), lambda c, n: 1 + math.log(c)),
     "occ": lambda t: occurrence_indexed(occurrences(t)),
     "occ-sqrt(2j-1)": lambda t: occurrence_indexed(occurrences(t), lambda j: math.sqrt(2 * j - 1)),
