@@ -101,3 +101,8 @@ pub fn fuzz_decode_values(bytes: &[u8]) {
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;
+
+/// The guide's examples (`docs/guide.md`), compiled as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../docs/guide.md")]
+struct GuideDoctests;
