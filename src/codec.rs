@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 use crate::fingerprint::Fingerprint;
 use crate::keys;
-use crate::simhash::{IdfWeighting, SimhashConfig, TfScaling};
+use crate::simhash::SimhashConfig;
 
 /// The largest value decoding will allocate for.
 pub(crate) const MAX_VALUE_LEN: usize = 64 * 1024;
@@ -138,77 +138,34 @@ pub(crate) fn decode_document(bytes: &[u8], key: &[u8]) -> Result<Document> {
     decode(bytes, keys::DOCS_FAMILY, key, "document")
 }
 
-/// Encodes `config` as a store of `format_version` records it (formats 1 and 2: without
-/// `drop_boilerplate`, which must then be off).
+/// Encodes `config` as a store of `format_version` records it. Formats 1 and 2 record it
+/// without its last field, `drop_boilerplate` (which those stores did not do, and which must
+/// then be off): bincode writes the fields in order and that bool as one byte, so their
+/// record is format 3's less its last byte.
 pub(crate) fn encode_config(config: &SimhashConfig, format_version: u32) -> Vec<u8> {
+    let mut bytes = encode(config);
     if format_version <= 2 {
         debug_assert!(
             !config.drop_boilerplate,
             "format {format_version} cannot hold it"
         );
-        encode(&ConfigV1::from(config))
-    } else {
-        encode(config)
+        bytes.pop();
     }
+    bytes
 }
 
-/// The [`SimhashConfig`] as formats 1 and 2 record it: the fields of format 3 but its last,
-/// `drop_boilerplate`, which those stores did not do.
-#[derive(Serialize, Deserialize)]
-struct ConfigV1 {
-    normalize: bool,
-    hmm: bool,
-    stop_words: bool,
-    words: bool,
-    word_shingles: u8,
-    cjk_char_shingles: u8,
-    word_char_shingles: u8,
-    tf: TfScaling,
-    idf: IdfWeighting,
-    seed: u64,
-}
-
-impl From<ConfigV1> for SimhashConfig {
-    fn from(c: ConfigV1) -> Self {
-        SimhashConfig {
-            normalize: c.normalize,
-            hmm: c.hmm,
-            stop_words: c.stop_words,
-            words: c.words,
-            word_shingles: c.word_shingles,
-            cjk_char_shingles: c.cjk_char_shingles,
-            word_char_shingles: c.word_char_shingles,
-            tf: c.tf,
-            idf: c.idf,
-            seed: c.seed,
-            drop_boilerplate: false,
-        }
-    }
-}
-
-impl From<&SimhashConfig> for ConfigV1 {
-    fn from(c: &SimhashConfig) -> Self {
-        ConfigV1 {
-            normalize: c.normalize,
-            hmm: c.hmm,
-            stop_words: c.stop_words,
-            words: c.words,
-            word_shingles: c.word_shingles,
-            cjk_char_shingles: c.cjk_char_shingles,
-            word_char_shingles: c.word_char_shingles,
-            tf: c.tf,
-            idf: c.idf,
-            seed: c.seed,
-        }
-    }
-}
-
-/// Decodes the configuration recorded by a store of `format_version`.
+/// Decodes the configuration recorded by a store of `format_version` (formats 1 and 2: read
+/// as format 3 with `drop_boilerplate` off, see [`encode_config`]).
 pub(crate) fn decode_config(bytes: &[u8], format_version: u32) -> Result<SimhashConfig> {
     let (family, key) = (keys::META_FAMILY, keys::META_SIMHASHER);
     if format_version <= 2 {
-        let what = "fingerprint configuration (format 1 or 2)";
-        decode::<ConfigV1>(bytes, family, key, what).map(SimhashConfig::from)
+        let v3 = [bytes, &[0]].concat();
+        decode(
+            &v3,
+            family,
+            key,
+            "fingerprint configuration (format 1 or 2)",
+        )
     } else {
         decode(bytes, family, key, "fingerprint configuration")
     }
@@ -385,6 +342,7 @@ mod tests {
 
     #[test]
     fn formats_1_and_2_read_without_boilerplate_dropping() {
+        use crate::simhash::TfScaling;
         // Format 3 appended `drop_boilerplate` (a bool: one byte) to the configuration.
         let old = SimhashConfig::default()
             .with_drop_boilerplate(false)

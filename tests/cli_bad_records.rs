@@ -2,15 +2,9 @@
 //! with exit code 3 and keeps what was loaded before it.
 #![cfg(feature = "cli")]
 
-use std::process::{Command, Output};
+mod common;
 
-type Result<T = ()> = std::result::Result<T, Box<dyn std::error::Error>>;
-
-fn run(args: &[&str]) -> Result<Output> {
-    Ok(Command::new(env!("CARGO_BIN_EXE_simhash-store"))
-        .args(args)
-        .output()?)
-}
+use common::cli::{run, Result};
 
 #[test]
 fn skipped_or_strict() -> Result {

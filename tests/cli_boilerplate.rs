@@ -1,25 +1,13 @@
 //! `fingerprint` and `load` leave boilerplate lines out by default;
-//! `--keep-boilerplate-lines` keeps them, is recorded by a new store, and is refused by a store that drops them.
+//! `--keep-boilerplate-lines` keeps them, is recorded by a new store, and is refused by a
+//! store that drops them.
 #![cfg(feature = "cli")]
 
+mod common;
+
 use std::path::Path;
-use std::process::{Command, Output};
 
-type Result<T = ()> = std::result::Result<T, Box<dyn std::error::Error>>;
-
-fn run(args: &[&str]) -> Result<Output> {
-    Ok(Command::new(env!("CARGO_BIN_EXE_simhash-store"))
-        .args(args)
-        .output()?)
-}
-
-fn ok(out: &Output) {
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
+use common::cli::{ok, recorded_config, run, Result};
 
 const ARTICLE: &str = "The crawler fetches every page of the site once a day and stores \
 its text.\nPages that changed only in their banners are near-duplicates of the stored copy, \
@@ -60,10 +48,7 @@ fn fingerprints(dir: &Path, extra: &[&str]) -> Result<(String, String)> {
 }
 
 fn recorded_drop_boilerplate(store: &str) -> Result<bool> {
-    let out = run(&["stats", "--json", "--store", store])?;
-    ok(&out);
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout)?;
-    Ok(v["fingerprint_config"]["drop_boilerplate"]
+    Ok(recorded_config(store)?["drop_boilerplate"]
         .as_bool()
         .ok_or("no drop_boilerplate in stats")?)
 }

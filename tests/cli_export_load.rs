@@ -2,24 +2,9 @@
 //! fingerprinting again; `get`, `remove`, `verify` and `stats` on the way.
 #![cfg(feature = "cli")]
 
-use std::process::{Command, Output};
+mod common;
 
-type Result<T = ()> = std::result::Result<T, Box<dyn std::error::Error>>;
-
-fn run(args: &[&str]) -> Result<Output> {
-    Ok(Command::new(env!("CARGO_BIN_EXE_simhash-store"))
-        .args(args)
-        .output()?)
-}
-
-fn ok(out: &Output) -> String {
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
+use common::cli::{ok, run, Result};
 
 #[test]
 fn export_load_round_trip() -> Result {

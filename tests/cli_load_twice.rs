@@ -1,16 +1,11 @@
 //! Loading the same WARC twice leaves the document count unchanged: a page's URL keeps its id.
 #![cfg(feature = "cli")]
 
+mod common;
+
 use std::path::Path;
-use std::process::{Command, Output};
 
-type Result<T = ()> = std::result::Result<T, Box<dyn std::error::Error>>;
-
-fn run(args: &[&str]) -> Result<Output> {
-    Ok(Command::new(env!("CARGO_BIN_EXE_simhash-store"))
-        .args(args)
-        .output()?)
-}
+use common::cli::{run, Result};
 
 fn documents(store: &Path) -> Result<u64> {
     let out = run(&["stats", "--json", "--store", store.to_str().ok_or("path")?])?;

@@ -2,16 +2,9 @@
 //! missing-store errors and their exit codes.
 #![cfg(feature = "cli")]
 
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
+mod common;
 
-type Result<T = ()> = std::result::Result<T, Box<dyn std::error::Error>>;
-
-fn run(args: &[&str]) -> Result<Output> {
-    Ok(Command::new(env!("CARGO_BIN_EXE_simhash-store"))
-        .args(args)
-        .output()?)
-}
+use common::cli::{run, run_with_stdin, Result};
 
 const ARTICLE: &str = "The city council approved a new budget for the river bridge on Monday after a long debate \
     about traffic, taxes and the cost of steel. Engineers said the old bridge could carry trains for another ten years \
@@ -119,18 +112,10 @@ fn query_every_way() -> Result {
     );
 
     // fingerprint from standard input, one document per line.
-    let mut child = Command::new(env!("CARGO_BIN_EXE_simhash-store"))
-        .args(["fingerprint", "-", "--format", "lines"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()?;
-    child
-        .stdin
-        .take()
-        .ok_or("stdin")?
-        .write_all(format!("{ARTICLE}\n\n{OTHER}\n").as_bytes())?;
-    let out = child.wait_with_output()?;
+    let out = run_with_stdin(
+        &["fingerprint", "-", "--format", "lines"],
+        &format!("{ARTICLE}\n\n{OTHER}\n"),
+    )?;
     assert!(
         out.status.success(),
         "{}",

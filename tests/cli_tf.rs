@@ -2,43 +2,15 @@
 //! is refused; `fingerprint --tf` fingerprints the way such a store would.
 #![cfg(feature = "cli")]
 
-use std::io::Write;
+mod common;
+
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
-type Result<T = ()> = std::result::Result<T, Box<dyn std::error::Error>>;
-
-fn run(args: &[&str], stdin: &str) -> Result<Output> {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_simhash-store"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()?;
-    child
-        .stdin
-        .take()
-        .ok_or("stdin")?
-        .write_all(stdin.as_bytes())?;
-    Ok(child.wait_with_output()?)
-}
-
-fn ok(out: &Output) {
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
+use common::cli::{ok, recorded_config, run, run_with_stdin, Result};
 
 fn recorded_tf(store: &Path) -> Result<String> {
-    let out = run(
-        &["stats", "--json", "--store", store.to_str().ok_or("path")?],
-        "",
-    )?;
-    ok(&out);
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout)?;
-    Ok(v["fingerprint_config"]["tf"]
+    Ok(recorded_config(store.to_str().ok_or("path")?)?["tf"]
         .as_str()
         .ok_or("no tf in stats")?
         .to_string())
@@ -71,7 +43,7 @@ fn fingerprint(tf: Option<&str>, text: &str) -> Result<String> {
     if let Some(tf) = tf {
         args.extend(["--tf", tf]);
     }
-    let out = run(&args, &format!("{text}\n"))?;
+    let out = run_with_stdin(&args, &format!("{text}\n"))?;
     ok(&out);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout)?;
     Ok(v["fingerprint"]
@@ -98,7 +70,7 @@ fn assert_stored_fingerprints_are_recomputed(store: &str, lines: &str) -> Result
         v.sort();
         Ok(v)
     };
-    let exported = fingerprints_by_key(&run(&["export", "--store", store], "")?)?;
+    let exported = fingerprints_by_key(&run(&["export", "--store", store])?)?;
     let args = [
         "fingerprint",
         "-",
@@ -108,7 +80,7 @@ fn assert_stored_fingerprints_are_recomputed(store: &str, lines: &str) -> Result
         "--tf",
         "length-adaptive",
     ];
-    let computed = fingerprints_by_key(&run(&args, lines)?)?;
+    let computed = fingerprints_by_key(&run_with_stdin(&args, lines)?)?;
     assert_eq!(exported.len(), 20);
     assert_eq!(exported, computed);
     Ok(())
@@ -125,7 +97,7 @@ fn load_records_the_weighting_and_refuses_another() -> Result {
             "load", "-", "--format", "lines", "--store", store_s, "--quiet",
         ];
         args.extend_from_slice(extra);
-        run(&args, &lines)
+        run_with_stdin(&args, &lines)
     };
     ok(&load(&["--tf", "length-adaptive"])?);
     assert_eq!(recorded_tf(&store)?, "LengthAdaptive");
@@ -147,7 +119,7 @@ fn load_records_the_weighting_and_refuses_another() -> Result {
     // `fingerprint --tf` agrees with the store's configuration, and differs from raw here.
     let t = text(3);
     let adaptive = fingerprint(Some("length-adaptive"), &t)?;
-    let out = run(
+    let out = run_with_stdin(
         &[
             "fingerprint",
             "-",
@@ -171,7 +143,7 @@ fn load_records_the_weighting_and_refuses_another() -> Result {
 fn a_new_store_without_tf_records_raw() -> Result {
     let dir = tempfile::tempdir()?;
     let store = dir.path().join("store");
-    let out = run(
+    let out = run_with_stdin(
         &[
             "load",
             "-",

@@ -172,7 +172,8 @@ fn is_breadcrumb(line: &str) -> bool {
     parts >= 3
 }
 
-/// Whether `line` (one line of text, without its line break) is boilerplate.
+/// Whether `line` (one line of text; surrounding whitespace, its line break included, is
+/// ignored) is boilerplate.
 pub(crate) fn is_boilerplate(line: &str) -> bool {
     let line = line.trim();
     if line.is_empty() || !is_short(line) {
@@ -203,15 +204,14 @@ pub(crate) fn drop_lines(text: &str) -> Cow<'_, str> {
     let mut any_kept = false;
     let mut offset = 0;
     for line in text.split_inclusive('\n') {
-        let body = line.strip_suffix('\n').unwrap_or(line);
-        let drop = is_boilerplate(body.strip_suffix('\r').unwrap_or(body));
-        match (&mut kept, drop) {
-            (None, false) => {}
-            (None, true) => kept = Some(text[..offset].to_owned()),
-            (Some(out), false) => out.push_str(line),
-            (Some(_), true) => {}
+        let drop = is_boilerplate(line);
+        if drop {
+            // The first dropped line: copy what came before it.
+            kept.get_or_insert_with(|| text[..offset].to_owned());
+        } else if let Some(out) = &mut kept {
+            out.push_str(line);
         }
-        any_kept |= !drop && !body.trim().is_empty();
+        any_kept |= !drop && !line.trim().is_empty();
         offset += line.len();
     }
     match kept {

@@ -2,6 +2,10 @@
 //! do not depend on a particular `rand` API, and generators of fingerprint sets.
 #![allow(dead_code)]
 
+/// Running the command (only built with the `cli` feature).
+#[cfg(feature = "cli")]
+pub mod cli;
+
 /// SplitMix64: small, fast, and good enough for test data.
 pub struct Rng(u64);
 
