@@ -106,7 +106,7 @@ impl StoreBuilder {
     /// happened (`docs/reliability.md`: no hole in 500 opens beside a writer that flushes
     /// after every batch, where plain secondary opens had 94; one case needing two RocksDB
     /// background jobs to delete logs out of order is not covered). After 20 such attempts
-    /// it fails with [`crate::Error::RocksDb`] rather than return a view that may miss
+    /// it fails with [`crate::Error::WriterBusy`] rather than return a view that may miss
     /// batches. Default: `false`.
     pub fn read_only(mut self, read_only: bool) -> Self {
         self.read_only = read_only;
@@ -130,8 +130,8 @@ impl StoreBuilder {
     /// [`crate::Error::ConfigMismatch`] when the configuration differs from the recorded one,
     /// [`crate::Error::NotAStore`] for a directory that holds something else,
     /// [`crate::Error::Corruption`] for damaged files,
-    /// [`crate::Error::RocksDb`] for a read-only open that raced the writer 20 times (see
-    /// [`StoreBuilder::read_only`]) and for other RocksDB failures.
+    /// [`crate::Error::WriterBusy`] for a read-only open that raced the writer 20 times (see
+    /// [`StoreBuilder::read_only`]), [`crate::Error::RocksDb`] for other RocksDB failures.
     pub fn open(self, path: impl AsRef<Path>) -> Result<Store> {
         Store::open_with(self, path.as_ref())
     }

@@ -111,7 +111,7 @@ impl PostingsCache {
         let written = self.written[slot(family, value) as usize].load(Ordering::SeqCst);
         let valid = written <= postings.seq.min(snapshot_seq)
             && postings.epoch == epoch
-            && epoch % 2 == 0
+            && epoch.is_multiple_of(2)
             && self.epoch() == epoch;
         valid.then_some(postings)
     }
@@ -127,7 +127,7 @@ impl PostingsCache {
         entries: Vec<(Fingerprint, u64)>,
     ) {
         let written = self.written[slot(family, value) as usize].load(Ordering::SeqCst);
-        if written <= snapshot_seq && epoch % 2 == 0 && self.epoch() == epoch {
+        if written <= snapshot_seq && epoch.is_multiple_of(2) && self.epoch() == epoch {
             let postings = Postings {
                 seq: snapshot_seq,
                 epoch,

@@ -94,60 +94,227 @@ pub(crate) fn open_secondary(
     secondary: &Path,
     descriptors: impl Fn() -> Vec<ColumnFamilyDescriptor>,
 ) -> Result<DB> {
-    let mut attempt = 1;
-    loop {
+    retry_raced(path, SECONDARY_OPEN_ATTEMPTS, backoff, || {
         let before = WalListing::read(path)?;
         let opened = DB::open_cf_descriptors_as_secondary(opts, path, secondary, descriptors());
         let after = WalListing::read(path)?;
-        let race = if before.current != after.current {
-            Some("the writer switched to a new MANIFEST".to_string())
-        } else {
-            match &opened {
-                Ok(db) => {
-                    let min_log = db
-                        .property_int_value("rocksdb.min-log-number-to-keep")
-                        .map_err(|e| Error::rocks("read the oldest log to keep", None, path, e))?
-                        .unwrap_or(0);
-                    // A log of the view deleted during the open: one that was there before...
-                    let gone = before
-                        .logs
-                        .range(min_log..)
-                        .find(|log| !after.logs.contains(log));
-                    // ... or one created during it, older than the oldest log of the view left.
-                    let first_left = after.logs.range(min_log..).next();
-                    match (gone, first_left) {
-                        (Some(log), _) => Some(format!("log {log:06}.log was deleted")),
-                        (None, Some(&first))
-                            if first != min_log && !before.logs.contains(&first) =>
-                        {
-                            Some(format!(
-                                "the writer started log {first:06}.log and may have deleted \
-                                 logs from {min_log:06} on"
-                            ))
-                        }
-                        _ => None,
-                    }
-                }
-                Err(e) if e.kind() == rocksdb::ErrorKind::TryAgain => Some(e.to_string()),
-                Err(e) if !before.logs.is_subset(&after.logs) => {
-                    Some(format!("a log was deleted, and: {e}"))
-                }
-                Err(_) => None,
+        let min_log = match &opened {
+            Ok(db) => Ok(db
+                .property_int_value("rocksdb.min-log-number-to-keep")
+                .map_err(|e| Error::rocks("read the oldest log to keep", None, path, e))?
+                .unwrap_or(0)),
+            Err(e) => Err(e),
+        };
+        Ok(match race(&before, &after, min_log) {
+            Some(race) => Attempt::Raced(race),
+            None => {
+                Attempt::Done(opened.map_err(|e| Error::rocks("open the store", None, path, e)))
             }
-        };
-        let Some(race) = race else {
-            return opened.map_err(|e| Error::rocks("open the store", None, path, e));
-        };
-        drop(opened);
-        if attempt == SECONDARY_OPEN_ATTEMPTS {
-            return Err(Error::WriterBusy {
-                path: path.to_path_buf(),
-                attempts: attempt,
-                last: race,
-            });
+        })
+    })
+}
+
+/// How one read-only open attempt ended.
+enum Attempt<T> {
+    /// Without a race with the writer: this is the result.
+    Done(Result<T>),
+    /// The writer changed the store in a way that may have left a hole in the view (what).
+    Raced(String),
+}
+
+/// The pause after raced attempt `attempt` (1-based): 2, 4, .. 64 ms, so that a writer
+/// that flushes in bursts gets time to finish one.
+fn backoff(attempt: u32) -> std::time::Duration {
+    std::time::Duration::from_millis(1 << attempt.min(6))
+}
+
+/// Runs `attempt` until it ends without a race, at most `attempts` times (pausing
+/// `pause(n)` after the n-th), then fails with [`Error::WriterBusy`] naming the last race.
+fn retry_raced<T>(
+    path: &Path,
+    attempts: u32,
+    pause: impl Fn(u32) -> std::time::Duration,
+    mut attempt: impl FnMut() -> Result<Attempt<T>>,
+) -> Result<T> {
+    let mut n = 1;
+    loop {
+        match attempt()? {
+            Attempt::Done(result) => return result,
+            Attempt::Raced(last) if n >= attempts => {
+                return Err(Error::WriterBusy {
+                    path: path.to_path_buf(),
+                    attempts: n,
+                    last,
+                })
+            }
+            Attempt::Raced(_) => {
+                std::thread::sleep(pause(n));
+                n += 1;
+            }
         }
-        // A writer that flushes in bursts gets time to finish one.
-        std::thread::sleep(std::time::Duration::from_millis(1 << attempt.min(6)));
-        attempt += 1;
+    }
+}
+
+/// What may have made a hole in a secondary open's view, from the store's listings before
+/// and after it and, when it opened, the oldest log its state keeps (`min_log`); `None`
+/// when nothing did (see [`open_secondary`] for why these checks are enough).
+fn race(
+    before: &WalListing,
+    after: &WalListing,
+    min_log: std::result::Result<u64, &rocksdb::Error>,
+) -> Option<String> {
+    if before.current != after.current {
+        return Some("the writer switched to a new MANIFEST".to_string());
+    }
+    match min_log {
+        Ok(min_log) => {
+            // A log of the view deleted during the open: one that was there before...
+            let gone = before
+                .logs
+                .range(min_log..)
+                .find(|log| !after.logs.contains(log));
+            // ... or one created during it, older than the oldest log of the view left.
+            let first_left = after.logs.range(min_log..).next();
+            match (gone, first_left) {
+                (Some(log), _) => Some(format!("log {log:06}.log was deleted")),
+                (None, Some(&first)) if first != min_log && !before.logs.contains(&first) => {
+                    Some(format!(
+                        "the writer started log {first:06}.log and may have deleted logs \
+                         from {min_log:06} on"
+                    ))
+                }
+                _ => None,
+            }
+        }
+        Err(e) if e.kind() == rocksdb::ErrorKind::TryAgain => Some(e.to_string()),
+        Err(e) if !before.logs.is_subset(&after.logs) => {
+            Some(format!("a log was deleted, and: {e}"))
+        }
+        Err(_) => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn listing(logs: &[u64], current: &str) -> WalListing {
+        WalListing {
+            logs: logs.iter().copied().collect(),
+            current: Some(current.as_bytes().to_vec()),
+        }
+    }
+
+    #[test]
+    fn a_quiet_writer_is_no_race() {
+        let same = listing(&[7, 8], "MANIFEST-000005\n");
+        assert_eq!(
+            race(&same, &listing(&[7, 8], "MANIFEST-000005\n"), Ok(7)),
+            None
+        );
+        // Logs below the view's oldest may go, and the writer may start a log after the view's.
+        let after = listing(&[8, 9], "MANIFEST-000005\n");
+        assert_eq!(race(&same, &after, Ok(8)), None);
+        // A writer's open records its largest recovered log plus one, which need not exist
+        // yet; the writer may start exactly that log during the open.
+        assert_eq!(
+            race(&listing(&[4], "M\n"), &listing(&[4], "M\n"), Ok(5)),
+            None
+        );
+        assert_eq!(
+            race(&listing(&[4], "M\n"), &listing(&[4, 5], "M\n"), Ok(5)),
+            None
+        );
+        // But a newer one started during the open means 5 may have come and gone.
+        assert!(race(&listing(&[4], "M\n"), &listing(&[4, 6], "M\n"), Ok(5)).is_some());
+    }
+
+    #[test]
+    fn every_kind_of_race_is_named() {
+        let before = listing(&[7, 8], "MANIFEST-000005\n");
+        let new_manifest = listing(&[7, 8], "MANIFEST-000009\n");
+        assert_eq!(
+            race(&before, &new_manifest, Ok(7)).as_deref(),
+            Some("the writer switched to a new MANIFEST")
+        );
+        // A log of the view deleted during the open.
+        let deleted = listing(&[7, 9], "MANIFEST-000005\n");
+        assert_eq!(
+            race(&before, &deleted, Ok(7)).as_deref(),
+            Some("log 000008.log was deleted")
+        );
+        // Every log of the view gone and a new one started: the view may lack 7 and 8.
+        let replaced = listing(&[10], "MANIFEST-000005\n");
+        assert_eq!(
+            race(&before, &replaced, Ok(9)).as_deref(),
+            Some("the writer started log 000010.log and may have deleted logs from 000009 on")
+        );
+    }
+
+    #[test]
+    fn an_open_raced_every_time_gives_up_with_writer_busy() {
+        let path = Path::new("/some/store");
+        let mut calls = 0;
+        let err = retry_raced::<()>(
+            path,
+            5,
+            |_| std::time::Duration::ZERO,
+            || {
+                calls += 1;
+                Ok(Attempt::Raced(format!("race {calls}")))
+            },
+        )
+        .unwrap_err();
+        assert_eq!(calls, 5);
+        match &err {
+            Error::WriterBusy {
+                path: p,
+                attempts,
+                last,
+            } => {
+                assert_eq!(p, path);
+                assert_eq!(*attempts, 5);
+                assert_eq!(last, "race 5");
+            }
+            other => panic!("expected WriterBusy, got {other:?}"),
+        }
+        let message = err.to_string();
+        assert!(message.contains("/some/store") && message.contains("5 read-only open attempts"));
+    }
+
+    #[test]
+    fn an_open_that_stops_racing_returns_its_result_and_errors_pass_through() {
+        let path = Path::new("/some/store");
+        let mut calls = 0;
+        let pauses = std::cell::RefCell::new(Vec::new());
+        let value = retry_raced(
+            path,
+            SECONDARY_OPEN_ATTEMPTS,
+            |n| {
+                pauses.borrow_mut().push(backoff(n));
+                std::time::Duration::ZERO
+            },
+            || {
+                calls += 1;
+                Ok(if calls < 3 {
+                    Attempt::Raced("busy".into())
+                } else {
+                    Attempt::Done(Ok(calls))
+                })
+            },
+        )
+        .unwrap();
+        assert_eq!(value, 3);
+        assert_eq!(
+            *pauses.borrow(),
+            [2, 4].map(std::time::Duration::from_millis).to_vec()
+        );
+        assert_eq!(backoff(6), backoff(40));
+        // A listing error ends the retries at once.
+        let err = retry_raced::<()>(path, SECONDARY_OPEN_ATTEMPTS, backoff, || {
+            Err(Error::io("list", path, std::io::Error::other("gone")))
+        })
+        .unwrap_err();
+        assert!(matches!(err, Error::Io { .. }), "{err:?}");
     }
 }

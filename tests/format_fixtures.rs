@@ -32,7 +32,7 @@ fn text(i: u64) -> String {
     (0..60)
         .map(|j| {
             let n = (i * 31 + j * 7) as usize;
-            if i % 2 == 0 {
+            if i.is_multiple_of(2) {
                 zh[n % zh.len()].to_string()
             } else {
                 en[n % en.len()].to_string()

@@ -117,7 +117,7 @@ fn probe_one_store(store: usize, opens: usize, totals: &mut Totals) -> Result<()
         std::thread::spawn(move || -> Result<u64> {
             let mut id = 1u64;
             while !done.load(Ordering::SeqCst) {
-                if reopen_every > 0 && (id / BATCH) % reopen_every == 0 {
+                if reopen_every > 0 && (id / BATCH).is_multiple_of(reopen_every) {
                     // Close and reopen: the writer starts a new MANIFEST and deletes its logs.
                     let path = writer.path().to_path_buf();
                     drop(writer);

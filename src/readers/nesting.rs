@@ -112,8 +112,8 @@ pub(crate) fn flatten(source: &str, main_text: bool) -> String {
     let mut out = String::with_capacity(source.len() / 2);
     let mut model = Model::new(false);
     model.hide_furniture = main_text;
-    let mut tokens = Tokens::new(source);
-    while let Some(token) = tokens.next() {
+    let tokens = Tokens::new(source);
+    for token in tokens {
         match token {
             Token::Start {
                 name,
@@ -979,13 +979,11 @@ impl Model {
             "tbody" | "thead" | "tfoot" => {
                 self.close_near(&["tbody", "thead", "tfoot"], |n| n == "table")
             }
-            "a" | "nobr" => {
-                // A new link closes an open one (the adoption agency, approximately).
-                if self.formatting {
-                    self.work += self.active_since_marker() as u64;
-                    if self.forget_active(tag) {
-                        self.close_if_none_above(name, |o| o.specials);
-                    }
+            // A new link closes an open one (the adoption agency, approximately).
+            "a" | "nobr" if self.formatting => {
+                self.work += self.active_since_marker() as u64;
+                if self.forget_active(tag) {
+                    self.close_if_none_above(name, |o| o.specials);
                 }
             }
             "button" => self.close_if_none_above("button", |o| o.boundaries),

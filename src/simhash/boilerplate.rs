@@ -111,6 +111,10 @@ const CRUMB_SEPARATORS: [&str; 5] = [" > ", " » ", " › ", " >> ", " / "];
 /// One automaton for the markers and the previous/next words (pattern ids from
 /// `MARKERS.len()` on), ASCII case-insensitive, reporting overlapping matches so that a
 /// marker inside a longer word (`tweets`) does not hide a whole-word one after it.
+#[allow(
+    clippy::expect_used,
+    reason = "fixed patterns; the automaton is built in every test of this module"
+)]
 fn automaton() -> &'static AhoCorasick {
     static AUTOMATON: OnceLock<AhoCorasick> = OnceLock::new();
     AUTOMATON.get_or_init(|| {

@@ -22,7 +22,7 @@ const STOP_CHAR_BASE: u32 = 0x4E00;
 /// Code points covered by the bitmap: the CJK Unified Ideographs block, where the built-in
 /// single-character stop words are. A multiple of 64.
 const STOP_CHAR_SPAN: u32 = 0xA000 - STOP_CHAR_BASE;
-const _: () = assert!(STOP_CHAR_SPAN % 64 == 0);
+const _: () = assert!(STOP_CHAR_SPAN.is_multiple_of(64));
 
 /// The single-character Chinese stop words as a bitmap over U+4E00..U+9FFF, for the
 /// ideograph shingles: one bit test per character. Built when the crate is compiled (so no
