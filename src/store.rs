@@ -20,6 +20,9 @@ use crate::postings::PostingsCache;
 use crate::secondary::open_secondary;
 use crate::simhash::{SimhashConfig, Simhasher, TfScaling};
 
+/// The size of the MANIFEST at which the writer starts a new one (see `open_with`).
+const MAX_MANIFEST_BYTES: usize = 256 * 1024;
+
 /// The newest on-disk format this build writes (a new store records the oldest version that
 /// can hold it: see [`format_version_for`]).
 pub const FORMAT_VERSION: u32 = 3;
@@ -169,6 +172,12 @@ impl Store {
         db_opts.create_missing_column_families(true);
         db_opts.set_max_background_jobs(2);
         db_opts.set_keep_log_file_num(4);
+        // Start a new, compacted MANIFEST once the current one passes this (RocksDB also
+        // allows up to six times the compacted size, for stores of many files). Its default
+        // is 1 GiB: a writer that keeps flushing and compacting grows the MANIFEST without
+        // bound, and every read-only open replays it all (3.8 s after 3,000 flushes,
+        // `docs/reliability.md`).
+        db_opts.set_max_manifest_file_size(MAX_MANIFEST_BYTES);
         // Flush all column families together: without a write-ahead log (Durability::NoWal)
         // this is what keeps a crash from leaving a document in `docs` but not in `block2`.
         db_opts.set_atomic_flush(true);
