@@ -138,37 +138,47 @@ pub(crate) fn decode_document(bytes: &[u8], key: &[u8]) -> Result<Document> {
     decode(bytes, keys::DOCS_FAMILY, key, "document")
 }
 
-/// Encodes `config` as a store of `format_version` records it. Formats 1 and 2 record it
-/// without its last field, `drop_boilerplate` (which those stores did not do, and which must
-/// then be off): bincode writes the fields in order and that bool as one byte, so their
-/// record is format 3's less its last byte.
+/// How many bytes at the end of the configuration record a store of `format_version` does
+/// not have: bincode writes the fields in order, and each format appended some, all of one
+/// byte (a bool or a `u8`): format 3 `drop_boilerplate`, format 4
+/// `word_char_shingles_within_words` and `latin_count_pieces`. A store of an older format did
+/// not do what they do, so they read as off (0).
+fn fields_missing_in(format_version: u32) -> usize {
+    match format_version {
+        0..=2 => 3,
+        3 => 2,
+        _ => 0,
+    }
+}
+
+/// Encodes `config` as a store of `format_version` records it: the current record less the
+/// fields that format did not have (see [`fields_missing_in`]), which must then be off.
 pub(crate) fn encode_config(config: &SimhashConfig, format_version: u32) -> Vec<u8> {
     let mut bytes = encode(config);
-    if format_version <= 2 {
-        debug_assert!(
-            !config.drop_boilerplate,
-            "format {format_version} cannot hold it"
-        );
-        bytes.pop();
-    }
+    let missing = fields_missing_in(format_version);
+    debug_assert!(
+        bytes[bytes.len() - missing..].iter().all(|&b| b == 0),
+        "format {format_version} cannot hold {config:?}"
+    );
+    bytes.truncate(bytes.len() - missing);
     bytes
 }
 
-/// Decodes the configuration recorded by a store of `format_version` (formats 1 and 2: read
-/// as format 3 with `drop_boilerplate` off, see [`encode_config`]).
+/// Decodes the configuration recorded by a store of `format_version` (an older format's
+/// record reads with the fields it lacks off, see [`encode_config`]).
 pub(crate) fn decode_config(bytes: &[u8], format_version: u32) -> Result<SimhashConfig> {
     let (family, key) = (keys::META_FAMILY, keys::META_SIMHASHER);
-    if format_version <= 2 {
-        let v3 = [bytes, &[0]].concat();
-        decode(
-            &v3,
-            family,
-            key,
-            "fingerprint configuration (format 1 or 2)",
-        )
-    } else {
-        decode(bytes, family, key, "fingerprint configuration")
+    let missing = fields_missing_in(format_version);
+    if missing == 0 {
+        return decode(bytes, family, key, "fingerprint configuration");
     }
+    let current = [bytes, &[0; 3][..missing]].concat();
+    let what = if format_version <= 2 {
+        "fingerprint configuration (format 1 or 2)"
+    } else {
+        "fingerprint configuration (format 3)"
+    };
+    decode(&current, family, key, what)
 }
 
 /// Encodes another `meta` record (the bulk loader's journal) in the same bincode configuration.
@@ -313,6 +323,7 @@ mod tests {
             let _ = decode_document(&bytes, b"k");
             let _ = decode_config(&bytes, 1);
             let _ = decode_config(&bytes, 3);
+            let _ = decode_config(&bytes, 4);
         }
     }
 
@@ -333,37 +344,53 @@ mod tests {
             (TfScaling::LengthAdaptive, 4),
         ] {
             let config = SimhashConfig::default().with_tf(tf);
-            let bytes = encode_config(&config, 3);
+            let bytes = encode_config(&config, 4);
             assert_eq!(bytes[TF_BYTE], index, "{tf:?}");
             assert_eq!(bytes[..TF_BYTE], default[..TF_BYTE]);
-            assert_eq!(decode_config(&bytes, 3).unwrap(), config);
+            assert_eq!(decode_config(&bytes, 4).unwrap(), config);
         }
     }
 
     #[test]
-    fn formats_1_and_2_read_without_boilerplate_dropping() {
+    fn older_formats_read_with_the_newer_fields_off() {
         use crate::simhash::TfScaling;
-        // Format 3 appended `drop_boilerplate` (a bool: one byte) to the configuration.
-        let old = SimhashConfig::default()
+        // Format 3 appended `drop_boilerplate` (a bool), format 4
+        // `word_char_shingles_within_words` (a bool) and `latin_count_pieces` (a u8): one
+        // byte each.
+        let v1_config = SimhashConfig::default()
             .with_drop_boilerplate(false)
+            .with_word_char_shingles_within_words(false)
+            .with_latin_count_pieces(0)
             .with_tf(TfScaling::LengthAdaptive)
             .with_seed(300);
-        let bytes = encode_config(&old, 3);
-        assert_eq!(bytes.last(), Some(&0));
-        let v1 = &bytes[..bytes.len() - 1];
+        let v3_config = v1_config.clone().with_drop_boilerplate(true);
+        let current = encode_config(&v1_config, 4);
+        assert_eq!(current[current.len() - 3..], [0, 0, 0]);
+        let v1 = &current[..current.len() - 3];
         for version in [1, 2] {
-            assert_eq!(encode_config(&old, version), v1);
-            assert_eq!(decode_config(v1, version).unwrap(), old);
-            // A format 3 record in a store that says 1 or 2 is damage, not a configuration.
+            assert_eq!(encode_config(&v1_config, version), v1);
+            assert_eq!(decode_config(v1, version).unwrap(), v1_config);
+            // A newer record in a store that says 1 or 2 is damage, not a configuration.
             assert!(matches!(
-                decode_config(&bytes, version),
+                decode_config(&current, version),
                 Err(Error::Decode { .. })
             ));
         }
-        assert!(matches!(decode_config(v1, 3), Err(Error::Decode { .. })));
+        let v3 = encode_config(&v3_config, 3);
+        assert_eq!(v3, encode_config(&v3_config, 4)[..v3.len()]);
+        assert_eq!(v3.last(), Some(&1));
+        assert_eq!(decode_config(&v3, 3).unwrap(), v3_config);
+        for version in [3, 4] {
+            assert!(matches!(
+                decode_config(v1, version),
+                Err(Error::Decode { .. })
+            ));
+        }
+        assert!(matches!(decode_config(&v3, 4), Err(Error::Decode { .. })));
         let new = SimhashConfig::default();
-        assert!(new.drop_boilerplate);
-        assert_eq!(decode_config(&encode_config(&new, 3), 3).unwrap(), new);
+        let bytes = encode_config(&new, 4);
+        assert_eq!(bytes[bytes.len() - 3..], [1, 1, 4]);
+        assert_eq!(decode_config(&bytes, 4).unwrap(), new);
     }
 
     #[test]
@@ -422,6 +449,6 @@ mod tests {
     #[test]
     fn config_round_trips() {
         let c = SimhashConfig::default();
-        assert_eq!(decode_config(&encode_config(&c, 3), 3).unwrap(), c);
+        assert_eq!(decode_config(&encode_config(&c, 4), 4).unwrap(), c);
     }
 }

@@ -25,17 +25,21 @@ const MAX_MANIFEST_BYTES: usize = 256 * 1024;
 
 /// The newest on-disk format this build writes (a new store records the oldest version that
 /// can hold it: see [`format_version_for`]).
-pub const FORMAT_VERSION: u32 = 3;
+pub const FORMAT_VERSION: u32 = 4;
 /// The oldest on-disk format this build reads.
 pub const MIN_FORMAT_VERSION: u32 = 1;
 
 /// The format version a new store with this configuration records: the oldest that can hold
 /// it, so that it stays readable by older builds when it can, and they refuse the others
 /// with [`Error::UnsupportedFormat`] instead of failing to decode the configuration.
-/// 3 if it drops boilerplate lines (the default since 0.3: format 3 records
+/// 4 if it takes Latin shingles within words or count pieces (the default since 0.4: format
+/// 4 records both), else 3 if it drops boilerplate lines (format 3 records
 /// `drop_boilerplate`), else 2 with [`TfScaling::LengthAdaptive`] (which format 1 readers
 /// cannot decode), else 1.
 fn format_version_for(config: &SimhashConfig) -> u32 {
+    if config.word_char_shingles_within_words || config.latin_count_pieces > 0 {
+        return 4;
+    }
     if config.drop_boilerplate {
         return 3;
     }
@@ -550,8 +554,16 @@ mod tests {
 
     #[test]
     fn stores_record_the_oldest_format_that_holds_them() {
-        assert_eq!(format_version_for(&SimhashConfig::default()), 3);
-        let keep = SimhashConfig::default().with_drop_boilerplate(false);
+        assert_eq!(
+            format_version_for(&SimhashConfig::default()),
+            FORMAT_VERSION
+        );
+        assert_eq!(FORMAT_VERSION, 4);
+        // The 0.3 default.
+        let v3 = SimhashConfig::default()
+            .with_word_char_shingles_within_words(false)
+            .with_latin_count_pieces(0);
+        let keep = v3.clone().with_drop_boilerplate(false);
         for tf in [
             TfScaling::Raw,
             TfScaling::Sqrt,
@@ -559,13 +571,22 @@ mod tests {
             TfScaling::Binary,
         ] {
             assert_eq!(format_version_for(&keep.clone().with_tf(tf)), 1);
-            assert_eq!(format_version_for(&SimhashConfig::default().with_tf(tf)), 3);
+            assert_eq!(format_version_for(&v3.clone().with_tf(tf)), 3);
+            assert_eq!(format_version_for(&SimhashConfig::default().with_tf(tf)), 4);
         }
         let adaptive = keep.with_tf(TfScaling::LengthAdaptive);
         assert_eq!(format_version_for(&adaptive), 2);
         assert_eq!(
-            format_version_for(&adaptive.with_drop_boilerplate(true)),
-            FORMAT_VERSION
+            format_version_for(&adaptive.clone().with_drop_boilerplate(true)),
+            3
+        );
+        assert_eq!(
+            format_version_for(&adaptive.clone().with_latin_count_pieces(8)),
+            4
+        );
+        assert_eq!(
+            format_version_for(&adaptive.with_word_char_shingles_within_words(true)),
+            4
         );
     }
 

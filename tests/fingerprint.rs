@@ -502,7 +502,8 @@ fn length_adaptive_weighs_counts_by_the_length_exponent() -> Result<()> {
     let config = SimhashConfig::default()
         .with_tf(TfScaling::LengthAdaptive)
         .with_cjk_char_shingles(0)
-        .with_word_char_shingles(0);
+        .with_word_char_shingles(0)
+        .with_latin_count_pieces(0);
     let hasher = Simhasher::new(config)?;
     let words = ["kernel", "panic", "driver", "module", "memory"];
     let counts = [7u32, 3, 2, 1, 1];
@@ -636,17 +637,25 @@ fn config_round_trips_through_json() -> Result<()> {
     let weighted: SimhashConfig = serde_json::from_value(serde_json::json!({
         "normalize": true, "hmm": true, "stop_words": true, "words": true, "word_shingles": 0,
         "cjk_char_shingles": 1, "word_char_shingles": 3, "tf": "Log", "idf": "Jieba", "seed": 0,
-        "drop_boilerplate": true,
+        "drop_boilerplate": true, "word_char_shingles_within_words": true,
+        "latin_count_pieces": 4,
     }))
     .map_err(|e| Error::InvalidArgument(e.to_string()))?;
     assert_ne!(weighted, SimhashConfig::default());
-    // Written before format 3 (no `drop_boilerplate`): reads as the behaviour of its time.
+    // Written before format 3 (no `drop_boilerplate`, nor the fields of format 4): reads as
+    // the behaviour of its time.
     let older: SimhashConfig = serde_json::from_value(serde_json::json!({
         "normalize": true, "hmm": true, "stop_words": true, "words": true, "word_shingles": 0,
         "cjk_char_shingles": 1, "word_char_shingles": 3, "tf": "Raw", "idf": "None", "seed": 0,
     }))
     .map_err(|e| Error::InvalidArgument(e.to_string()))?;
-    assert_eq!(older, SimhashConfig::default().with_drop_boilerplate(false));
+    assert_eq!(
+        older,
+        SimhashConfig::default()
+            .with_drop_boilerplate(false)
+            .with_word_char_shingles_within_words(false)
+            .with_latin_count_pieces(0)
+    );
     assert_eq!(
         weighted
             .clone()
@@ -664,7 +673,9 @@ fn config_round_trips_through_json() -> Result<()> {
             .with_hmm(false)
             .with_normalize(false)
             .with_seed(u64::MAX)
-            .with_drop_boilerplate(false),
+            .with_drop_boilerplate(false)
+            .with_word_char_shingles_within_words(false)
+            .with_latin_count_pieces(16),
     ] {
         let json =
             serde_json::to_string(&config).map_err(|e| Error::InvalidArgument(e.to_string()))?;
@@ -694,19 +705,28 @@ fn fingerprints_are_deterministic_and_pinned() -> Result<()> {
     let b = Simhasher::new(SimhashConfig::default())?.fingerprint_with_count(text)?;
     assert_eq!(a, b);
     // Pinned: a change here changes every stored fingerprint, and needs a new store format.
-    assert_eq!(
-        a.0,
-        Fingerprint(PINNED),
-        "fingerprint changed: {:016x}, {} features",
-        a.0 .0,
-        a.1
-    );
-    assert_eq!(a.1, PINNED_FEATURES);
+    // The defaults of each format must keep theirs: stores of that format hold them.
+    let v3 = SimhashConfig::default()
+        .with_word_char_shingles_within_words(false)
+        .with_latin_count_pieces(0);
+    for (config, (pinned, features)) in [(SimhashConfig::default(), PINNED), (v3, PINNED_0_3)] {
+        let got = Simhasher::new(config.clone())?.fingerprint_with_count(text)?;
+        assert_eq!(
+            got.0,
+            Fingerprint(pinned),
+            "fingerprint changed: {:016x}, {} features, {config:?}",
+            got.0 .0,
+            got.1
+        );
+        assert_eq!(got.1, features);
+    }
     Ok(())
 }
 
-const PINNED: u64 = 0xa667_555e_d722_bd80;
-const PINNED_FEATURES: usize = 52;
+/// The default's fingerprint of the pinned text, and its number of features.
+const PINNED: (u64, usize) = (0x0467_551b_7722_3482, 44);
+/// The same under 0.3's default (format 3: trigrams across words, no count pieces).
+const PINNED_0_3: (u64, usize) = (0xa667_555e_d722_bd80, 52);
 
 #[test]
 fn hasher_is_shared_across_threads() -> Result<()> {

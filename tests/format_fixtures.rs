@@ -56,13 +56,18 @@ fn copy_dir(from: &Path, to: &Path) {
 
 /// The configuration the fixture of `version` was written with: format 1 has the default
 /// configuration of its time (raw TF); format 2 exists for `TfScaling::LengthAdaptive`;
-/// format 3 for `drop_boilerplate`, the default since 0.3. Formats 1 and 2 did not drop
-/// boilerplate lines, and read so.
+/// format 3 for `drop_boilerplate`, the default since 0.3; format 4 for Latin shingles within
+/// words and count pieces, the default since 0.4. A store of an older format did not do what
+/// the newer fields do, and reads so.
 fn fixture_config(version: u32) -> SimhashConfig {
-    let old = SimhashConfig::default().with_drop_boilerplate(false);
+    let v3 = SimhashConfig::default()
+        .with_word_char_shingles_within_words(false)
+        .with_latin_count_pieces(0);
+    let old = v3.clone().with_drop_boilerplate(false);
     match version {
         1 => old.with_tf(TfScaling::Raw),
         2 => old.with_tf(TfScaling::LengthAdaptive),
+        3 => v3,
         _ => SimhashConfig::default(),
     }
 }
@@ -121,6 +126,11 @@ fn format_v2_fixture_opens_and_answers() -> Result<()> {
 #[test]
 fn format_v3_fixture_opens_and_answers() -> Result<()> {
     check_fixture(3)
+}
+
+#[test]
+fn format_v4_fixture_opens_and_answers() -> Result<()> {
+    check_fixture(4)
 }
 
 #[test]

@@ -108,13 +108,20 @@ fn external_keys_identify_documents() -> Result<()> {
 
 #[test]
 fn every_configuration_is_recorded_and_read_back() -> Result<()> {
-    // Each of these records a different format version (1, 2, 3, 3).
-    let keep = SimhashConfig::default().with_drop_boilerplate(false);
+    // These record format versions 1, 2, 3, 3, 4, 4, 4, 4.
+    let v3 = SimhashConfig::default()
+        .with_word_char_shingles_within_words(false)
+        .with_latin_count_pieces(0);
+    let keep = v3.clone().with_drop_boilerplate(false);
     for config in [
         keep.clone(),
-        keep.with_tf(TfScaling::LengthAdaptive).with_seed(9),
+        keep.clone().with_tf(TfScaling::LengthAdaptive).with_seed(9),
+        v3.clone(),
+        v3.clone().with_tf(TfScaling::LengthAdaptive),
         SimhashConfig::default(),
         SimhashConfig::default().with_tf(TfScaling::LengthAdaptive),
+        keep.clone().with_latin_count_pieces(16),
+        keep.with_word_char_shingles_within_words(true),
     ] {
         let dir = tempfile::tempdir().expect("tempdir");
         let text = "Share on Facebook\nThe crawler stores one fingerprint per page.";

@@ -13,6 +13,8 @@ pub const MAX_WORD_SHINGLES: u8 = 8;
 /// Largest character shingle size [`SimhashConfig::cjk_char_shingles`] and
 /// [`SimhashConfig::word_char_shingles`] accept.
 pub const MAX_CHAR_SHINGLES: u8 = 16;
+/// Largest base [`SimhashConfig::latin_count_pieces`] accepts.
+pub const MAX_COUNT_PIECES: u8 = 16;
 
 /// How a feature's count in the text becomes the term-frequency part of its weight.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -118,15 +120,20 @@ pub enum IdfWeighting {
 ///    - [`cjk_char_shingles`](Self::cjk_char_shingles): runs of consecutive CJK ideographs,
 ///      everything else skipped;
 ///    - [`word_char_shingles`](Self::word_char_shingles): runs of consecutive characters of
-///      the non-CJK words, concatenated in order.
-/// 5. **Weigh**: [`tf`](Self::tf) of the count times [`idf`](Self::idf).
+///      each non-CJK word ([`word_char_shingles_within_words`](Self::word_char_shingles_within_words)),
+///      or of the non-CJK words concatenated in order.
+/// 5. **Weigh**: [`tf`](Self::tf) of the count times [`idf`](Self::idf); with
+///    [`latin_count_pieces`](Self::latin_count_pieces), a non-CJK word or character shingle
+///    seen many times is split into pieces of its count first.
 /// 6. **Hash**: xxh3-64 of the feature with [`seed`](Self::seed); each bit of the
 ///    fingerprint is the sign of the weighted sum of that bit over the features.
 ///
 /// Character shingles are what make the fingerprint robust: a changed character changes a
 /// jieba word and maybe its neighbours' segmentation, but only `n` of the hundreds of
-/// ideograph n-grams; lines run together (`foo\nbar` -> `foobar`) change Latin words but not
-/// the character runs.
+/// ideograph n-grams. Shingles of the Latin words taken across words would also make lines
+/// run together (`foo\nbar` -> `foobar`) change Latin words but not the character runs;
+/// taken within words (the default since 0.4) they leave word order out of the
+/// fingerprint, so that moved paragraphs and the words around an edit cost nothing.
 ///
 /// ```
 /// use simhash_store::{SimhashConfig, Simhasher};
@@ -178,6 +185,28 @@ pub struct SimhashConfig {
     /// without the field).
     #[serde(default)]
     pub drop_boilerplate: bool,
+    /// Take [`word_char_shingles`](Self::word_char_shingles) within each word (`"stop
+    /// words"` -> `sto top wor ord rds`; a word shorter than the shingle gives none) instead
+    /// of across the words run together (`sto top opw pwo wor ord rds`). Within words, the
+    /// shingles do not depend on word order: two swapped paragraphs, a deleted sentence or a
+    /// replaced word change no shingle beyond the words themselves. Default: `true` (new in
+    /// format 4; stores of formats 1 to 3, and a JSON configuration without the field, read
+    /// as `false`).
+    #[serde(default)]
+    pub word_char_shingles_within_words: bool,
+    /// Count pieces for the features of non-CJK words (the words and their character
+    /// shingles): with base `b`, a feature seen `c` times is the features "occurrences 1 to
+    /// b - 1", "b to b² - 1", "b² to b³ - 1", ... of it, as many as `c` reaches, each
+    /// weighing the occurrences it holds (so their weights add up to `c`). A feature seen
+    /// fewer than `b` times is unchanged. Under raw TF a text that loses a fifth of its
+    /// sentences loses a fifth of every count: its vector is scaled and the fingerprint
+    /// hardly moves; with pieces, the features whose counts cross `b` or `b²` change, so
+    /// deleted and replaced text shows, while a typo (one count off by one) rarely crosses.
+    /// `0` for none (CJK features never use them: counting every ideograph would cost
+    /// speed for no gain on Chinese text), else `2..=16`. Default: `4` (new in format 4;
+    /// stores of formats 1 to 3, and a JSON configuration without the field, read as `0`).
+    #[serde(default)]
+    pub latin_count_pieces: u8,
 }
 
 impl Default for SimhashConfig {
@@ -194,6 +223,8 @@ impl Default for SimhashConfig {
             idf: IdfWeighting::None,
             seed: 0,
             drop_boilerplate: true,
+            word_char_shingles_within_words: true,
+            latin_count_pieces: 4,
         }
     }
 }
@@ -276,6 +307,20 @@ impl SimhashConfig {
         self
     }
 
+    /// Sets [`word_char_shingles_within_words`](Self::word_char_shingles_within_words).
+    #[must_use]
+    pub fn with_word_char_shingles_within_words(mut self, on: bool) -> Self {
+        self.word_char_shingles_within_words = on;
+        self
+    }
+
+    /// Sets [`latin_count_pieces`](Self::latin_count_pieces).
+    #[must_use]
+    pub fn with_latin_count_pieces(mut self, base: u8) -> Self {
+        self.latin_count_pieces = base;
+        self
+    }
+
     /// Checks that the configuration describes at least one kind of feature and that the
     /// shingle sizes are in range.
     ///
@@ -297,6 +342,12 @@ impl SimhashConfig {
                     "{name} is {n}: use 0 (none) or 1..={MAX_CHAR_SHINGLES}"
                 )));
             }
+        }
+        if self.latin_count_pieces == 1 || self.latin_count_pieces > MAX_COUNT_PIECES {
+            return Err(Error::InvalidArgument(format!(
+                "latin_count_pieces is {}: use 0 (none) or 2..={MAX_COUNT_PIECES}",
+                self.latin_count_pieces
+            )));
         }
         if !self.words
             && self.word_shingles == 0
@@ -335,6 +386,10 @@ mod tests {
         assert!(matches!(chars.validate(), Err(Error::InvalidArgument(_))));
         let chars = SimhashConfig::default().with_word_char_shingles(MAX_CHAR_SHINGLES + 1);
         assert!(matches!(chars.validate(), Err(Error::InvalidArgument(_))));
+        for base in [1, MAX_COUNT_PIECES + 1] {
+            let pieces = SimhashConfig::default().with_latin_count_pieces(base);
+            assert!(matches!(pieces.validate(), Err(Error::InvalidArgument(_))));
+        }
         let only_chars = SimhashConfig::default().with_words(false);
         assert!(only_chars.validate().is_ok());
     }
@@ -376,8 +431,30 @@ mod tests {
             .with_cjk_char_shingles(3)
             .with_idf(IdfWeighting::Jieba)
             .with_tf(TfScaling::Sqrt)
-            .with_seed(99);
+            .with_seed(99)
+            .with_latin_count_pieces(8);
         let json = serde_json::to_string(&c).unwrap();
         assert_eq!(serde_json::from_str::<SimhashConfig>(&json).unwrap(), c);
+    }
+
+    #[test]
+    fn json_without_the_newer_fields_reads_as_the_old_behaviour() {
+        let mut json = serde_json::to_value(SimhashConfig::default()).unwrap();
+        let object = json.as_object_mut().unwrap();
+        for field in [
+            "drop_boilerplate",
+            "word_char_shingles_within_words",
+            "latin_count_pieces",
+        ] {
+            object.remove(field).unwrap();
+        }
+        let old: SimhashConfig = serde_json::from_value(json).unwrap();
+        assert_eq!(
+            old,
+            SimhashConfig::default()
+                .with_drop_boilerplate(false)
+                .with_word_char_shingles_within_words(false)
+                .with_latin_count_pieces(0)
+        );
     }
 }

@@ -35,6 +35,18 @@ pub(crate) struct Feature {
     /// unit one ([`Sink::add_units`]). Units are handed over in batches, so a unit occurrence
     /// can come first; the IDF of the first occurrence with one wins all the same.
     idf_given: bool,
+    /// Whether it is a feature of a non-CJK word, counted in pieces (only under
+    /// [`SimhashConfig::latin_count_pieces`]).
+    pub(crate) latin: bool,
+}
+
+impl Feature {
+    const NEW: Feature = Feature {
+        count: 0,
+        idf: 1.0,
+        idf_given: false,
+        latin: false,
+    };
 }
 
 /// A `Hasher` for keys that are already uniform 64-bit hashes: the key is its own hash.
@@ -71,16 +83,24 @@ pub(crate) trait Sink {
     /// One occurrence of each of these features, of IDF factor 1. The order of occurrences
     /// must not matter.
     fn add_units(&mut self, hashes: &[u64]);
+
+    /// [`add`](Self::add) for a feature of a non-CJK word, under
+    /// [`SimhashConfig::latin_count_pieces`] (the only case it is called in).
+    fn add_latin(&mut self, hash: u64, idf: impl FnOnce() -> f64) {
+        self.add(hash, idf);
+    }
+
+    /// [`add_units`](Self::add_units) for features of non-CJK words, under
+    /// [`SimhashConfig::latin_count_pieces`] (the only case it is called in).
+    fn add_latin_units(&mut self, hashes: &[u64]) {
+        self.add_units(hashes);
+    }
 }
 
 impl Sink for Features {
     #[inline]
     fn add(&mut self, hash: u64, idf: impl FnOnce() -> f64) {
-        let f = self.entry(hash).or_insert(Feature {
-            count: 0,
-            idf: 1.0,
-            idf_given: false,
-        });
+        let f = self.entry(hash).or_insert(Feature::NEW);
         f.count = f.count.saturating_add(1);
         if !f.idf_given {
             f.idf = idf() as f32;
@@ -90,12 +110,23 @@ impl Sink for Features {
 
     fn add_units(&mut self, hashes: &[u64]) {
         for &hash in hashes {
-            let f = self.entry(hash).or_insert(Feature {
-                count: 0,
-                idf: 1.0,
-                idf_given: false,
-            });
+            let f = self.entry(hash).or_insert(Feature::NEW);
             f.count = f.count.saturating_add(1);
+        }
+    }
+
+    fn add_latin(&mut self, hash: u64, idf: impl FnOnce() -> f64) {
+        self.add(hash, idf);
+        if let Some(f) = self.get_mut(&hash) {
+            f.latin = true;
+        }
+    }
+
+    fn add_latin_units(&mut self, hashes: &[u64]) {
+        for &hash in hashes {
+            let f = self.entry(hash).or_insert(Feature::NEW);
+            f.count = f.count.saturating_add(1);
+            f.latin = true;
         }
     }
 }
@@ -206,6 +237,13 @@ struct Extractor<'a, S: Sink> {
     /// Features of IDF factor 1 not yet handed to the sink.
     units: [u64; UNIT_BATCH],
     unit_count: usize,
+    /// Features of non-CJK words are counted in pieces (`config.latin_count_pieces`): they
+    /// go to the sink apart, through `latin_units`.
+    count_latin: bool,
+    latin_units: [u64; UNIT_BATCH],
+    latin_count: usize,
+    /// `config.word_char_shingles_within_words`.
+    within_words: bool,
 }
 
 impl<'a, S: Sink> Extractor<'a, S> {
@@ -230,7 +268,34 @@ impl<'a, S: Sink> Extractor<'a, S> {
             seen: 0,
             units: [0; UNIT_BATCH],
             unit_count: 0,
+            count_latin: config.latin_count_pieces > 0,
+            latin_units: [0; UNIT_BATCH],
+            latin_count: 0,
+            within_words: config.word_char_shingles_within_words,
         }
+    }
+
+    /// One occurrence of a feature of a non-CJK word, of IDF factor 1.
+    #[inline(always)]
+    fn latin_unit(&mut self, hash: u64) {
+        if !self.count_latin {
+            self.unit(hash);
+            return;
+        }
+        if let Some(slot) = self.latin_units.get_mut(self.latin_count) {
+            *slot = hash;
+        }
+        self.latin_count += 1;
+        if self.latin_count >= UNIT_BATCH {
+            self.flush_latin_units();
+        }
+    }
+
+    /// Hands the features of non-CJK words collected so far to the sink.
+    fn flush_latin_units(&mut self) {
+        self.sink
+            .add_latin_units(self.latin_units.get(..self.latin_count).unwrap_or_default());
+        self.latin_count = 0;
     }
 
     /// One occurrence of a feature of IDF factor 1.
@@ -401,33 +466,37 @@ impl<'a, S: Sink> Extractor<'a, S> {
             self.letters(w);
         }
         if self.plain_words {
-            self.unit(h);
+            self.latin_unit(h);
         } else {
-            self.word_features(h, w);
+            self.word_features(h, w, cjk);
         }
     }
 
     /// Takes the character shingles of the non-CJK word `w`.
     #[inline(always)]
     fn letters(&mut self, w: &str) {
+        if self.within_words {
+            self.letters.reset();
+        }
         for c in w.chars() {
             let hash = self.letters.push(c).map(|s| self.char_hasher.hash(s));
             if let Some(hash) = hash {
-                self.unit(hash);
+                self.latin_unit(hash);
             }
         }
     }
 
     /// Takes the word features of the word `w` of hash `h` under any configuration.
     #[inline(always)]
-    fn word_features(&mut self, h: u64, w: &str) {
+    fn word_features(&mut self, h: u64, w: &str, cjk: bool) {
         let config = self.config;
         let use_idf = self.use_idf;
         if config.words {
-            if use_idf {
-                self.sink.add(h, || IDF.get(w));
-            } else {
-                self.unit(h);
+            match (use_idf, !cjk && self.count_latin) {
+                (true, true) => self.sink.add_latin(h, || IDF.get(w)),
+                (true, false) => self.sink.add(h, || IDF.get(w)),
+                (false, true) => self.latin_unit(h),
+                (false, false) => self.unit(h),
             }
         }
         let n = usize::from(config.word_shingles);
@@ -455,9 +524,12 @@ impl<'a, S: Sink> Extractor<'a, S> {
         if let Some(hash) = last {
             self.unit(hash);
         }
-        let last = self.letters.finish().map(|s| self.char_hasher.hash(s));
+        // Within words, a word shorter than the shingle gives none (the word is a feature).
+        let last = (!self.within_words)
+            .then(|| self.letters.finish().map(|s| self.char_hasher.hash(s)))
+            .flatten();
         if let Some(hash) = last {
-            self.unit(hash);
+            self.latin_unit(hash);
         }
         // A text with fewer words than the shingle size still gets one shingle of all of
         // them, unless single words are features anyway.
@@ -467,6 +539,7 @@ impl<'a, S: Sink> Extractor<'a, S> {
             self.sink.add(h, || idf);
         }
         self.flush_units();
+        self.flush_latin_units();
     }
 }
 
@@ -535,14 +608,19 @@ mod tests {
             count(&c.clone().with_words(false).with_word_shingles(8), text),
             1
         );
-        // "ab" + "cd" (the stop word "the" dropped) -> abc, bcd
-        assert_eq!(
-            count(
-                &c.clone().with_words(false).with_word_char_shingles(3),
-                "ab, the cd"
-            ),
-            2
-        );
+        // Across words: "ab" + "cd" (the stop word "the" dropped) -> abc, bcd
+        let across = c
+            .clone()
+            .with_words(false)
+            .with_word_char_shingles(3)
+            .with_word_char_shingles_within_words(false);
+        assert_eq!(count(&across, "ab, the cd"), 2);
+        assert_eq!(count(&across, "abc, the cde"), 4);
+        // Within words (the default): none from words shorter than the shingle.
+        let within = across.with_word_char_shingles_within_words(true);
+        assert_eq!(count(&within, "ab, the cd"), 0);
+        assert_eq!(count(&within, "abc, the cde"), 2);
+        assert_eq!(count(&within, "abcd abcd"), 2);
         // 数据库的数据 -> 数据库数据 (的 dropped) -> 数据 据库 库数 (数据 twice)
         assert_eq!(
             count(
@@ -554,8 +632,10 @@ mod tests {
     }
 
     #[test]
-    fn character_shingles_ignore_line_breaks_inside_words() {
-        let c = SimhashConfig::default().with_words(false);
+    fn character_shingles_across_words_ignore_line_breaks_inside_words() {
+        let c = SimhashConfig::default()
+            .with_words(false)
+            .with_word_char_shingles_within_words(false);
         let mut a = Features::default();
         let mut b = Features::default();
         extract(&c, "install the macos\npackage 安装\n软件包", &mut a);

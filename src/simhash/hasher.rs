@@ -6,6 +6,7 @@ use xxhash_rust::xxh3::xxh3_64_with_seed;
 
 use super::adaptive::AdaptiveSums;
 use super::config::{IdfWeighting, SimhashConfig, TfScaling};
+use super::count_pieces::{piece_hash, pieces, PieceSums};
 use super::features::{extract, Features};
 use super::seeded::SeedHashes;
 use super::sums::Sums;
@@ -90,19 +91,39 @@ impl Simhasher {
     /// [`Error::NoFeatures`] if the text has no feature.
     pub fn fingerprint_with_count(&self, text: &str) -> Result<(Fingerprint, usize)> {
         let Inner { config, seeds } = &*self.inner;
-        if config.tf == TfScaling::Raw {
-            // A weight linear in the count is the sum of one weight per occurrence: no need
-            // to count first.
-            let mut sums = Sums::default();
-            extract(config, seeds, text, &mut sums);
-            return Ok((sums.fingerprint()?, sums.occurrences()));
+        let no_idf = config.idf == IdfWeighting::None;
+        let count_pieces = config.latin_count_pieces > 0;
+        match config.tf {
+            TfScaling::Raw if !count_pieces => {
+                // A weight linear in the count is the sum of one weight per occurrence: no
+                // need to count first.
+                let mut sums = Sums::default();
+                extract(config, seeds, text, &mut sums);
+                return Ok((sums.fingerprint()?, sums.occurrences()));
+            }
+            TfScaling::Raw if no_idf => {
+                // The default: raw sums, plus counts of the non-CJK features only
+                // (`count_pieces.rs`).
+                let mut sums = PieceSums::new(text.len(), config.latin_count_pieces, config.seed);
+                extract(config, seeds, text, &mut sums);
+                return sums.fingerprint();
+            }
+            TfScaling::LengthAdaptive if no_idf && !count_pieces => {
+                // Raw sums plus a correction for the repeated features (`adaptive.rs`).
+                let mut sums = AdaptiveSums::with_text_len(text.len());
+                extract(config, seeds, text, &mut sums);
+                return sums.fingerprint();
+            }
+            _ => {}
         }
-        if config.tf == TfScaling::LengthAdaptive && config.idf == IdfWeighting::None {
-            // Raw sums plus a correction for the repeated features (`adaptive.rs`).
-            let mut sums = AdaptiveSums::with_text_len(text.len());
-            extract(config, seeds, text, &mut sums);
-            return sums.fingerprint();
-        }
+        self.fingerprint_through_map(text)
+    }
+
+    /// [`fingerprint_with_count`](Self::fingerprint_with_count) through a map of the text's
+    /// distinct features, each weighed once: every configuration goes this way but the ones
+    /// with a faster path of their own, which must agree with it.
+    fn fingerprint_through_map(&self, text: &str) -> Result<(Fingerprint, usize)> {
+        let Inner { config, seeds } = &*self.inner;
         let mut features = Features::default();
         // About one feature per character or two, but far fewer distinct ones in a long
         // text: reserve for a short text's features, bounded so that a long one does not
@@ -113,13 +134,23 @@ impl Simhasher {
         // Weighted features are summed in hash order, so that the result does not depend
         // on the map's iteration order.
         let occurrences: u64 = features.values().map(|f| u64::from(f.count)).sum();
-        let mut weighted: Vec<(u64, f64)> = features
-            .iter()
-            .map(|(&hash, f)| {
-                let tf = config.tf.apply(f.count, occurrences);
-                (hash, tf * f64::from(f.idf))
-            })
-            .collect();
+        let base = u32::from(config.latin_count_pieces);
+        let mut weighted: Vec<(u64, f64)> = Vec::with_capacity(features.len());
+        for (&hash, f) in &features {
+            let weight = |count| config.tf.apply(count, occurrences) * f64::from(f.idf);
+            if f.latin && base >= 2 && f.count >= base {
+                for (piece, held) in pieces(f.count, base) {
+                    let hash = if piece == 0 {
+                        hash
+                    } else {
+                        piece_hash(hash, piece, config.seed)
+                    };
+                    weighted.push((hash, weight(held)));
+                }
+            } else {
+                weighted.push((hash, weight(f.count)));
+            }
+        }
         weighted.sort_unstable_by_key(|&(hash, _)| hash);
         for (hash, weight) in weighted {
             sums.add_weighted(hash, weight);
@@ -239,13 +270,21 @@ mod tests {
         let h = Simhasher::new(words).unwrap();
         let (_, n) = h.fingerprint_with_count("server client server").unwrap();
         assert_eq!(n, 3);
-        // With the default trigrams of "serverclientserver" too.
+        // With the default trigrams of each word too (4 + 4 + 4), and pieces (which do not
+        // change the count).
         let (_, n) = Simhasher::default()
+            .fingerprint_with_count("server client server")
+            .unwrap();
+        assert_eq!(n, 3 + 12);
+        // Across words: the trigrams of "serverclientserver".
+        let across = SimhashConfig::default().with_word_char_shingles_within_words(false);
+        let (_, n) = Simhasher::new(across.clone())
+            .unwrap()
             .fingerprint_with_count("server client server")
             .unwrap();
         assert_eq!(n, 3 + 16);
         // Other TF scalings count the same way.
-        let log = Simhasher::new(SimhashConfig::default().with_tf(TfScaling::Log)).unwrap();
+        let log = Simhasher::new(across.with_tf(TfScaling::Log)).unwrap();
         assert_eq!(
             log.fingerprint_with_count("server client server")
                 .unwrap()
@@ -277,13 +316,79 @@ mod tests {
         assert!(Arc::ptr_eq(&a.inner, &b.inner));
     }
 
+    /// The fast path of count pieces under raw TF (raw sums plus a correction for the
+    /// non-CJK features seen `base` times or more) gives exactly the fingerprint of the map
+    /// path, which weighs every piece of every feature; and pieces change fingerprints only
+    /// through the features that reach `base`.
+    #[test]
+    fn count_pieces_fast_path_matches_the_map_path() {
+        let vocabulary = [
+            "数据库",
+            "备份",
+            "的",
+            "PostgreSQL",
+            "backup",
+            "restore",
+            "the",
+            "server",
+            "index",
+            "vacuum",
+            "，",
+            " ",
+            "\n",
+            "12",
+            "ＡＢＣ",
+            "Ωμέγα",
+        ];
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |n: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % n as u64) as usize
+        };
+        let (mut texts, mut moved) = (0, 0);
+        for base in [2u8, 4, 8] {
+            let config = SimhashConfig::default().with_latin_count_pieces(base);
+            let hasher = Simhasher::new(config.clone()).unwrap();
+            let without = Simhasher::new(config.with_latin_count_pieces(0)).unwrap();
+            for round in 0..150 {
+                let len = [3, 12, 60, 400, 3000][round % 5];
+                let text: String = (0..len)
+                    .map(|_| vocabulary[next(vocabulary.len())])
+                    .collect();
+                let Ok(fast) = hasher.fingerprint_with_count(&text) else {
+                    continue;
+                };
+                assert_eq!(
+                    hasher.fingerprint_through_map(&text).unwrap(),
+                    fast,
+                    "{text:?}"
+                );
+                texts += 1;
+                moved += usize::from(without.fingerprint(&text).unwrap() != fast.0);
+            }
+            // A Latin word seen fewer than `base` times: the pieces change nothing.
+            let few = "backup 数据库 ".repeat(usize::from(base) - 1);
+            assert_eq!(
+                hasher.fingerprint(&few).unwrap(),
+                without.fingerprint(&few).unwrap()
+            );
+        }
+        assert!(texts > 400, "{texts}");
+        // Long texts repeat their words far beyond `base`: the option is not a no-op.
+        assert!(moved * 3 > texts, "{moved} of {texts} moved");
+    }
+
     /// The fast `LengthAdaptive` path (raw sums plus corrections for repeated features)
     /// gives the fingerprint of the weights `count^a` computed the plain way: every bit
     /// agrees, except where the plain sum is within rounding of zero.
     #[test]
     fn length_adaptive_fast_path_matches_the_plain_weights() {
-        let hasher =
-            Simhasher::new(SimhashConfig::default().with_tf(TfScaling::LengthAdaptive)).unwrap();
+        let config = SimhashConfig::default()
+            .with_tf(TfScaling::LengthAdaptive)
+            .with_latin_count_pieces(0);
+        let hasher = Simhasher::new(config).unwrap();
         let Inner { config, seeds } = &*hasher.inner;
         let vocabulary = [
             "数据库",

@@ -5,7 +5,8 @@
 //! runs of letters and digits for other scripts (`tokenize.rs`), drop stop words
 //! (`stopwords.rs`), count features and weigh them with TF-IDF (`features.rs`, `idf.rs`),
 //! and take the sign of the weighted sum of the features' xxh3-64 bits (`hash.rs`,
-//! `sums.rs`, `hasher.rs`; `adaptive.rs` for the length-adaptive TF option). A long text goes through in pieces that give exactly the
+//! `sums.rs`, `hasher.rs`; `count_pieces.rs` for the count pieces of non-CJK features,
+//! `adaptive.rs` for the length-adaptive TF option, both on `count_table.rs`). A long text goes through in pieces that give exactly the
 //! features of the whole (`pieces.rs`), so memory does not grow with it. What depends only
 //! on the seed (the stop words' hashes, the keys of short hashes, the hashes of the common
 //! ideographs as features) is computed once per hasher (`seeded.rs`).
@@ -14,6 +15,8 @@
 mod adaptive;
 mod boilerplate;
 mod config;
+mod count_pieces;
+mod count_table;
 mod features;
 mod hash;
 mod hasher;

@@ -303,6 +303,15 @@ impl CharShingles {
         self.bytes.get(self.start..self.end)
     }
 
+    /// Starts a new stream: the next shingle is made of characters pushed from now on.
+    #[inline(always)]
+    pub(crate) fn reset(&mut self) {
+        self.start = 0;
+        self.end = 0;
+        self.oldest = 0;
+        self.count = 0;
+    }
+
     /// The one shingle of a stream shorter than `n`, if it is not empty.
     pub(crate) fn finish(&self) -> Option<&[u8]> {
         if self.count > 0 && self.count < self.n {
@@ -335,6 +344,24 @@ mod tests {
         }
         out.extend(shingles.finish().map(utf8));
         out
+    }
+
+    #[test]
+    fn a_reset_starts_a_new_stream() {
+        let mut shingles = CharShingles::new(3);
+        let utf8 = |s: &[u8]| String::from_utf8(s.to_vec()).unwrap();
+        let mut out = Vec::new();
+        for word in ["stop", "wo", "words"] {
+            shingles.reset();
+            for c in word.chars() {
+                out.extend(shingles.push(c).map(utf8));
+            }
+        }
+        assert_eq!(out, ["sto", "top", "wor", "ord", "rds"]);
+        assert_eq!(shingles.finish(), None);
+        shingles.reset();
+        shingles.push('é');
+        assert_eq!(shingles.finish().map(utf8).as_deref(), Some("é"));
     }
 
     #[test]
