@@ -18,6 +18,8 @@
 //!   --word-shingles N      0, or 2..=8 consecutive words
 //!   --cjk-shingles N       0, or 1..=16 consecutive CJK ideographs
 //!   --word-char-shingles N 0, or 1..=16 consecutive characters of non-CJK words
+//!   --within-words on|off  those shingles within each word, or across the words run together
+//!   --count-pieces N       0, or 2..=16: count pieces of base N for non-CJK features
 //!   --tf raw|sqrt|log|binary|length-adaptive
 //!   --idf none|jieba
 //!   --seed N
@@ -86,6 +88,10 @@ fn parse_args(args: &[String]) -> Result<SimhashConfig, String> {
             }
             "--word-char-shingles" => {
                 c.word_char_shingles = num(v)?.try_into().map_err(|_| "too large")?
+            }
+            "--within-words" => c.word_char_shingles_within_words = on_off(v)?,
+            "--count-pieces" => {
+                c.latin_count_pieces = num(v)?.try_into().map_err(|_| "too large")?
             }
             // The enums by their serde names (Raw, Sqrt, Log, Binary; None, Jieba).
             "--tf" => {

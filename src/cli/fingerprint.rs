@@ -8,7 +8,7 @@ use simhash_store::{Simhasher, Store};
 
 use super::pipeline;
 use super::progress::Progress;
-use super::{requested_config, Exit, InputArgs, TfArg, EXIT_PROBLEMS};
+use super::{usage, ConfigArgs, Exit, InputArgs, EXIT_PROBLEMS};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -33,15 +33,10 @@ pub struct Args {
     #[arg(long, short = 's', value_name = "DIR")]
     store: Option<std::path::PathBuf>,
 
-    /// Without --store: how feature counts are weighted (as `load --tf` would record it).
-    #[arg(long, value_enum, value_name = "WEIGHTING", conflicts_with = "store")]
-    tf: Option<TfArg>,
-
-    /// Without --store: keep boilerplate lines (copyright, share buttons, previous/next
-    /// links, breadcrumbs, adverts, repost notices) as features (as `load
-    /// --keep-boilerplate-lines` would record it).
-    #[arg(long, conflicts_with = "store")]
-    keep_boilerplate_lines: bool,
+    /// Without --store: how to fingerprint (as `load` would record it in a new store).
+    #[command(flatten)]
+    #[command(next_help_heading = "Fingerprint settings (without --store)")]
+    settings: ConfigArgs,
 }
 
 /// Runs `fingerprint`.
@@ -50,6 +45,12 @@ pub struct Args {
 /// An input cannot be opened, standard output cannot be written.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     args.input.check_exist()?;
+    if args.store.is_some() && args.settings.given() {
+        return Err(usage(
+            "--store fingerprints with the store's recorded settings: leave out --tf, \
+             --keep-boilerplate-lines, --shingles-across-words and --count-pieces",
+        ));
+    }
     let hasher = match &args.store {
         Some(dir) => Store::builder()
             .read_only(true)
@@ -57,9 +58,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .with_context(|| format!("cannot open the store at {}", dir.display()))?
             .simhasher()
             .clone(),
-        None => Simhasher::new(
-            requested_config(args.tf, args.keep_boilerplate_lines).unwrap_or_default(),
-        )?,
+        None => Simhasher::new(args.settings.requested().unwrap_or_default())?,
     };
     let mut progress = Progress::new("fingerprinting", args.input.quiet);
     let stdout = std::io::stdout();

@@ -8,7 +8,7 @@ use simhash_store::{BulkLoader, BulkOptions, BulkPhase, BulkSummary, Entry, Stor
 
 use super::pipeline::{self, Doc};
 use super::progress::Progress;
-use super::{open_for_writing, Exit, InputArgs, StoreArg, TfArg, EXIT_PROBLEMS};
+use super::{open_for_writing, ConfigArgs, Exit, InputArgs, StoreArg, EXIT_PROBLEMS};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -19,9 +19,11 @@ Examples:
   cat titles.txt | simhash-store load - --format lines --store titles.db
   simhash-store export --store a.db | simhash-store load - --store b.db  # copy without re-fingerprinting
 
-A new store records how texts are fingerprinted (--tf, default raw; --keep-boilerplate-lines,
-default off); loading exported fingerprints into a new store needs the source store's
-settings, since they are not recomputed.
+A new store records how texts are fingerprinted (--tf, --keep-boilerplate-lines,
+--shingles-across-words, --count-pieces; every later load and query uses it). With an
+existing store, the settings given must match what it recorded. Loading exported
+fingerprints into a new store needs the source store's settings, since they are not
+recomputed.
 A document whose key (URL, path) is already stored replaces it under the same id, so loading
 the same files twice leaves the store as it was. New documents get ids after the largest one
 stored; JSON Lines may give ids (--id-field).
@@ -43,20 +45,10 @@ pub struct Args {
     #[arg(long)]
     json: bool,
 
-    /// For a new store, how feature counts are weighted (recorded in the store; every
-    /// later load and query uses it). With an existing store it must match what the store
-    /// recorded. Default: the store's, or `raw` for a new store.
-    #[arg(long, value_enum, value_name = "WEIGHTING")]
-    tf: Option<TfArg>,
-
-    /// For a new store, keep boilerplate lines (copyright notices, share buttons,
-    /// previous/next links, breadcrumbs, adverts, repost notices) as features, as stores
-    /// before 0.3 did. By default short lines of those kinds are left out of the
-    /// fingerprint, so a page crawled again with another banner stays a duplicate. Recorded
-    /// in the store: with an existing store it must match. (--keep-boilerplate is about HTML
-    /// pages: it keeps their navigation and link lists when the text is extracted.)
-    #[arg(long)]
-    keep_boilerplate_lines: bool,
+    /// How a new store fingerprints texts (recorded in it).
+    #[command(flatten)]
+    #[command(next_help_heading = "Fingerprint settings (recorded by a new store)")]
+    settings: ConfigArgs,
 }
 
 /// Keys remembered to give a key repeated within one load one id. Past this many the memory
@@ -171,13 +163,12 @@ pub fn load_inputs(
 /// An input or the store cannot be opened or written.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     args.input.check_exist()?;
-    let store = open_for_writing(&args.store.store, args.tf, args.keep_boilerplate_lines)
-        .with_context(|| {
-            format!(
-                "cannot open or create the store at {}",
-                args.store.store.display()
-            )
-        })?;
+    let store = open_for_writing(&args.store.store, &args.settings).with_context(|| {
+        format!(
+            "cannot open or create the store at {}",
+            args.store.store.display()
+        )
+    })?;
     let before = store.len();
     let mut progress = Progress::new("loading", args.input.quiet);
     let (tally, replaced) = load_inputs(&store, &args.input, &mut progress)?;

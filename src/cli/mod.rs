@@ -116,38 +116,91 @@ impl TfArg {
     }
 }
 
-/// The fingerprint configuration that `--tf` and `--keep-boilerplate-lines` ask for: the default
-/// with those changes, or `None` when neither is given (the store's own, or the default).
-pub fn requested_config(tf: Option<TfArg>, keep_boilerplate: bool) -> Option<SimhashConfig> {
-    if tf.is_none() && !keep_boilerplate {
-        return None;
-    }
-    let config = SimhashConfig::default().with_drop_boilerplate(!keep_boilerplate);
-    Some(match tf {
-        Some(tf) => config.with_tf(tf.tf()),
-        None => config,
-    })
+/// How texts are fingerprinted, as asked on the command line: `load` records it in a new
+/// store, `fingerprint` uses it without `--store`. Each setting left out is the default's
+/// (or, for an existing store, the store's own).
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct ConfigArgs {
+    /// How feature counts are weighted. Default: `raw`.
+    #[arg(long, value_enum, value_name = "WEIGHTING")]
+    pub tf: Option<TfArg>,
+
+    /// Keep boilerplate lines (copyright notices, share buttons, previous/next links,
+    /// breadcrumbs, adverts, repost notices) as features, as stores before 0.3 did. By
+    /// default short lines of those kinds are left out of the fingerprint, so a page crawled
+    /// again with another banner stays a duplicate. (--keep-boilerplate is about HTML pages:
+    /// it keeps their navigation and link lists when the text is extracted.)
+    #[arg(long)]
+    pub keep_boilerplate_lines: bool,
+
+    /// Take the character trigrams of Latin (non-CJK) words across the words run together,
+    /// as stores before 0.4 did, instead of within each word. Across words, lines run
+    /// together by a text extractor (`foo\nbar` -> `foobar`) keep their trigrams; within
+    /// words, word order does not count, so moved paragraphs cost nothing.
+    #[arg(long)]
+    pub shingles_across_words: bool,
+
+    /// Count pieces for Latin (non-CJK) features: with base B, the occurrences 1 to B-1 of a
+    /// word or trigram are one feature and B to B²-1 another, so that deleted or replaced
+    /// text shows in the counts (0: none, as stores before 0.4; 2 to 16). Default: 4.
+    #[arg(long, value_name = "BASE")]
+    pub count_pieces: Option<u8>,
 }
 
-/// Opens (or creates) the store at `path` for writing, with the configuration `--tf` and
-/// `--keep-boilerplate-lines` ask for when it is new. An existing store keeps its own; only
-/// the settings actually given must agree with it (`--tf raw` on a store of 0.2, which kept
-/// boilerplate lines, is fine), else the store's refusal naming both configurations stands.
+impl ConfigArgs {
+    /// Whether any setting is given.
+    pub fn given(&self) -> bool {
+        self.tf.is_some()
+            || self.keep_boilerplate_lines
+            || self.shingles_across_words
+            || self.count_pieces.is_some()
+    }
+
+    /// The configuration asked for: the default with the settings given, or `None` when none
+    /// is given.
+    pub fn requested(&self) -> Option<SimhashConfig> {
+        if !self.given() {
+            return None;
+        }
+        let mut config = SimhashConfig::default()
+            .with_drop_boilerplate(!self.keep_boilerplate_lines)
+            .with_word_char_shingles_within_words(!self.shingles_across_words);
+        if let Some(tf) = self.tf {
+            config = config.with_tf(tf.tf());
+        }
+        if let Some(base) = self.count_pieces {
+            config = config.with_latin_count_pieces(base);
+        }
+        Some(config)
+    }
+
+    /// Whether the settings given agree with a store's configuration (those not given
+    /// always do).
+    fn agrees_with(&self, stored: &SimhashConfig) -> bool {
+        self.tf.is_none_or(|tf| stored.tf == tf.tf())
+            && (!self.keep_boilerplate_lines || !stored.drop_boilerplate)
+            && (!self.shingles_across_words || !stored.word_char_shingles_within_words)
+            && self
+                .count_pieces
+                .is_none_or(|base| stored.latin_count_pieces == base)
+    }
+}
+
+/// Opens (or creates) the store at `path` for writing, with the configuration `settings`
+/// ask for when it is new. An existing store keeps its own; only the settings actually given
+/// must agree with it (`--tf raw` on a store of 0.2, which kept boilerplate lines, is fine),
+/// else the store's refusal naming both configurations stands.
 pub fn open_for_writing(
     path: &std::path::Path,
-    tf: Option<TfArg>,
-    keep_boilerplate: bool,
+    settings: &ConfigArgs,
 ) -> simhash_store::Result<Store> {
-    let Some(config) = requested_config(tf, keep_boilerplate) else {
+    let Some(config) = settings.requested() else {
         return Store::open(path);
     };
     match Store::builder().simhash_config(config).open(path) {
         Err(mismatch @ simhash_store::Error::ConfigMismatch { .. }) => {
             let store = Store::open(path)?;
-            let stored = store.simhasher().config();
-            let agrees = tf.is_none_or(|tf| stored.tf == tf.tf())
-                && (!keep_boilerplate || !stored.drop_boilerplate);
-            if agrees {
+            if settings.agrees_with(store.simhasher().config()) {
                 Ok(store)
             } else {
                 Err(mismatch)
