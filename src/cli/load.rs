@@ -15,7 +15,7 @@ Examples:
   simhash-store load CC-MAIN-*.warc.gz --store pages.db
   simhash-store load site-mirror/ --store pages.db          # a folder of HTML/text files
   simhash-store load docs.jsonl --key-field url --text-field content --store docs.db
-  simhash-store load pages/ --store pages.db --tf length-adaptive  # new store, better recall at k=3
+  simhash-store load pages/ --store pages.db --tf length-adaptive  # new store, better zh recall at k=3
   cat titles.txt | simhash-store load - --format lines --store titles.db
   simhash-store export --store a.db | simhash-store load - --store b.db  # copy without re-fingerprinting
 
