@@ -632,6 +632,22 @@ mod tests {
     }
 
     #[test]
+    fn only_features_of_non_cjk_words_are_counted_in_pieces() {
+        for config in [
+            SimhashConfig::default(),
+            SimhashConfig::default().with_idf(IdfWeighting::Jieba),
+        ] {
+            let mut f = Features::default();
+            // 数据库 (a word and three ideographs), backup (a word and four trigrams).
+            extract(&config, "数据库 backup", &mut f);
+            let latin = f.values().filter(|x| x.latin).count();
+            assert_eq!((f.len(), latin), (9, 5), "{config:?}");
+            extract(&config.with_latin_count_pieces(0), "数据库 backup", &mut f);
+            assert!(f.values().all(|x| !x.latin));
+        }
+    }
+
+    #[test]
     fn character_shingles_across_words_ignore_line_breaks_inside_words() {
         let c = SimhashConfig::default()
             .with_words(false)
@@ -711,6 +727,9 @@ mod tests {
         let text = mixed_text(60_000);
         let configs = [
             SimhashConfig::default(),
+            SimhashConfig::default()
+                .with_word_char_shingles_within_words(false)
+                .with_latin_count_pieces(0),
             only_words(),
             SimhashConfig::default()
                 .with_word_shingles(3)
@@ -732,9 +751,9 @@ mod tests {
             let features = |piece_bytes: usize| {
                 let mut f = Features::default();
                 extract_in_pieces(&config, &seeds, &text, &mut f, piece_bytes);
-                let mut f: Vec<(u64, u32, u32)> = f
+                let mut f: Vec<(u64, u32, u32, bool)> = f
                     .into_iter()
-                    .map(|(h, x)| (h, x.count, x.idf.to_bits()))
+                    .map(|(h, x)| (h, x.count, x.idf.to_bits(), x.latin))
                     .collect();
                 f.sort_unstable();
                 f
