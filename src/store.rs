@@ -24,7 +24,7 @@ use crate::simhash::{SimhashConfig, Simhasher, TfScaling};
 const MAX_MANIFEST_BYTES: usize = 256 * 1024;
 
 /// The newest on-disk format this build writes (a new store records the oldest version that
-/// can hold it: see [`format_version_for`]).
+/// can hold it: see `format_version_for` in `src/store.rs`).
 pub const FORMAT_VERSION: u32 = 4;
 /// The oldest on-disk format this build reads.
 pub const MIN_FORMAT_VERSION: u32 = 1;

@@ -165,8 +165,10 @@ pub struct SimhashConfig {
     /// (single ideographs: a changed character changes two features, not a word and its
     /// neighbours' segmentation).
     pub cjk_char_shingles: u8,
-    /// Also use runs of this many consecutive characters of the non-CJK words as features:
-    /// the words (stop words dropped) concatenated in order, without separators. `0` for
+    /// Also use runs of this many consecutive characters of the non-CJK words (stop words
+    /// dropped) as features: within each word, or across the words concatenated in order
+    /// without separators (see
+    /// [`word_char_shingles_within_words`](Self::word_char_shingles_within_words)). `0` for
     /// none, else `1..=16`. Default: `3`.
     pub word_char_shingles: u8,
     /// How a feature's count becomes its term frequency. Default: [`TfScaling::Raw`].
