@@ -106,6 +106,43 @@ def occurrences(text, tri=3):
     return words + [("#" + run[i:i + tri], (i + 1.5) / n) for i in range(len(run) - tri + 1)]
 
 
+def occurrences_within(text, tri=3):
+    """The words and the character trigrams within each word (0.4's default)."""
+    words = words_with_position(text)
+    return words + [("#" + w[i:i + tri], p) for w, p in words for i in range(len(w) - tri + 1)]
+
+
+def count_pieces(items, base):
+    """Count pieces: occurrences 1..base-1 of a feature are one feature, base..base^2-1
+    another, and so on, each weighing the occurrences it holds (0.4's default, base 4)."""
+    counts = {}
+    for feature, _ in items:
+        counts[feature] = counts.get(feature, 0) + 1
+    out = []
+    for feature, c in counts.items():
+        start, piece = 1, 0
+        while start <= c:
+            end = start * base
+            out.append((f"{feature}\0{piece}", min(c, end - 1) - start + 1))
+            start, piece = end, piece + 1
+    return out
+
+
+def cumulative_pieces(items, base):
+    """Thresholds 1, base, base^2, ...: the piece of a threshold t <= count weighs t minus the
+    threshold before it (so a deletion that crosses one loses a whole piece)."""
+    counts = {}
+    for feature, _ in items:
+        counts[feature] = counts.get(feature, 0) + 1
+    out = []
+    for feature, c in counts.items():
+        t, prev = 1, 0
+        while t <= c:
+            out.append((f"{feature}\0{t}", t - prev))
+            t, prev = t * base, t
+    return out
+
+
 def counted(items, weight):
     counts = {}
     for feature, _ in items:
@@ -155,6 +192,14 @@ VARIANTS = {
     "0.3 + log": b(lambda t: counted(occurrences(t), lambda c, n: 1 + math.log(c))),
     "0.3 + length-adaptive-1.0-0.3 + occ": b(lambda t: counted(occurrences(t), lambda c, n: c ** min(
         1.6, max(0.5, 1.0 - 0.3 * math.log(max(n, 1) / 1000)))) + occurrence_indexed(occurrences(t))),
+    "0.3 + within-word trigrams": b(lambda t: counted(occurrences_within(t), lambda c, n: c)),
+    "0.3 + pieces base 2": b(lambda t: count_pieces(occurrences(t), 2)),
+    "0.3 + pieces base 3": b(lambda t: count_pieces(occurrences(t), 3)),
+    "0.3 + pieces base 4": b(lambda t: count_pieces(occurrences(t), 4)),
+    "0.3 + pieces base 8": b(lambda t: count_pieces(occurrences(t), 8)),
+    "0.3 + cumulative pieces base 2": b(lambda t: cumulative_pieces(occurrences(t), 2)),
+    "0.4-default (within-word trigrams, pieces base 4)": b(
+        lambda t: count_pieces(occurrences_within(t), 4)),
     "log": lambda t: counted(occurrences(t), lambda c, n: 1 + math.log(c)),
     "occ": lambda t: occurrence_indexed(occurrences(t)),
     "occ-sqrt(2j-1)": lambda t: occurrence_indexed(occurrences(t), lambda j: math.sqrt(2 * j - 1)),
