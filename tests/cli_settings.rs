@@ -26,7 +26,12 @@ fn fingerprints(settings: &[&str]) -> Result<Vec<String>> {
     let mut args = vec!["fingerprint", "-", "--format", "lines", "--quiet"];
     args.extend(settings);
     let out = run_with_stdin(&args, &format!("{}\n", pages()))?;
-    ok(&out)
+    fingerprints_in(&ok(&out))
+}
+
+/// The `fingerprint` field of each JSON line of `output`.
+fn fingerprints_in(output: &str) -> Result<Vec<String>> {
+    output
         .lines()
         .map(|line| {
             let v: serde_json::Value = serde_json::from_str(line)?;
@@ -75,17 +80,7 @@ fn the_0_3_settings_are_recorded_kept_and_checked() -> Result {
     assert_eq!(config["word_char_shingles_within_words"], false);
     assert_eq!(config["latin_count_pieces"], 0);
     // What the store holds is what `fingerprint` computes with the same settings.
-    let exported = ok(&run(&["export", "--store", store])?);
-    let mut stored: Vec<String> = exported
-        .lines()
-        .map(|line| {
-            let v: serde_json::Value = serde_json::from_str(line)?;
-            Ok(v["fingerprint"]
-                .as_str()
-                .ok_or("no fingerprint")?
-                .to_string())
-        })
-        .collect::<Result<_>>()?;
+    let mut stored = fingerprints_in(&ok(&run(&["export", "--store", store])?))?;
     let mut expected = before_0_4.clone();
     stored.sort();
     expected.sort();

@@ -19,7 +19,7 @@
 use super::config::TfScaling;
 use super::count_table::CountTable;
 use super::features::Sink;
-use super::sums::Sums;
+use super::sums::{Corrections, Sums};
 use crate::error::{Error, Result};
 use crate::fingerprint::Fingerprint;
 
@@ -56,28 +56,16 @@ impl AdaptiveSums {
         }
         let a = TfScaling::adaptive_exponent(occurrences as u64);
         let mut weights = PowerCache::new(a);
-        let mut correction = [0i64; 64];
+        let mut correction = Corrections::new();
         for (hash, count) in self.counts.repeated() {
             let delta = weights.get(count) - f64::from(count);
             // count <= n, and n^a(n) never exceeds 4,400 (its peak, near n = 300): so
             // |delta| < count + 4,400, and a bit's corrections sum to less than
             // 2 n + 4,400: inside i64 once scaled, for texts of up to 2^37 occurrences.
             let delta = (delta * f64::from(1u32 << CORRECTION_BITS)).round() as i64;
-            for (bit, sum) in correction.iter_mut().enumerate() {
-                // +delta where the hash has the bit set, -delta where it has it clear.
-                let clear = ((hash >> bit) & 1) as i64 - 1;
-                *sum += (delta ^ clear) - clear;
-            }
+            correction.add(hash, delta);
         }
-        let mut v = 0u64;
-        for (bit, (raw, correction)) in self.raw.unit_sums().into_iter().zip(correction).enumerate()
-        {
-            let sum = (i128::from(raw) << CORRECTION_BITS) + i128::from(correction);
-            if sum > 0 {
-                v |= 1 << bit;
-            }
-        }
-        Ok((Fingerprint(v), occurrences))
+        Ok((correction.apply(&self.raw, CORRECTION_BITS), occurrences))
     }
 }
 

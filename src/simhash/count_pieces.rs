@@ -14,7 +14,7 @@ use xxhash_rust::xxh3::xxh3_64_with_seed;
 
 use super::count_table::CountTable;
 use super::features::Sink;
-use super::sums::Sums;
+use super::sums::{Corrections, Sums};
 use crate::error::{Error, Result};
 use crate::fingerprint::Fingerprint;
 
@@ -80,28 +80,14 @@ impl PieceSums {
         }
         // The raw sums hold every occurrence under the feature's own hash (piece 0): move
         // the occurrences beyond the first piece to theirs.
-        let mut correction = [0i64; 64];
-        let mut add = |hash: u64, weight: i64| {
-            for (bit, sum) in correction.iter_mut().enumerate() {
-                // +weight where the hash has the bit set, -weight where it has it clear.
-                let clear = ((hash >> bit) & 1) as i64 - 1;
-                *sum += (weight ^ clear) - clear;
-            }
-        };
+        let mut correction = Corrections::new();
         for (hash, count) in self.latin.at_least(self.base) {
             for (piece, held) in pieces(count, self.base).skip(1) {
-                add(hash, -i64::from(held));
-                add(piece_hash(hash, piece, self.seed), i64::from(held));
+                correction.add(hash, -i64::from(held));
+                correction.add(piece_hash(hash, piece, self.seed), i64::from(held));
             }
         }
-        let mut v = 0u64;
-        for (bit, (raw, correction)) in self.raw.unit_sums().into_iter().zip(correction).enumerate()
-        {
-            if raw + correction > 0 {
-                v |= 1 << bit;
-            }
-        }
-        Ok((Fingerprint(v), occurrences))
+        Ok((correction.apply(&self.raw, 0), occurrences))
     }
 }
 

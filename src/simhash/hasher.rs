@@ -316,6 +316,16 @@ mod tests {
         assert!(Arc::ptr_eq(&a.inner, &b.inner));
     }
 
+    /// A xorshift generator from `state` (not 0): `next(n)` is in `0..n`.
+    fn xorshift(mut state: u64) -> impl FnMut(usize) -> usize {
+        move |n| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % n as u64) as usize
+        }
+    }
+
     /// The fast path of count pieces under raw TF (raw sums plus a correction for the
     /// non-CJK features seen `base` times or more) gives exactly the fingerprint of the map
     /// path, which weighs every piece of every feature; and pieces change fingerprints only
@@ -340,13 +350,7 @@ mod tests {
             "ＡＢＣ",
             "Ωμέγα",
         ];
-        let mut state = 0x2545_f491_4f6c_dd1du64;
-        let mut next = |n: usize| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state % n as u64) as usize
-        };
+        let mut next = xorshift(0x2545_f491_4f6c_dd1d);
         let (mut texts, mut moved) = (0, 0);
         for base in [2u8, 4, 8] {
             let config = SimhashConfig::default().with_latin_count_pieces(base);
@@ -414,13 +418,7 @@ mod tests {
             "12",
             "ＡＢＣ",
         ];
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = |n: usize| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state % n as u64) as usize
-        };
+        let mut next = xorshift(0x9e37_79b9_7f4a_7c15);
         let (mut texts, mut bits, mut near_zero) = (0, 0, 0);
         for _ in 0..400 {
             // Short and long texts, so that the exponent spans its range.
