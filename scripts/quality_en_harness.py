@@ -112,14 +112,19 @@ def occurrences_within(text, tri=3):
     return words + [("#" + w[i:i + tri], p) for w, p in words for i in range(len(w) - tri + 1)]
 
 
+def counts(items):
+    """How many times each feature occurs."""
+    out = {}
+    for feature, _ in items:
+        out[feature] = out.get(feature, 0) + 1
+    return out
+
+
 def count_pieces(items, base):
     """Count pieces: occurrences 1..base-1 of a feature are one feature, base..base^2-1
     another, and so on, each weighing the occurrences it holds (0.4's default, base 4)."""
-    counts = {}
-    for feature, _ in items:
-        counts[feature] = counts.get(feature, 0) + 1
     out = []
-    for feature, c in counts.items():
+    for feature, c in counts(items).items():
         start, piece = 1, 0
         while start <= c:
             end = start * base
@@ -131,11 +136,8 @@ def count_pieces(items, base):
 def cumulative_pieces(items, base):
     """Thresholds 1, base, base^2, ...: the piece of a threshold t <= count weighs t minus the
     threshold before it (so a deletion that crosses one loses a whole piece)."""
-    counts = {}
-    for feature, _ in items:
-        counts[feature] = counts.get(feature, 0) + 1
     out = []
-    for feature, c in counts.items():
+    for feature, c in counts(items).items():
         t, prev = 1, 0
         while t <= c:
             out.append((f"{feature}\0{t}", t - prev))
@@ -144,10 +146,7 @@ def cumulative_pieces(items, base):
 
 
 def counted(items, weight):
-    counts = {}
-    for feature, _ in items:
-        counts[feature] = counts.get(feature, 0) + 1
-    return [(f, weight(c, len(items))) for f, c in counts.items()]
+    return [(f, weight(c, len(items))) for f, c in counts(items).items()]
 
 
 def occurrence_indexed(items, weight=lambda j: 1.0):

@@ -97,15 +97,22 @@ pub(crate) trait Sink {
     }
 }
 
+/// One occurrence of the feature `hash` with an IDF factor, a non-CJK one if `latin`.
+#[inline]
+fn add_with_idf(features: &mut Features, hash: u64, idf: impl FnOnce() -> f64, latin: bool) {
+    let f = features.entry(hash).or_insert(Feature::NEW);
+    f.count = f.count.saturating_add(1);
+    f.latin |= latin;
+    if !f.idf_given {
+        f.idf = idf() as f32;
+        f.idf_given = true;
+    }
+}
+
 impl Sink for Features {
     #[inline]
     fn add(&mut self, hash: u64, idf: impl FnOnce() -> f64) {
-        let f = self.entry(hash).or_insert(Feature::NEW);
-        f.count = f.count.saturating_add(1);
-        if !f.idf_given {
-            f.idf = idf() as f32;
-            f.idf_given = true;
-        }
+        add_with_idf(self, hash, idf, false);
     }
 
     fn add_units(&mut self, hashes: &[u64]) {
@@ -116,10 +123,7 @@ impl Sink for Features {
     }
 
     fn add_latin(&mut self, hash: u64, idf: impl FnOnce() -> f64) {
-        self.add(hash, idf);
-        if let Some(f) = self.get_mut(&hash) {
-            f.latin = true;
-        }
+        add_with_idf(self, hash, idf, true);
     }
 
     fn add_latin_units(&mut self, hashes: &[u64]) {

@@ -316,6 +316,33 @@ mod tests {
         assert!(Arc::ptr_eq(&a.inner, &b.inner));
     }
 
+    /// Tokens that random test texts are made of: Chinese words and stop characters, Latin
+    /// words and stop words, punctuation, whitespace, digits, full-width letters.
+    const MIXED_TOKENS: [&str; 22] = [
+        "数据库",
+        "备份",
+        "恢复",
+        "服务器",
+        "的",
+        "了",
+        "查询",
+        "索引",
+        "PostgreSQL",
+        "backup",
+        "restore",
+        "the",
+        "server",
+        "index",
+        "query",
+        "vacuum",
+        "，",
+        "。",
+        " ",
+        "\n",
+        "12",
+        "ＡＢＣ",
+    ];
+
     /// A xorshift generator from `state` (not 0): `next(n)` is in `0..n`.
     fn xorshift(mut state: u64) -> impl FnMut(usize) -> usize {
         move |n| {
@@ -332,24 +359,7 @@ mod tests {
     /// through the features that reach `base`.
     #[test]
     fn count_pieces_fast_path_matches_the_map_path() {
-        let vocabulary = [
-            "数据库",
-            "备份",
-            "的",
-            "PostgreSQL",
-            "backup",
-            "restore",
-            "the",
-            "server",
-            "index",
-            "vacuum",
-            "，",
-            " ",
-            "\n",
-            "12",
-            "ＡＢＣ",
-            "Ωμέγα",
-        ];
+        let vocabulary: Vec<&str> = MIXED_TOKENS.iter().copied().chain(["Ωμέγα"]).collect();
         let mut next = xorshift(0x2545_f491_4f6c_dd1d);
         let (mut texts, mut moved) = (0, 0);
         for base in [2u8, 4, 8] {
@@ -394,30 +404,7 @@ mod tests {
             .with_latin_count_pieces(0);
         let hasher = Simhasher::new(config).unwrap();
         let Inner { config, seeds } = &*hasher.inner;
-        let vocabulary = [
-            "数据库",
-            "备份",
-            "恢复",
-            "服务器",
-            "的",
-            "了",
-            "查询",
-            "索引",
-            "PostgreSQL",
-            "backup",
-            "restore",
-            "the",
-            "server",
-            "index",
-            "query",
-            "vacuum",
-            "，",
-            "。",
-            " ",
-            "\n",
-            "12",
-            "ＡＢＣ",
-        ];
+        let vocabulary = MIXED_TOKENS;
         let mut next = xorshift(0x9e37_79b9_7f4a_7c15);
         let (mut texts, mut bits, mut near_zero) = (0, 0, 0);
         for _ in 0..400 {
