@@ -20,9 +20,9 @@
 //! bytes of UTF-8 text; each iteration fingerprints (or segments) every document once.
 //!
 //! After criterion's groups the bench prints the ratio that matters, the default
-//! fingerprint's throughput over `cut`'s (and the same for 0.3's default, Latin trigrams
-//! across words without count pieces, for 0.2's, which also kept boilerplate lines, and for
-//! the default with `TfScaling::LengthAdaptive`), measured in alternating rounds: on a shared machine
+//! fingerprint's throughput over `cut`'s (and the same for 0.4's default, count pieces at the
+//! powers of 4, for 0.3's, Latin trigrams across words without count pieces, for 0.2's, which
+//! also kept boilerplate lines, and for the default with `TfScaling::LengthAdaptive`), measured in alternating rounds: on a shared machine
 //! the load changes between criterion's groups (seconds apart), which moves a ratio of two
 //! group results by more than the changes it is meant to show (0.49 to 1.07 for the same
 //! code on a loaded machine). In each round each side runs five short batches (about 3 ms)
@@ -199,17 +199,23 @@ const RATIO_ROUNDS: usize = 41;
 const BATCHES: usize = 5;
 const BATCH_SECONDS: f64 = 0.003;
 
-/// Prints the throughput of the default fingerprint, of 0.3's and 0.2's defaults and of the
+/// Prints the throughput of the default fingerprint, of 0.4's, 0.3's and 0.2's defaults and of the
 /// default with `TfScaling::LengthAdaptive`, over `cut`'s, from alternating rounds (see the
 /// top of the file).
 fn print_ratio() {
     let (docs, source) = documents();
     let hasher = |config: SimhashConfig| Simhasher::new(config).expect("valid configuration");
-    let v3 = SimhashConfig::default()
+    let v4 = SimhashConfig::default().with_latin_count_pieces_ratio(0);
+    let v3 = v4
+        .clone()
         .with_word_char_shingles_within_words(false)
         .with_latin_count_pieces(0);
     let sides = [
         ("default", Simhasher::default()),
+        (
+            "0.4's default (count pieces at the powers of 4)",
+            hasher(v4),
+        ),
         (
             "0.3's default (trigrams across words, no count pieces)",
             hasher(v3.clone()),
@@ -241,7 +247,7 @@ fn print_ratio() {
     let once = (0..10)
         .map(|_| {
             let start = Instant::now();
-            fingerprint(&sides[2].1, &docs);
+            fingerprint(&sides[3].1, &docs);
             start.elapsed().as_secs_f64()
         })
         .fold(f64::INFINITY, f64::min);

@@ -20,6 +20,7 @@
 //!   --word-char-shingles N 0, or 1..=16 consecutive characters of non-CJK words
 //!   --within-words on|off  those shingles within each word, or across the words run together
 //!   --count-pieces N       0, or 2..=16: count pieces of base N for non-CJK features
+//!   --count-pieces-ratio R 0 (the base), or 2..=16: each later piece R times the one before
 //!   --tf raw|sqrt|log|binary|length-adaptive
 //!   --idf none|jieba
 //!   --seed N
@@ -92,6 +93,9 @@ fn parse_args(args: &[String]) -> Result<SimhashConfig, String> {
             "--within-words" => c.word_char_shingles_within_words = on_off(v)?,
             "--count-pieces" => {
                 c.latin_count_pieces = num(v)?.try_into().map_err(|_| "too large")?
+            }
+            "--count-pieces-ratio" => {
+                c.latin_count_pieces_ratio = num(v)?.try_into().map_err(|_| "too large")?
             }
             // The enums by their serde names (Raw, Sqrt, Log, Binary; None, Jieba).
             "--tf" => {

@@ -141,12 +141,14 @@ pub(crate) fn decode_document(bytes: &[u8], key: &[u8]) -> Result<Document> {
 /// How many bytes at the end of the configuration record a store of `format_version` does
 /// not have: bincode writes the fields in order, and each format appended some, all of one
 /// byte (a bool or a `u8`): format 3 `drop_boilerplate`, format 4
-/// `word_char_shingles_within_words` and `latin_count_pieces`. A store of an older format did
-/// not do what they do, so they read as off (0).
+/// `word_char_shingles_within_words` and `latin_count_pieces`, format 5
+/// `latin_count_pieces_ratio`. A store of an older format did not do what they do, so they
+/// read as off (0).
 fn fields_missing_in(format_version: u32) -> usize {
     match format_version {
-        0..=2 => 3,
-        3 => 2,
+        0..=2 => 4,
+        3 => 3,
+        4 => 1,
         _ => 0,
     }
 }
@@ -172,11 +174,11 @@ pub(crate) fn decode_config(bytes: &[u8], format_version: u32) -> Result<Simhash
     if missing == 0 {
         return decode(bytes, family, key, "fingerprint configuration");
     }
-    let current = [bytes, &[0; 3][..missing]].concat();
-    let what = if format_version <= 2 {
-        "fingerprint configuration (format 1 or 2)"
-    } else {
-        "fingerprint configuration (format 3)"
+    let current = [bytes, &[0; 4][..missing]].concat();
+    let what = match format_version {
+        0..=2 => "fingerprint configuration (format 1 or 2)",
+        3 => "fingerprint configuration (format 3)",
+        _ => "fingerprint configuration (format 4)",
     };
     decode(&current, family, key, what)
 }
@@ -248,14 +250,16 @@ pub(crate) fn check_decoders(bytes: &[u8]) {
             Some(&config)
         );
     }
-    if let Ok(config) = decode_config(bytes, 3) {
-        let again = decode_config(&encode_config(&config, 3), 3);
-        assert!(
-            again.as_ref().ok() == Some(&config),
-            "{config:?} -> {again:?}"
-        );
-        // A stored configuration is validated on open, never trusted.
-        let _ = crate::Simhasher::new(config);
+    for version in 3..=5 {
+        if let Ok(config) = decode_config(bytes, version) {
+            let again = decode_config(&encode_config(&config, version), version);
+            assert!(
+                again.as_ref().ok() == Some(&config),
+                "{config:?} -> {again:?}"
+            );
+            // A stored configuration is validated on open, never trusted.
+            let _ = crate::Simhasher::new(config);
+        }
     }
     // The bulk loader's journal has this shape (`bulk::journal::Journal`).
     type Journal = (u64, Vec<(String, String)>);
@@ -324,6 +328,7 @@ mod tests {
             let _ = decode_config(&bytes, 1);
             let _ = decode_config(&bytes, 3);
             let _ = decode_config(&bytes, 4);
+            let _ = decode_config(&bytes, 5);
         }
     }
 
@@ -333,7 +338,7 @@ mod tests {
         // index: a new `TfScaling` goes last, and these bytes must never change (format v1
         // stores hold 0..=3).
         use crate::simhash::TfScaling;
-        let default = encode_config(&SimhashConfig::default(), 3);
+        let default = encode_config(&SimhashConfig::default(), 5);
         // Seven one-byte fields (four bools, three u8) come first.
         const TF_BYTE: usize = 7;
         for (tf, index) in [
@@ -344,10 +349,10 @@ mod tests {
             (TfScaling::LengthAdaptive, 4),
         ] {
             let config = SimhashConfig::default().with_tf(tf);
-            let bytes = encode_config(&config, 4);
+            let bytes = encode_config(&config, 5);
             assert_eq!(bytes[TF_BYTE], index, "{tf:?}");
             assert_eq!(bytes[..TF_BYTE], default[..TF_BYTE]);
-            assert_eq!(decode_config(&bytes, 4).unwrap(), config);
+            assert_eq!(decode_config(&bytes, 5).unwrap(), config);
         }
     }
 
@@ -355,18 +360,23 @@ mod tests {
     fn older_formats_read_with_the_newer_fields_off() {
         use crate::simhash::TfScaling;
         // Format 3 appended `drop_boilerplate` (a bool), format 4
-        // `word_char_shingles_within_words` (a bool) and `latin_count_pieces` (a u8): one
-        // byte each.
+        // `word_char_shingles_within_words` (a bool) and `latin_count_pieces` (a u8), format
+        // 5 `latin_count_pieces_ratio` (a u8): one byte each.
         let v1_config = SimhashConfig::default()
             .with_drop_boilerplate(false)
             .with_word_char_shingles_within_words(false)
             .with_latin_count_pieces(0)
+            .with_latin_count_pieces_ratio(0)
             .with_tf(TfScaling::LengthAdaptive)
             .with_seed(300);
         let v3_config = v1_config.clone().with_drop_boilerplate(true);
-        let current = encode_config(&v1_config, 4);
-        assert_eq!(current[current.len() - 3..], [0, 0, 0]);
-        let v1 = &current[..current.len() - 3];
+        let v4_config = v3_config
+            .clone()
+            .with_word_char_shingles_within_words(true)
+            .with_latin_count_pieces(4);
+        let current = encode_config(&v1_config, 5);
+        assert_eq!(current[current.len() - 4..], [0, 0, 0, 0]);
+        let v1 = &current[..current.len() - 4];
         for version in [1, 2] {
             assert_eq!(encode_config(&v1_config, version), v1);
             assert_eq!(decode_config(v1, version).unwrap(), v1_config);
@@ -377,20 +387,33 @@ mod tests {
             ));
         }
         let v3 = encode_config(&v3_config, 3);
-        assert_eq!(v3, encode_config(&v3_config, 4)[..v3.len()]);
+        assert_eq!(v3, encode_config(&v3_config, 5)[..v3.len()]);
         assert_eq!(v3.last(), Some(&1));
         assert_eq!(decode_config(&v3, 3).unwrap(), v3_config);
-        for version in [3, 4] {
-            assert!(matches!(
-                decode_config(v1, version),
-                Err(Error::Decode { .. })
-            ));
+        let v4 = encode_config(&v4_config, 4);
+        assert_eq!(v4, encode_config(&v4_config, 5)[..v4.len()]);
+        assert_eq!(v4[v4.len() - 3..], [1, 1, 4]);
+        assert_eq!(decode_config(&v4, 4).unwrap(), v4_config);
+        // Each format's record is too short or too long for the others.
+        let records = [(v1, [1, 2]), (&v3[..], [3, 3]), (&v4[..], [4, 4])];
+        for (bytes, [from, to]) in records {
+            for version in 1..=5 {
+                if !(from..=to).contains(&version) {
+                    assert!(
+                        matches!(decode_config(bytes, version), Err(Error::Decode { .. })),
+                        "a format {from} record read as format {version}"
+                    );
+                }
+            }
         }
-        assert!(matches!(decode_config(&v3, 4), Err(Error::Decode { .. })));
         let new = SimhashConfig::default();
-        let bytes = encode_config(&new, 4);
-        assert_eq!(bytes[bytes.len() - 3..], [1, 1, 4]);
-        assert_eq!(decode_config(&bytes, 4).unwrap(), new);
+        let bytes = encode_config(&new, 5);
+        assert_eq!(bytes[bytes.len() - 4..], [1, 1, 4, 2]);
+        assert_eq!(decode_config(&bytes, 5).unwrap(), new);
+        assert!(matches!(
+            decode_config(&bytes, 4),
+            Err(Error::Decode { .. })
+        ));
     }
 
     #[test]
@@ -449,6 +472,6 @@ mod tests {
     #[test]
     fn config_round_trips() {
         let c = SimhashConfig::default();
-        assert_eq!(decode_config(&encode_config(&c, 4), 4).unwrap(), c);
+        assert_eq!(decode_config(&encode_config(&c, 5), 5).unwrap(), c);
     }
 }

@@ -25,18 +25,21 @@ const MAX_MANIFEST_BYTES: usize = 256 * 1024;
 
 /// The newest on-disk format this build writes (a new store records the oldest version that
 /// can hold it: see `format_version_for` in `src/store.rs`).
-pub const FORMAT_VERSION: u32 = 4;
+pub const FORMAT_VERSION: u32 = 5;
 /// The oldest on-disk format this build reads.
 pub const MIN_FORMAT_VERSION: u32 = 1;
 
 /// The format version a new store with this configuration records: the oldest that can hold
 /// it, so that it stays readable by older builds when it can, and they refuse the others
 /// with [`Error::UnsupportedFormat`] instead of failing to decode the configuration.
-/// 4 if it takes Latin shingles within words or count pieces (the default since 0.4: format
-/// 4 records both), else 3 if it drops boilerplate lines (format 3 records
-/// `drop_boilerplate`), else 2 with [`TfScaling::LengthAdaptive`] (which format 1 readers
-/// cannot decode), else 1.
+/// 5 if it sets a count pieces ratio (the default since 0.5), else 4 if it takes Latin
+/// shingles within words or count pieces (format 4 records both), else 3 if it drops
+/// boilerplate lines (format 3 records `drop_boilerplate`), else 2 with
+/// [`TfScaling::LengthAdaptive`] (which format 1 readers cannot decode), else 1.
 fn format_version_for(config: &SimhashConfig) -> u32 {
+    if config.latin_count_pieces_ratio > 0 {
+        return 5;
+    }
     if config.word_char_shingles_within_words || config.latin_count_pieces > 0 {
         return 4;
     }
@@ -558,9 +561,11 @@ mod tests {
             format_version_for(&SimhashConfig::default()),
             FORMAT_VERSION
         );
-        assert_eq!(FORMAT_VERSION, 4);
-        // The 0.3 default.
-        let v3 = SimhashConfig::default()
+        assert_eq!(FORMAT_VERSION, 5);
+        // The 0.4 and 0.3 defaults.
+        let v4 = SimhashConfig::default().with_latin_count_pieces_ratio(0);
+        let v3 = v4
+            .clone()
             .with_word_char_shingles_within_words(false)
             .with_latin_count_pieces(0);
         let keep = v3.clone().with_drop_boilerplate(false);
@@ -572,7 +577,8 @@ mod tests {
         ] {
             assert_eq!(format_version_for(&keep.clone().with_tf(tf)), 1);
             assert_eq!(format_version_for(&v3.clone().with_tf(tf)), 3);
-            assert_eq!(format_version_for(&SimhashConfig::default().with_tf(tf)), 4);
+            assert_eq!(format_version_for(&v4.clone().with_tf(tf)), 4);
+            assert_eq!(format_version_for(&SimhashConfig::default().with_tf(tf)), 5);
         }
         let adaptive = keep.with_tf(TfScaling::LengthAdaptive);
         assert_eq!(format_version_for(&adaptive), 2);
@@ -585,8 +591,14 @@ mod tests {
             4
         );
         assert_eq!(
-            format_version_for(&adaptive.with_word_char_shingles_within_words(true)),
+            format_version_for(&adaptive.clone().with_word_char_shingles_within_words(true)),
             4
+        );
+        // A ratio is recorded even without pieces, where it changes nothing: the store
+        // must give back the configuration it was given.
+        assert_eq!(
+            format_version_for(&adaptive.with_latin_count_pieces_ratio(2)),
+            5
         );
     }
 

@@ -638,12 +638,12 @@ fn config_round_trips_through_json() -> Result<()> {
         "normalize": true, "hmm": true, "stop_words": true, "words": true, "word_shingles": 0,
         "cjk_char_shingles": 1, "word_char_shingles": 3, "tf": "Log", "idf": "Jieba", "seed": 0,
         "drop_boilerplate": true, "word_char_shingles_within_words": true,
-        "latin_count_pieces": 4,
+        "latin_count_pieces": 4, "latin_count_pieces_ratio": 2,
     }))
     .map_err(|e| Error::InvalidArgument(e.to_string()))?;
     assert_ne!(weighted, SimhashConfig::default());
-    // Written before format 3 (no `drop_boilerplate`, nor the fields of format 4): reads as
-    // the behaviour of its time.
+    // Written before format 3 (no `drop_boilerplate`, nor the fields of formats 4 and 5):
+    // reads as the behaviour of its time.
     let older: SimhashConfig = serde_json::from_value(serde_json::json!({
         "normalize": true, "hmm": true, "stop_words": true, "words": true, "word_shingles": 0,
         "cjk_char_shingles": 1, "word_char_shingles": 3, "tf": "Raw", "idf": "None", "seed": 0,
@@ -655,6 +655,7 @@ fn config_round_trips_through_json() -> Result<()> {
             .with_drop_boilerplate(false)
             .with_word_char_shingles_within_words(false)
             .with_latin_count_pieces(0)
+            .with_latin_count_pieces_ratio(0)
     );
     assert_eq!(
         weighted
@@ -675,7 +676,8 @@ fn config_round_trips_through_json() -> Result<()> {
             .with_seed(u64::MAX)
             .with_drop_boilerplate(false)
             .with_word_char_shingles_within_words(false)
-            .with_latin_count_pieces(16),
+            .with_latin_count_pieces(16)
+            .with_latin_count_pieces_ratio(3),
     ] {
         let json =
             serde_json::to_string(&config).map_err(|e| Error::InvalidArgument(e.to_string()))?;
@@ -705,55 +707,41 @@ fn fingerprints_are_deterministic_and_pinned() -> Result<()> {
     let b = Simhasher::new(SimhashConfig::default())?.fingerprint_with_count(text)?;
     assert_eq!(a, b);
     // Pinned: a change here changes every stored fingerprint, and needs a new store format.
-    // The defaults of each format must keep theirs: stores of that format hold them.
-    let v3 = SimhashConfig::default()
+    // The defaults of each format must keep theirs: stores of that format hold them. The
+    // text repeated ten times has Latin features seen 10 and 20 times, where the count
+    // pieces of 0.5 (4-7, 8-15, 16-31) and of 0.4 (4-15, 16-63) differ.
+    let long = text.repeat(10);
+    let v4 = SimhashConfig::default().with_latin_count_pieces_ratio(0);
+    let v3 = v4
+        .clone()
         .with_word_char_shingles_within_words(false)
         .with_latin_count_pieces(0);
-    for (config, (pinned, features)) in [(SimhashConfig::default(), PINNED), (v3, PINNED_0_3)] {
-        let got = Simhasher::new(config.clone())?.fingerprint_with_count(text)?;
-        assert_eq!(
-            got.0,
-            Fingerprint(pinned),
-            "fingerprint changed: {:016x}, {} features, {config:?}",
-            got.0 .0,
-            got.1
-        );
-        assert_eq!(got.1, features);
+    for (config, pins) in [
+        (SimhashConfig::default(), PINNED),
+        (v4, PINNED_0_4),
+        (v3, PINNED_0_3),
+    ] {
+        let hasher = Simhasher::new(config.clone())?;
+        for (text, (pinned, features)) in [(text, pins[0]), (&long[..], pins[1])] {
+            let got = hasher.fingerprint_with_count(text)?;
+            assert_eq!(
+                got.0,
+                Fingerprint(pinned),
+                "fingerprint changed: {:016x}, {} features, {config:?}, {} bytes",
+                got.0 .0,
+                got.1,
+                text.len()
+            );
+            assert_eq!(got.1, features);
+        }
     }
     Ok(())
 }
 
-/// The default's fingerprint of the pinned text, and its number of features.
-const PINNED: (u64, usize) = (0x0467_551b_7722_3482, 44);
+/// The default's fingerprints of the pinned text and of it repeated ten times, and their
+/// numbers of features.
+const PINNED: [(u64, usize); 2] = [(0x0467_551b_7722_3482, 44), (0x2c25_559b_9744_bdf2, 440)];
+/// The same under 0.4's default (format 4: count pieces at the powers of 4).
+const PINNED_0_4: [(u64, usize); 2] = [(0x0467_551b_7722_3482, 44), (0x2c65_55d9_b74c_bdd0, 440)];
 /// The same under 0.3's default (format 3: trigrams across words, no count pieces).
-const PINNED_0_3: (u64, usize) = (0xa667_555e_d722_bd80, 52);
-
-#[test]
-fn hasher_is_shared_across_threads() -> Result<()> {
-    let hasher = Simhasher::default();
-    let docs: Vec<String> = (0..8)
-        .map(|i| document(&mut Rng(100 + i), Lang::Mixed, 500))
-        .collect();
-    let expected: Vec<Fingerprint> = docs
-        .iter()
-        .map(|d| hasher.fingerprint(d))
-        .collect::<Result<_>>()?;
-    let got: Vec<Fingerprint> = std::thread::scope(|s| {
-        let handles: Vec<_> = docs
-            .iter()
-            .map(|d| {
-                let h = hasher.clone();
-                s.spawn(move || h.fingerprint(d))
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .map_err(|_| Error::InvalidArgument("thread panicked".into()))?
-            })
-            .collect::<Result<Vec<Fingerprint>>>()
-    })?;
-    assert_eq!(got, expected);
-    Ok(())
-}
+const PINNED_0_3: [(u64, usize); 2] = [(0xa667_555e_d722_bd80, 52), (0xa667_555e_d722_bd80, 538)];

@@ -57,10 +57,13 @@ fn copy_dir(from: &Path, to: &Path) {
 /// The configuration the fixture of `version` was written with: format 1 has the default
 /// configuration of its time (raw TF); format 2 exists for `TfScaling::LengthAdaptive`;
 /// format 3 for `drop_boilerplate`, the default since 0.3; format 4 for Latin shingles within
-/// words and count pieces, the default since 0.4. A store of an older format did not do what
-/// the newer fields do, and reads so.
+/// words and count pieces, the default since 0.4; format 5 for the count pieces' ratio, the
+/// default since 0.5. A store of an older format did not do what the newer fields do, and
+/// reads so.
 fn fixture_config(version: u32) -> SimhashConfig {
-    let v3 = SimhashConfig::default()
+    let v4 = SimhashConfig::default().with_latin_count_pieces_ratio(0);
+    let v3 = v4
+        .clone()
         .with_word_char_shingles_within_words(false)
         .with_latin_count_pieces(0);
     let old = v3.clone().with_drop_boilerplate(false);
@@ -68,6 +71,7 @@ fn fixture_config(version: u32) -> SimhashConfig {
         1 => old.with_tf(TfScaling::Raw),
         2 => old.with_tf(TfScaling::LengthAdaptive),
         3 => v3,
+        4 => v4,
         _ => SimhashConfig::default(),
     }
 }
@@ -87,6 +91,8 @@ fn check_fixture(version: u32) -> Result<()> {
     let report = store.verify()?;
     assert!(report.is_clean(), "{report}");
     let mut moved_by_boilerplate = 0;
+    let mut unlike_the_current_default = 0;
+    let current = simhash_store::Simhasher::default();
     for i in 0..40u64 {
         let doc = store.document(i)?.expect("fixture document");
         assert_eq!(doc.key, Some(format!("fixture/{i}")));
@@ -97,6 +103,9 @@ fn check_fixture(version: u32) -> Result<()> {
             "document {i}"
         );
         assert!(store.query(doc.fingerprint, 0)?.iter().any(|m| m.id == i));
+        if current.fingerprint(&text(i))? != doc.fingerprint {
+            unlike_the_current_default += 1;
+        }
         let with_boilerplate = store
             .simhasher()
             .fingerprint(&format!("{}{BOILERPLATE}", text(i)))?;
@@ -109,6 +118,16 @@ fn check_fixture(version: u32) -> Result<()> {
     // Formats 1 and 2 see the lines (a short text may still keep its fingerprint).
     if version < 3 {
         assert!(moved_by_boilerplate >= 20, "{moved_by_boilerplate} of 40");
+    }
+    // Every older format's fixture holds fingerprints that today's default would not give,
+    // so the checks above are about the recorded configuration, not the default.
+    if version < FORMAT_VERSION {
+        assert!(
+            unlike_the_current_default >= 10,
+            "{unlike_the_current_default} of 40"
+        );
+    } else {
+        assert_eq!(unlike_the_current_default, 0);
     }
     Ok(())
 }
@@ -131,6 +150,11 @@ fn format_v3_fixture_opens_and_answers() -> Result<()> {
 #[test]
 fn format_v4_fixture_opens_and_answers() -> Result<()> {
     check_fixture(4)
+}
+
+#[test]
+fn format_v5_fixture_opens_and_answers() -> Result<()> {
+    check_fixture(5)
 }
 
 #[test]

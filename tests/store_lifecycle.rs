@@ -108,8 +108,10 @@ fn external_keys_identify_documents() -> Result<()> {
 
 #[test]
 fn every_configuration_is_recorded_and_read_back() -> Result<()> {
-    // These record format versions 1, 2, 3, 3, 4, 4, 4, 4.
-    let v3 = SimhashConfig::default()
+    // These record format versions 1, 2, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5.
+    let v4 = SimhashConfig::default().with_latin_count_pieces_ratio(0);
+    let v3 = v4
+        .clone()
         .with_word_char_shingles_within_words(false)
         .with_latin_count_pieces(0);
     let keep = v3.clone().with_drop_boilerplate(false);
@@ -118,10 +120,17 @@ fn every_configuration_is_recorded_and_read_back() -> Result<()> {
         keep.clone().with_tf(TfScaling::LengthAdaptive).with_seed(9),
         v3.clone(),
         v3.clone().with_tf(TfScaling::LengthAdaptive),
+        v4.clone(),
+        v4.with_tf(TfScaling::LengthAdaptive),
+        keep.clone().with_latin_count_pieces(16),
+        keep.clone().with_word_char_shingles_within_words(true),
         SimhashConfig::default(),
         SimhashConfig::default().with_tf(TfScaling::LengthAdaptive),
-        keep.clone().with_latin_count_pieces(16),
-        keep.with_word_char_shingles_within_words(true),
+        SimhashConfig::default()
+            .with_latin_count_pieces(8)
+            .with_latin_count_pieces_ratio(3),
+        // A ratio without pieces changes no fingerprint, but is recorded as given.
+        keep.with_latin_count_pieces_ratio(2),
     ] {
         let dir = tempfile::tempdir().expect("tempdir");
         let text = "Share on Facebook\nThe crawler stores one fingerprint per page.";

@@ -48,7 +48,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if args.store.is_some() && args.settings.given() {
         return Err(usage(
             "--store fingerprints with the store's recorded settings: leave out --tf, \
-             --keep-boilerplate-lines, --shingles-across-words and --count-pieces",
+             --keep-boilerplate-lines, --shingles-across-words, --count-pieces and \
+             --count-pieces-ratio",
         ));
     }
     let hasher = match &args.store {

@@ -20,7 +20,8 @@ Examples:
   simhash-store export --store a.db | simhash-store load - --store b.db  # copy without re-fingerprinting
 
 A new store records how texts are fingerprinted (--tf, --keep-boilerplate-lines,
---shingles-across-words, --count-pieces; every later load and query uses it). With an
+--shingles-across-words, --count-pieces, --count-pieces-ratio; every later load and query
+uses it). With an
 existing store, the settings given must match what it recorded. Loading exported
 fingerprints into a new store needs the source store's settings, since they are not
 recomputed.

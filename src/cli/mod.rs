@@ -141,10 +141,17 @@ pub struct ConfigArgs {
     pub shingles_across_words: bool,
 
     /// Count pieces for Latin (non-CJK) features: with base B, the occurrences 1 to B-1 of a
-    /// word or trigram are one feature and B to B²-1 another, so that deleted or replaced
-    /// text shows in the counts (0: none, as stores before 0.4; 2 to 16). Default: 4.
+    /// word or trigram are one feature, and the later ones are cut into pieces that grow by
+    /// --count-pieces-ratio (B to 2B-1, 2B to 4B-1, ... by default), so that deleted or
+    /// replaced text shows in the counts (0: none, as stores before 0.4; 2 to 16). Default: 4.
     #[arg(long, value_name = "BASE")]
     pub count_pieces: Option<u8>,
+
+    /// How many times longer each count piece after the first is than the one before (0: B
+    /// itself, pieces B to B²-1, B² to B³-1, ... as stores of 0.4; 2 to 16). Default: 2;
+    /// with --count-pieces 0 and no ratio given, 0.
+    #[arg(long, value_name = "RATIO")]
+    pub count_pieces_ratio: Option<u8>,
 }
 
 impl ConfigArgs {
@@ -154,6 +161,7 @@ impl ConfigArgs {
             || self.keep_boilerplate_lines
             || self.shingles_across_words
             || self.count_pieces.is_some()
+            || self.count_pieces_ratio.is_some()
     }
 
     /// The configuration asked for: the default with the settings given, or `None` when none
@@ -170,6 +178,13 @@ impl ConfigArgs {
         }
         if let Some(base) = self.count_pieces {
             config = config.with_latin_count_pieces(base);
+            if base == 0 {
+                // No pieces: no ratio either, so that the store can keep an older format.
+                config = config.with_latin_count_pieces_ratio(0);
+            }
+        }
+        if let Some(ratio) = self.count_pieces_ratio {
+            config = config.with_latin_count_pieces_ratio(ratio);
         }
         Some(config)
     }
@@ -183,6 +198,9 @@ impl ConfigArgs {
             && self
                 .count_pieces
                 .is_none_or(|base| stored.latin_count_pieces == base)
+            && self
+                .count_pieces_ratio
+                .is_none_or(|ratio| stored.latin_count_pieces_ratio == ratio)
     }
 }
 

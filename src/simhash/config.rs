@@ -13,7 +13,8 @@ pub const MAX_WORD_SHINGLES: u8 = 8;
 /// Largest character shingle size [`SimhashConfig::cjk_char_shingles`] and
 /// [`SimhashConfig::word_char_shingles`] accept.
 pub const MAX_CHAR_SHINGLES: u8 = 16;
-/// Largest base [`SimhashConfig::latin_count_pieces`] accepts.
+/// Largest base [`SimhashConfig::latin_count_pieces`] and ratio
+/// [`SimhashConfig::latin_count_pieces_ratio`] accept.
 pub const MAX_COUNT_PIECES: u8 = 16;
 
 /// How a feature's count in the text becomes the term-frequency part of its weight.
@@ -197,18 +198,29 @@ pub struct SimhashConfig {
     #[serde(default)]
     pub word_char_shingles_within_words: bool,
     /// Count pieces for the features of non-CJK words (the words and their character
-    /// shingles): with base `b`, a feature seen `c` times is the features "occurrences 1 to
-    /// b - 1", "b to b² - 1", "b² to b³ - 1", ... of it, as many as `c` reaches, each
-    /// weighing the occurrences it holds (so their weights add up to `c`). A feature seen
-    /// fewer than `b` times is unchanged. Under raw TF a text that loses a fifth of its
-    /// sentences loses a fifth of every count: its vector is scaled and the fingerprint
-    /// hardly moves; with pieces, the features whose counts cross `b` or `b²` change, so
-    /// deleted and replaced text shows, while a typo (one count off by one) rarely crosses.
-    /// `0` for none (CJK features never use them: counting every ideograph would cost
-    /// speed for no gain on Chinese text), else `2..=16`. Default: `4` (new in format 4;
-    /// stores of formats 1 to 3, and a JSON configuration without the field, read as `0`).
+    /// shingles), with base `b`: a feature seen fewer than `b` times is unchanged; one seen
+    /// `c >= b` times is the features "occurrences 1 to b - 1", "b to br - 1", "br to br² -
+    /// 1", ... of it (`r` is [`latin_count_pieces_ratio`](Self::latin_count_pieces_ratio)), as
+    /// many as `c` reaches, each weighing the occurrences it holds (so their weights add up to
+    /// `c`). Under raw TF a text that loses a fifth of its sentences loses a fifth of every
+    /// count: its vector is scaled and the fingerprint hardly moves; with pieces, the features
+    /// whose counts cross a piece's boundary change, so deleted and replaced text shows,
+    /// while a typo (one count off by one) rarely crosses. `0` for none (CJK features never
+    /// use them: counting every ideograph would cost speed for no gain on Chinese text),
+    /// else `2..=16`. Default: `4` (new in format 4; stores of formats 1 to 3, and a JSON
+    /// configuration without the field, read as `0`).
     #[serde(default)]
     pub latin_count_pieces: u8,
+    /// How many times longer each count piece after the first is than the one before (see
+    /// [`latin_count_pieces`](Self::latin_count_pieces)); `0` for the base itself (pieces at
+    /// the powers of the base, as in format 4), else `2..=16`. With base 4 and ratio 2 the
+    /// pieces are 1-3, 4-7, 8-15, 16-31, ...: a 20% cut of a count crosses a boundary for
+    /// about a third of the frequent features (log₂ 1.25), twice as often as with ratio 4,
+    /// while a 10% addition crosses one for about a seventh (log₂ 1.1); counts under 4, which
+    /// typos move, keep one piece. Ignored without pieces. Default: `2` (new in format 5; stores of formats 1 to
+    /// 4, and a JSON configuration without the field, read as `0`).
+    #[serde(default)]
+    pub latin_count_pieces_ratio: u8,
 }
 
 impl Default for SimhashConfig {
@@ -227,6 +239,7 @@ impl Default for SimhashConfig {
             drop_boilerplate: true,
             word_char_shingles_within_words: true,
             latin_count_pieces: 4,
+            latin_count_pieces_ratio: 2,
         }
     }
 }
@@ -323,6 +336,13 @@ impl SimhashConfig {
         self
     }
 
+    /// Sets [`latin_count_pieces_ratio`](Self::latin_count_pieces_ratio).
+    #[must_use]
+    pub fn with_latin_count_pieces_ratio(mut self, ratio: u8) -> Self {
+        self.latin_count_pieces_ratio = ratio;
+        self
+    }
+
     /// Checks that the configuration describes at least one kind of feature and that the
     /// shingle sizes are in range.
     ///
@@ -345,11 +365,19 @@ impl SimhashConfig {
                 )));
             }
         }
-        if self.latin_count_pieces == 1 || self.latin_count_pieces > MAX_COUNT_PIECES {
-            return Err(Error::InvalidArgument(format!(
-                "latin_count_pieces is {}: use 0 (none) or 2..={MAX_COUNT_PIECES}",
-                self.latin_count_pieces
-            )));
+        for (name, n, zero) in [
+            ("latin_count_pieces", self.latin_count_pieces, "none"),
+            (
+                "latin_count_pieces_ratio",
+                self.latin_count_pieces_ratio,
+                "the base",
+            ),
+        ] {
+            if n == 1 || n > MAX_COUNT_PIECES {
+                return Err(Error::InvalidArgument(format!(
+                    "{name} is {n}: use 0 ({zero}) or 2..={MAX_COUNT_PIECES}"
+                )));
+            }
         }
         if !self.words
             && self.word_shingles == 0
@@ -391,6 +419,12 @@ mod tests {
         for base in [1, MAX_COUNT_PIECES + 1] {
             let pieces = SimhashConfig::default().with_latin_count_pieces(base);
             assert!(matches!(pieces.validate(), Err(Error::InvalidArgument(_))));
+            let ratio = SimhashConfig::default().with_latin_count_pieces_ratio(base);
+            assert!(matches!(ratio.validate(), Err(Error::InvalidArgument(_))));
+        }
+        for ratio in [0, 2, MAX_COUNT_PIECES] {
+            let ratio = SimhashConfig::default().with_latin_count_pieces_ratio(ratio);
+            assert!(ratio.validate().is_ok());
         }
         let only_chars = SimhashConfig::default().with_words(false);
         assert!(only_chars.validate().is_ok());
@@ -434,7 +468,8 @@ mod tests {
             .with_idf(IdfWeighting::Jieba)
             .with_tf(TfScaling::Sqrt)
             .with_seed(99)
-            .with_latin_count_pieces(8);
+            .with_latin_count_pieces(8)
+            .with_latin_count_pieces_ratio(3);
         let json = serde_json::to_string(&c).unwrap();
         assert_eq!(serde_json::from_str::<SimhashConfig>(&json).unwrap(), c);
     }
@@ -447,6 +482,7 @@ mod tests {
             "drop_boilerplate",
             "word_char_shingles_within_words",
             "latin_count_pieces",
+            "latin_count_pieces_ratio",
         ] {
             object.remove(field).unwrap();
         }
@@ -457,6 +493,7 @@ mod tests {
                 .with_drop_boilerplate(false)
                 .with_word_char_shingles_within_words(false)
                 .with_latin_count_pieces(0)
+                .with_latin_count_pieces_ratio(0)
         );
     }
 }

@@ -1,8 +1,9 @@
-//! Count pieces ([`SimhashConfig::latin_count_pieces`](super::SimhashConfig)): a feature of a
-//! non-CJK word seen `c` times, with base `b`, is the features "its occurrences 1 to b - 1",
-//! "b to b² - 1", "b² to b³ - 1", ..., as many as `c` reaches, each weighing the occurrences it
-//! holds. Piece 0 is the feature itself (its own hash); piece `i >= 1` is hashed by
-//! [`piece_hash`].
+//! Count pieces ([`SimhashConfig::latin_count_pieces`](super::SimhashConfig) and
+//! [`latin_count_pieces_ratio`](super::SimhashConfig::latin_count_pieces_ratio)): a feature of
+//! a non-CJK word seen `c` times, with base `b` and ratio `r`, is the features "its
+//! occurrences 1 to b - 1", "b to br - 1", "br to br² - 1", ..., as many as `c` reaches, each
+//! weighing the occurrences it holds ([`PieceGrid`]). Piece 0 is the feature itself (its own
+//! hash); piece `i >= 1` is hashed by [`piece_hash`].
 //!
 //! [`PieceSums`] computes the fingerprint under raw TF without a map of features: every
 //! occurrence goes to the raw sums (the bit-sliced counters of [`Sums`]), the occurrences of
@@ -28,43 +29,75 @@ pub(crate) fn piece_hash(hash: u64, piece: u32, seed: u64) -> u64 {
     xxh3_64_with_seed(&bytes, seed)
 }
 
-/// The pieces of a count `count` with base `base` (>= 2): `(piece number, occurrences in
-/// it)` for every piece the count reaches, in order; the occurrences add up to `count`.
-pub(crate) fn pieces(count: u32, base: u32) -> impl Iterator<Item = (u32, u32)> {
-    let base = u64::from(base.max(2));
-    let count = u64::from(count);
-    let mut start = 1u64;
-    let mut piece = 0u32;
-    std::iter::from_fn(move || {
-        if start > count {
+/// Where a count is cut into pieces: the first piece holds occurrences `1..base`, and each
+/// later piece ends `ratio` times further than the one before (`base..base·ratio`,
+/// `base·ratio..base·ratio²`, ...).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct PieceGrid {
+    /// The first occurrence of piece 1 (>= 2): a feature seen fewer times is one piece.
+    pub(crate) base: u32,
+    /// How much longer each piece after the first is than the one before (>= 2).
+    pub(crate) ratio: u32,
+}
+
+impl PieceGrid {
+    /// The grid of a configuration's `latin_count_pieces` (`base`) and
+    /// `latin_count_pieces_ratio` (`ratio`, 0 for the base itself), or `None` if `base` is 0
+    /// (no pieces).
+    pub(crate) fn of(base: u8, ratio: u8) -> Option<PieceGrid> {
+        let base = u32::from(base);
+        if base == 0 {
             return None;
         }
-        let next = start.saturating_mul(base);
-        let held = count.min(next - 1) - start + 1;
-        let item = (piece, held as u32);
-        start = next;
-        piece += 1;
-        Some(item)
-    })
+        let ratio = if ratio == 0 { base } else { u32::from(ratio) };
+        Some(PieceGrid {
+            base: base.max(2),
+            ratio: ratio.max(2),
+        })
+    }
+
+    /// The pieces of a count `count`: `(piece number, occurrences in it)` for every piece the
+    /// count reaches, in order; the occurrences add up to `count`.
+    pub(crate) fn pieces(self, count: u32) -> impl Iterator<Item = (u32, u32)> {
+        let (base, ratio) = (u64::from(self.base), u64::from(self.ratio));
+        let count = u64::from(count);
+        let mut start = 1u64;
+        let mut piece = 0u32;
+        std::iter::from_fn(move || {
+            if start > count {
+                return None;
+            }
+            let next = if piece == 0 {
+                base
+            } else {
+                start.saturating_mul(ratio)
+            };
+            let held = count.min(next - 1) - start + 1;
+            let item = (piece, held as u32);
+            start = next;
+            piece += 1;
+            Some(item)
+        })
+    }
 }
 
 /// The SimHash sums of one text under raw TF with count pieces for non-CJK features.
 pub(crate) struct PieceSums {
     raw: Sums,
     latin: CountTable,
-    base: u32,
+    grid: PieceGrid,
     seed: u64,
 }
 
 impl PieceSums {
-    /// Sums for a text of `text_bytes` bytes, with count pieces of base `base` (>= 2) and
-    /// piece hashes of seed `seed`.
-    pub(crate) fn new(text_bytes: usize, base: u8, seed: u64) -> Self {
+    /// Sums for a text of `text_bytes` bytes, with count pieces cut by `grid` and piece
+    /// hashes of seed `seed`.
+    pub(crate) fn new(text_bytes: usize, grid: PieceGrid, seed: u64) -> Self {
         PieceSums {
             raw: Sums::default(),
             // Non-CJK features are a share of the text's: a small table that grows.
             latin: CountTable::with_capacity(text_bytes / 32),
-            base: u32::from(base.max(2)),
+            grid,
             seed,
         }
     }
@@ -81,8 +114,8 @@ impl PieceSums {
         // The raw sums hold every occurrence under the feature's own hash (piece 0): move
         // the occurrences beyond the first piece to theirs.
         let mut correction = Corrections::new();
-        for (hash, count) in self.latin.at_least(self.base) {
-            for (piece, held) in pieces(count, self.base).skip(1) {
+        for (hash, count) in self.latin.at_least(self.grid.base) {
+            for (piece, held) in self.grid.pieces(count).skip(1) {
                 correction.add(hash, -i64::from(held));
                 correction.add(piece_hash(hash, piece, self.seed), i64::from(held));
             }
@@ -122,21 +155,50 @@ impl Sink for PieceSums {
 mod tests {
     use super::*;
 
+    fn of(count: u32, base: u8, ratio: u8) -> Vec<(u32, u32)> {
+        PieceGrid::of(base, ratio).unwrap().pieces(count).collect()
+    }
+
     #[test]
     fn pieces_split_a_count_at_the_powers_of_the_base() {
-        let of = |count, base| pieces(count, base).collect::<Vec<_>>();
-        assert_eq!(of(0, 4), []);
-        assert_eq!(of(1, 4), [(0, 1)]);
-        assert_eq!(of(3, 4), [(0, 3)]);
-        assert_eq!(of(4, 4), [(0, 3), (1, 1)]);
-        assert_eq!(of(15, 4), [(0, 3), (1, 12)]);
-        assert_eq!(of(16, 4), [(0, 3), (1, 12), (2, 1)]);
-        assert_eq!(of(100, 4), [(0, 3), (1, 12), (2, 48), (3, 37)]);
-        assert_eq!(of(5, 2), [(0, 1), (1, 2), (2, 2)]);
+        // Ratio 0: the base's powers (0.4's pieces).
+        assert_eq!(of(0, 4, 0), []);
+        assert_eq!(of(1, 4, 0), [(0, 1)]);
+        assert_eq!(of(3, 4, 0), [(0, 3)]);
+        assert_eq!(of(4, 4, 0), [(0, 3), (1, 1)]);
+        assert_eq!(of(15, 4, 0), [(0, 3), (1, 12)]);
+        assert_eq!(of(16, 4, 0), [(0, 3), (1, 12), (2, 1)]);
+        assert_eq!(of(100, 4, 0), [(0, 3), (1, 12), (2, 48), (3, 37)]);
+        assert_eq!(of(5, 2, 0), [(0, 1), (1, 2), (2, 2)]);
+        assert_eq!(of(100, 4, 4), of(100, 4, 0));
+        assert_eq!(PieceGrid::of(0, 2), None);
+    }
+
+    #[test]
+    fn pieces_after_the_first_grow_by_the_ratio() {
+        // The default since 0.5: 1-3, then octaves 4-7, 8-15, 16-31, ...
+        assert_eq!(of(3, 4, 2), [(0, 3)]);
+        assert_eq!(of(4, 4, 2), [(0, 3), (1, 1)]);
+        assert_eq!(of(7, 4, 2), [(0, 3), (1, 4)]);
+        assert_eq!(of(8, 4, 2), [(0, 3), (1, 4), (2, 1)]);
+        assert_eq!(
+            of(100, 4, 2),
+            [(0, 3), (1, 4), (2, 8), (3, 16), (4, 32), (5, 37)]
+        );
+        assert_eq!(of(30, 8, 3), [(0, 7), (1, 16), (2, 7)]);
+    }
+
+    #[test]
+    fn pieces_add_up_to_the_count() {
         for base in 2..=16 {
-            for count in [0, 1, 2, 7, 63, 64, 1000, u32::MAX] {
-                let total: u64 = pieces(count, base).map(|(_, n)| u64::from(n)).sum();
-                assert_eq!(total, u64::from(count), "{count} base {base}");
+            for ratio in [0, 2, 3, 16] {
+                for count in [0, 1, 2, 7, 63, 64, 1000, u32::MAX] {
+                    let grid = PieceGrid::of(base, ratio).unwrap();
+                    let total: u64 = grid.pieces(count).map(|(_, n)| u64::from(n)).sum();
+                    assert_eq!(total, u64::from(count), "{count} base {base} ratio {ratio}");
+                    let numbers: Vec<u32> = grid.pieces(count).map(|(i, _)| i).collect();
+                    assert!(numbers.iter().enumerate().all(|(i, &n)| n == i as u32));
+                }
             }
         }
     }

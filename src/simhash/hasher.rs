@@ -6,7 +6,7 @@ use xxhash_rust::xxh3::xxh3_64_with_seed;
 
 use super::adaptive::AdaptiveSums;
 use super::config::{IdfWeighting, SimhashConfig, TfScaling};
-use super::count_pieces::{piece_hash, pieces, PieceSums};
+use super::count_pieces::{piece_hash, PieceGrid, PieceSums};
 use super::features::{extract, Features};
 use super::seeded::SeedHashes;
 use super::sums::Sums;
@@ -92,23 +92,23 @@ impl Simhasher {
     pub fn fingerprint_with_count(&self, text: &str) -> Result<(Fingerprint, usize)> {
         let Inner { config, seeds } = &*self.inner;
         let no_idf = config.idf == IdfWeighting::None;
-        let count_pieces = config.latin_count_pieces > 0;
-        match config.tf {
-            TfScaling::Raw if !count_pieces => {
+        let grid = PieceGrid::of(config.latin_count_pieces, config.latin_count_pieces_ratio);
+        match (config.tf, grid) {
+            (TfScaling::Raw, None) => {
                 // A weight linear in the count is the sum of one weight per occurrence: no
                 // need to count first.
                 let mut sums = Sums::default();
                 extract(config, seeds, text, &mut sums);
                 return Ok((sums.fingerprint()?, sums.occurrences()));
             }
-            TfScaling::Raw if no_idf => {
+            (TfScaling::Raw, Some(grid)) if no_idf => {
                 // The default: raw sums, plus counts of the non-CJK features only
                 // (`count_pieces.rs`).
-                let mut sums = PieceSums::new(text.len(), config.latin_count_pieces, config.seed);
+                let mut sums = PieceSums::new(text.len(), grid, config.seed);
                 extract(config, seeds, text, &mut sums);
                 return sums.fingerprint();
             }
-            TfScaling::LengthAdaptive if no_idf && !count_pieces => {
+            (TfScaling::LengthAdaptive, None) if no_idf => {
                 // Raw sums plus a correction for the repeated features (`adaptive.rs`).
                 let mut sums = AdaptiveSums::with_text_len(text.len());
                 extract(config, seeds, text, &mut sums);
@@ -134,12 +134,12 @@ impl Simhasher {
         // Weighted features are summed in hash order, so that the result does not depend
         // on the map's iteration order.
         let occurrences: u64 = features.values().map(|f| u64::from(f.count)).sum();
-        let base = u32::from(config.latin_count_pieces);
+        let grid = PieceGrid::of(config.latin_count_pieces, config.latin_count_pieces_ratio);
         let mut weighted: Vec<(u64, f64)> = Vec::with_capacity(features.len());
         for (&hash, f) in &features {
             let weight = |count| config.tf.apply(count, occurrences) * f64::from(f.idf);
-            if f.latin && base >= 2 && f.count >= base {
-                for (piece, held) in pieces(f.count, base) {
+            if let Some(grid) = grid.filter(|grid| f.latin && f.count >= grid.base) {
+                for (piece, held) in grid.pieces(f.count) {
                     let hash = if piece == 0 {
                         hash
                     } else {
@@ -355,15 +355,17 @@ mod tests {
 
     /// The fast path of count pieces under raw TF (raw sums plus a correction for the
     /// non-CJK features seen `base` times or more) gives exactly the fingerprint of the map
-    /// path, which weighs every piece of every feature; and pieces change fingerprints only
-    /// through the features that reach `base`.
+    /// path, which weighs every piece of every feature, for grids of every shape; and pieces
+    /// change fingerprints only through the features that reach `base`.
     #[test]
     fn count_pieces_fast_path_matches_the_map_path() {
         let vocabulary: Vec<&str> = MIXED_TOKENS.iter().copied().chain(["Ωμέγα"]).collect();
         let mut next = xorshift(0x2545_f491_4f6c_dd1d);
         let (mut texts, mut moved) = (0, 0);
-        for base in [2u8, 4, 8] {
-            let config = SimhashConfig::default().with_latin_count_pieces(base);
+        for (base, ratio) in [(2u8, 0u8), (4, 0), (8, 0), (4, 2), (3, 5)] {
+            let config = SimhashConfig::default()
+                .with_latin_count_pieces(base)
+                .with_latin_count_pieces_ratio(ratio);
             let hasher = Simhasher::new(config.clone()).unwrap();
             let without = Simhasher::new(config.with_latin_count_pieces(0)).unwrap();
             for round in 0..150 {
@@ -389,9 +391,28 @@ mod tests {
                 without.fingerprint(&few).unwrap()
             );
         }
-        assert!(texts > 400, "{texts}");
+        assert!(texts > 700, "{texts}");
         // Long texts repeat their words far beyond `base`: the option is not a no-op.
         assert!(moved * 3 > texts, "{moved} of {texts} moved");
+    }
+
+    /// The ratio moves the fingerprints of texts whose Latin features are seen `base · ratio`
+    /// times or more, and only those.
+    #[test]
+    fn the_count_pieces_ratio_matters_from_base_times_ratio() {
+        let fingerprint = |ratio: u8, text: &str| {
+            let config = SimhashConfig::default().with_latin_count_pieces_ratio(ratio);
+            Simhasher::new(config).unwrap().fingerprint(text).unwrap()
+        };
+        let words = "vacuum index tuple freeze ";
+        // Seen 7 times: pieces 1-3 and 4-7 under either ratio.
+        let seven = words.repeat(7);
+        assert_eq!(fingerprint(2, &seven), fingerprint(0, &seven));
+        assert_eq!(fingerprint(2, &seven), fingerprint(4, &seven));
+        // Seen 12 times: 1-3, 4-7, 8-12 with ratio 2; 1-3, 4-12 with ratio 4.
+        let twelve = words.repeat(12);
+        assert_ne!(fingerprint(2, &twelve), fingerprint(0, &twelve));
+        assert_eq!(fingerprint(4, &twelve), fingerprint(0, &twelve));
     }
 
     /// The fast `LengthAdaptive` path (raw sums plus corrections for repeated features)
