@@ -125,7 +125,8 @@ pub enum IdfWeighting {
 ///      or of the non-CJK words concatenated in order.
 /// 5. **Weigh**: [`tf`](Self::tf) of the count times [`idf`](Self::idf); with
 ///    [`latin_count_pieces`](Self::latin_count_pieces), a non-CJK word or character shingle
-///    seen many times is split into pieces of its count first.
+///    seen many times is split into pieces of its count first (1-3, 4-7, 8-15, ... by
+///    default, [`latin_count_pieces_ratio`](Self::latin_count_pieces_ratio)).
 /// 6. **Hash**: xxh3-64 of the feature with [`seed`](Self::seed); each bit of the
 ///    fingerprint is the sign of the weighted sum of that bit over the features.
 ///
