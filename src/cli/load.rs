@@ -21,10 +21,9 @@ Examples:
 
 A new store records how texts are fingerprinted (--tf, --keep-boilerplate-lines,
 --shingles-across-words, --count-pieces, --count-pieces-ratio; every later load and query
-uses it). With an
-existing store, the settings given must match what it recorded. Loading exported
-fingerprints into a new store needs the source store's settings, since they are not
-recomputed.
+uses it). With an existing store, the settings given must match what it recorded. Loading
+exported fingerprints into a new store needs the source store's settings, since they are
+not recomputed.
 A document whose key (URL, path) is already stored replaces it under the same id, so loading
 the same files twice leaves the store as it was. New documents get ids after the largest one
 stored; JSON Lines may give ids (--id-field).

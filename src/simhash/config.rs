@@ -218,8 +218,8 @@ pub struct SimhashConfig {
     /// pieces are 1-3, 4-7, 8-15, 16-31, ...: a 20% cut of a count crosses a boundary for
     /// about a third of the frequent features (log₂ 1.25), twice as often as with ratio 4,
     /// while a 10% addition crosses one for about a seventh (log₂ 1.1); counts under 4, which
-    /// typos move, keep one piece. Ignored without pieces. Default: `2` (new in format 5; stores of formats 1 to
-    /// 4, and a JSON configuration without the field, read as `0`).
+    /// typos move, keep one piece. Ignored without pieces. Default: `2` (new in format 5;
+    /// stores of formats 1 to 4, and a JSON configuration without the field, read as `0`).
     #[serde(default)]
     pub latin_count_pieces_ratio: u8,
 }
