@@ -45,14 +45,73 @@ fn fingerprints_in(output: &str) -> Result<Vec<String>> {
         .collect()
 }
 
+/// A temporary folder with `pages()` in a file and the path of a store to create.
+struct Case {
+    dir: tempfile::TempDir,
+    input: String,
+    store: String,
+}
+
+impl Case {
+    fn new() -> Result<Case> {
+        let dir = tempfile::tempdir()?;
+        let input = dir.path().join("pages.txt");
+        std::fs::write(&input, pages())?;
+        let input = input.to_str().ok_or("path")?.to_string();
+        let store = dir.path().join("store");
+        let store = store.to_str().ok_or("path")?.to_string();
+        Ok(Case { dir, input, store })
+    }
+
+    /// `load` of the pages into the store, with `extra` settings.
+    fn load(&self, extra: &[&str]) -> Result<std::process::Output> {
+        let mut args = vec![
+            "load",
+            &self.input,
+            "--format",
+            "lines",
+            "--store",
+            &self.store,
+            "--quiet",
+        ];
+        args.extend(extra);
+        run(&args)
+    }
+
+    /// The store holds `expected` (in any order).
+    fn assert_stored(&self, expected: &[String]) -> Result {
+        let mut stored = fingerprints_in(&ok(&run(&["export", "--store", &self.store])?))?;
+        let mut expected = expected.to_vec();
+        stored.sort();
+        expected.sort();
+        assert_eq!(stored, expected);
+        Ok(())
+    }
+
+    /// `fingerprint --store` with the setting `flag value` is a usage error (exit 2), and
+    /// `fingerprint` with `flag bad` fails with `message`.
+    fn assert_refused(&self, flag: &str, value: &str, bad: &str, message: &str) -> Result {
+        let store = [
+            "fingerprint",
+            &self.input,
+            "--store",
+            &self.store,
+            flag,
+            value,
+        ];
+        assert_eq!(run(&store)?.status.code(), Some(2));
+        let args = ["fingerprint", "-", "--format", "lines", flag, bad];
+        let out = run_with_stdin(&args, "text\n")?;
+        assert!(!out.status.success());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(message), "{err}");
+        Ok(())
+    }
+}
+
 #[test]
 fn the_0_3_settings_are_recorded_kept_and_checked() -> Result {
-    let dir = tempfile::tempdir()?;
-    let input = dir.path().join("pages.txt");
-    std::fs::write(&input, pages())?;
-    let input = input.to_str().ok_or("path")?;
-    let store = dir.path().join("store");
-    let store = store.to_str().ok_or("path")?;
+    let case = Case::new()?;
     let old = ["--shingles-across-words", "--count-pieces", "0"];
 
     // The settings change the fingerprints: the test would pass on a no-op otherwise.
@@ -70,31 +129,20 @@ fn the_0_3_settings_are_recorded_kept_and_checked() -> Result {
     assert_ne!(fingerprints(&["--count-pieces", "0"])?, default);
     assert_ne!(fingerprints(&["--shingles-across-words"])?, default);
 
-    let load = |extra: &[&str]| {
-        let mut args = vec![
-            "load", input, "--format", "lines", "--store", store, "--quiet",
-        ];
-        args.extend(extra);
-        run(&args)
-    };
-    ok(&load(&old)?);
-    let config = recorded_config(store)?;
+    ok(&case.load(&old)?);
+    let config = recorded_config(&case.store)?;
     assert_eq!(config["word_char_shingles_within_words"], false);
     assert_eq!(config["latin_count_pieces"], 0);
     assert_eq!(config["latin_count_pieces_ratio"], 0);
     // What the store holds is what `fingerprint` computes with the same settings.
-    let mut stored = fingerprints_in(&ok(&run(&["export", "--store", store])?))?;
-    let mut expected = before_0_4.clone();
-    stored.sort();
-    expected.sort();
-    assert_eq!(stored, expected);
+    case.assert_stored(&before_0_4)?;
 
     // Later loads keep the store's settings, with or without repeating them.
-    ok(&load(&[])?);
-    ok(&load(&["--count-pieces", "0"])?);
+    ok(&case.load(&[])?);
+    ok(&case.load(&["--count-pieces", "0"])?);
     // Other values are refused, naming both configurations.
     for other in [&["--count-pieces", "4"][..], &["--count-pieces", "8"][..]] {
-        let out = load(other)?;
+        let out = case.load(other)?;
         assert_eq!(out.status.code(), Some(1), "{other:?}");
         let err = String::from_utf8_lossy(&out.stderr);
         let recorded = r#""latin_count_pieces":0,"latin_count_pieces_ratio":0}"#;
@@ -106,51 +154,30 @@ fn the_0_3_settings_are_recorded_kept_and_checked() -> Result {
         assert!(err.contains(&asked), "{err}");
     }
     // A new store gets the defaults.
-    let fresh = dir.path().join("fresh");
+    let fresh = case.dir.path().join("fresh");
     let fresh = fresh.to_str().ok_or("path")?;
     ok(&run(&[
-        "load", input, "--format", "lines", "--store", fresh, "--quiet",
+        "load",
+        &case.input,
+        "--format",
+        "lines",
+        "--store",
+        fresh,
+        "--quiet",
     ])?);
     let config = recorded_config(fresh)?;
     assert_eq!(config["word_char_shingles_within_words"], true);
     assert_eq!(config["latin_count_pieces"], 4);
     assert_eq!(config["latin_count_pieces_ratio"], 2);
 
-    // `fingerprint --store` takes the store's settings, and no others.
-    let out = run(&[
-        "fingerprint",
-        input,
-        "--store",
-        store,
-        "--count-pieces",
-        "0",
-    ])?;
-    assert_eq!(out.status.code(), Some(2));
-    // A base out of range is a clear error.
-    let out = run_with_stdin(
-        &[
-            "fingerprint",
-            "-",
-            "--format",
-            "lines",
-            "--count-pieces",
-            "1",
-        ],
-        "text\n",
-    )?;
-    assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("latin_count_pieces is 1"));
-    Ok(())
+    // `fingerprint --store` takes the store's settings, and no others; a base out of range
+    // is a clear error.
+    case.assert_refused("--count-pieces", "0", "1", "latin_count_pieces is 1")
 }
 
 #[test]
 fn the_0_4_ratio_is_recorded_kept_and_checked() -> Result {
-    let dir = tempfile::tempdir()?;
-    let input = dir.path().join("pages.txt");
-    std::fs::write(&input, pages())?;
-    let input = input.to_str().ok_or("path")?;
-    let store = dir.path().join("store");
-    let store = store.to_str().ok_or("path")?;
+    let case = Case::new()?;
     let old = ["--count-pieces-ratio", "0"];
 
     // 0.4's pieces (4-15, 16-63) and 0.5's (4-7, 8-15, 16-31) differ on these pages.
@@ -168,69 +195,41 @@ fn the_0_4_ratio_is_recorded_kept_and_checked() -> Result {
         before_0_5
     );
 
-    let load = |extra: &[&str]| {
-        let mut args = vec![
-            "load", input, "--format", "lines", "--store", store, "--quiet",
-        ];
-        args.extend(extra);
-        run(&args)
-    };
-    ok(&load(&old)?);
-    let config = recorded_config(store)?;
+    ok(&case.load(&old)?);
+    let config = recorded_config(&case.store)?;
     assert_eq!(config["latin_count_pieces"], 4);
     assert_eq!(config["latin_count_pieces_ratio"], 0);
-    let mut stored = fingerprints_in(&ok(&run(&["export", "--store", store])?))?;
-    let mut expected = before_0_5.clone();
-    stored.sort();
-    expected.sort();
-    assert_eq!(stored, expected);
+    case.assert_stored(&before_0_5)?;
     // And `fingerprint --store` computes them the same way.
     let out = run(&[
         "fingerprint",
-        input,
+        &case.input,
         "--format",
         "lines",
         "--store",
-        store,
+        &case.store,
         "--quiet",
     ])?;
     assert_eq!(fingerprints_in(&ok(&out))?, before_0_5);
 
-    ok(&load(&[])?);
-    ok(&load(&old)?);
-    ok(&load(&["--count-pieces", "4"])?);
+    ok(&case.load(&[])?);
+    ok(&case.load(&old)?);
+    ok(&case.load(&["--count-pieces", "4"])?);
     for other in [
         &["--count-pieces-ratio", "2"][..],
         &["--count-pieces-ratio", "3"][..],
     ] {
-        let out = load(other)?;
+        let out = case.load(other)?;
         assert_eq!(out.status.code(), Some(1), "{other:?}");
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains(r#""latin_count_pieces_ratio":0}"#), "{err}");
         let asked = format!(r#""latin_count_pieces_ratio":{}}}"#, other[1]);
         assert!(err.contains(&asked), "{err}");
     }
-    let out = run(&[
-        "fingerprint",
-        input,
-        "--store",
-        store,
+    case.assert_refused(
         "--count-pieces-ratio",
         "2",
-    ])?;
-    assert_eq!(out.status.code(), Some(2));
-    let out = run_with_stdin(
-        &[
-            "fingerprint",
-            "-",
-            "--format",
-            "lines",
-            "--count-pieces-ratio",
-            "17",
-        ],
-        "text\n",
-    )?;
-    assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("latin_count_pieces_ratio is 17"));
-    Ok(())
+        "17",
+        "latin_count_pieces_ratio is 17",
+    )
 }
