@@ -205,11 +205,8 @@ const BATCH_SECONDS: f64 = 0.003;
 fn print_ratio() {
     let (docs, source) = documents();
     let hasher = |config: SimhashConfig| Simhasher::new(config).expect("valid configuration");
-    let v4 = SimhashConfig::default().with_latin_count_pieces_ratio(0);
-    let v3 = v4
-        .clone()
-        .with_word_char_shingles_within_words(false)
-        .with_latin_count_pieces(0);
+    let release = |minor| SimhashConfig::release_default(minor).expect("a release");
+    let (v4, v3) = (release(4), release(3));
     let sides = [
         ("default", Simhasher::default()),
         (

@@ -562,13 +562,11 @@ mod tests {
             FORMAT_VERSION
         );
         assert_eq!(FORMAT_VERSION, 5);
-        // The 0.4 and 0.3 defaults.
-        let v4 = SimhashConfig::default().with_latin_count_pieces_ratio(0);
-        let v3 = v4
-            .clone()
-            .with_word_char_shingles_within_words(false)
-            .with_latin_count_pieces(0);
-        let keep = v3.clone().with_drop_boilerplate(false);
+        let release = |minor| SimhashConfig::release_default(minor).unwrap();
+        for (minor, format) in [(2, 1), (3, 3), (4, 4), (5, 5)] {
+            assert_eq!(format_version_for(&release(minor)), format, "0.{minor}");
+        }
+        let (v4, v3, keep) = (release(4), release(3), release(2));
         for tf in [
             TfScaling::Raw,
             TfScaling::Sqrt,

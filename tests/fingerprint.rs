@@ -649,14 +649,7 @@ fn config_round_trips_through_json() -> Result<()> {
         "cjk_char_shingles": 1, "word_char_shingles": 3, "tf": "Raw", "idf": "None", "seed": 0,
     }))
     .map_err(|e| Error::InvalidArgument(e.to_string()))?;
-    assert_eq!(
-        older,
-        SimhashConfig::default()
-            .with_drop_boilerplate(false)
-            .with_word_char_shingles_within_words(false)
-            .with_latin_count_pieces(0)
-            .with_latin_count_pieces_ratio(0)
-    );
+    assert_eq!(Some(older), SimhashConfig::release_default(2));
     assert_eq!(
         weighted
             .clone()
@@ -711,11 +704,8 @@ fn fingerprints_are_deterministic_and_pinned() -> Result<()> {
     // text repeated ten times has Latin features seen 10 and 20 times, where the count
     // pieces of 0.5 (4-7, 8-15, 16-31) and of 0.4 (4-15, 16-63) differ.
     let long = text.repeat(10);
-    let v4 = SimhashConfig::default().with_latin_count_pieces_ratio(0);
-    let v3 = v4
-        .clone()
-        .with_word_char_shingles_within_words(false)
-        .with_latin_count_pieces(0);
+    let release = |minor| SimhashConfig::release_default(minor).expect("a release");
+    let (v4, v3) = (release(4), release(3));
     for (config, pins) in [
         (SimhashConfig::default(), PINNED),
         (v4, PINNED_0_4),

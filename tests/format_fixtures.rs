@@ -61,17 +61,12 @@ fn copy_dir(from: &Path, to: &Path) {
 /// default since 0.5. A store of an older format did not do what the newer fields do, and
 /// reads so.
 fn fixture_config(version: u32) -> SimhashConfig {
-    let v4 = SimhashConfig::default().with_latin_count_pieces_ratio(0);
-    let v3 = v4
-        .clone()
-        .with_word_char_shingles_within_words(false)
-        .with_latin_count_pieces(0);
-    let old = v3.clone().with_drop_boilerplate(false);
+    let release = |minor| SimhashConfig::release_default(minor).expect("a release");
     match version {
-        1 => old.with_tf(TfScaling::Raw),
-        2 => old.with_tf(TfScaling::LengthAdaptive),
-        3 => v3,
-        4 => v4,
+        1 => release(2).with_tf(TfScaling::Raw),
+        2 => release(2).with_tf(TfScaling::LengthAdaptive),
+        3 => release(3),
+        4 => release(4),
         _ => SimhashConfig::default(),
     }
 }

@@ -109,12 +109,8 @@ fn external_keys_identify_documents() -> Result<()> {
 #[test]
 fn every_configuration_is_recorded_and_read_back() -> Result<()> {
     // These record format versions 1, 2, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5.
-    let v4 = SimhashConfig::default().with_latin_count_pieces_ratio(0);
-    let v3 = v4
-        .clone()
-        .with_word_char_shingles_within_words(false)
-        .with_latin_count_pieces(0);
-    let keep = v3.clone().with_drop_boilerplate(false);
+    let release = |minor| SimhashConfig::release_default(minor).expect("a release");
+    let (v4, v3, keep) = (release(4), release(3), release(2));
     for config in [
         keep.clone(),
         keep.clone().with_tf(TfScaling::LengthAdaptive).with_seed(9),

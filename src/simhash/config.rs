@@ -246,6 +246,36 @@ impl Default for SimhashConfig {
 }
 
 impl SimhashConfig {
+    /// The default configuration of simhash-store 0.`minor`, for `minor` in 2..=5, else
+    /// `None`: what a store made by that release with its defaults records. A store made
+    /// with it records the oldest format that release reads (0.2: format 1, 0.3: 3, 0.4: 4,
+    /// 0.5: 5), so that release can still open it.
+    ///
+    /// ```
+    /// use simhash_store::SimhashConfig;
+    /// assert_eq!(SimhashConfig::release_default(5), Some(SimhashConfig::default()));
+    /// let v4 = SimhashConfig::release_default(4).unwrap();
+    /// assert_eq!(v4.latin_count_pieces_ratio, 0);
+    /// assert_eq!(SimhashConfig::release_default(6), None);
+    /// ```
+    pub fn release_default(minor: u32) -> Option<SimhashConfig> {
+        if !(2..=5).contains(&minor) {
+            return None;
+        }
+        let mut config = SimhashConfig::default();
+        if minor < 5 {
+            config.latin_count_pieces_ratio = 0;
+        }
+        if minor < 4 {
+            config.word_char_shingles_within_words = false;
+            config.latin_count_pieces = 0;
+        }
+        if minor < 3 {
+            config.drop_boilerplate = false;
+        }
+        Some(config)
+    }
+
     /// Sets [`normalize`](Self::normalize).
     #[must_use]
     pub fn with_normalize(mut self, on: bool) -> Self {
