@@ -38,11 +38,13 @@
 use std::hint::black_box;
 use std::path::Path;
 use std::sync::LazyLock;
-use std::time::Instant;
 
 use criterion::{criterion_group, Criterion, Throughput};
 use jieba_rs::Jieba;
 use simhash_store::{SimhashConfig, Simhasher, TfScaling};
+
+#[path = "support/alternating.rs"]
+mod alternating;
 
 static JIEBA: LazyLock<Jieba> = LazyLock::new(Jieba::new);
 
@@ -193,21 +195,15 @@ fn profile() -> bool {
     true
 }
 
-/// Rounds of [`print_ratio`], the batches each side runs per round and about how long a
-/// batch takes.
-const RATIO_ROUNDS: usize = 41;
-const BATCHES: usize = 5;
-const BATCH_SECONDS: f64 = 0.003;
-
 /// Prints the throughput of the default fingerprint, of 0.4's, 0.3's and 0.2's defaults and of the
 /// default with `TfScaling::LengthAdaptive`, over `cut`'s, from alternating rounds (see the
-/// top of the file).
+/// top of the file and `support/alternating.rs`).
 fn print_ratio() {
     let (docs, source) = documents();
     let hasher = |config: SimhashConfig| Simhasher::new(config).expect("valid configuration");
     let release = |minor| SimhashConfig::release_default(minor).expect("a release");
     let (v4, v3) = (release(4), release(3));
-    let sides = [
+    let hashers = [
         ("default", Simhasher::default()),
         (
             "0.4's default (count pieces at the powers of 4)",
@@ -226,66 +222,37 @@ fn print_ratio() {
             hasher(SimhashConfig::default().with_tf(TfScaling::LengthAdaptive)),
         ),
     ];
-    for (_, h) in &sides {
+    for (_, h) in &hashers {
         let _ = h.fingerprint("预热");
     }
     let _ = JIEBA.cut("预热", true);
-    let fingerprint = |hasher: &Simhasher, docs: &[String]| {
-        for d in docs {
-            black_box(hasher.fingerprint(black_box(d)).ok());
-        }
-    };
-    let cut = |docs: &[String]| {
-        for d in docs {
+    let passes: Vec<_> = hashers
+        .iter()
+        .map(|(name, h)| {
+            let pass = || {
+                for d in &docs {
+                    black_box(h.fingerprint(black_box(d)).ok());
+                }
+            };
+            (*name, pass)
+        })
+        .collect();
+    let sides: Vec<alternating::Side<'_>> = passes
+        .iter()
+        .map(|(name, pass)| (*name, pass as &dyn Fn()))
+        .collect();
+    let cut = || {
+        for d in &docs {
             black_box(JIEBA.cut(black_box(d), true));
         }
     };
-    // Iterations per batch, from the fastest of a few timings of the slowest side.
-    let once = (0..10)
-        .map(|_| {
-            let start = Instant::now();
-            fingerprint(&sides[3].1, &docs);
-            start.elapsed().as_secs_f64()
-        })
-        .fold(f64::INFINITY, f64::min);
-    let iters = (BATCH_SECONDS / once.max(1e-9)).ceil() as usize;
-    // The fastest of the batches of a round.
-    let time = |f: &dyn Fn(&[String])| {
-        (0..BATCHES)
-            .map(|_| {
-                let start = Instant::now();
-                for _ in 0..iters {
-                    f(&docs);
-                }
-                start.elapsed().as_secs_f64()
-            })
-            .fold(f64::INFINITY, f64::min)
-    };
-    // ratios[side][round]
-    let mut ratios = vec![Vec::with_capacity(RATIO_ROUNDS); sides.len()];
-    for _ in 0..RATIO_ROUNDS {
-        let cut = time(&cut);
-        for ((_, h), r) in sides.iter().zip(&mut ratios) {
-            r.push(cut / time(&|docs| fingerprint(h, docs)));
-        }
-    }
-    for ((name, _), ratios) in sides.iter().zip(&mut ratios) {
-        ratios.sort_by(f64::total_cmp);
-        let at = |q: usize| {
-            ratios
-                .get(q * (RATIO_ROUNDS - 1) / 4)
-                .copied()
-                .unwrap_or(f64::NAN)
-        };
-        println!(
-            "fingerprint_zh/{source}: {name} / jieba_cut_hmm throughput: median {:.3} \
-             (quartiles {:.3}..{:.3}) over {RATIO_ROUNDS} alternating rounds, the fastest of \
-             {BATCHES} batches of {iters} iterations per side",
-            at(2),
-            at(1),
-            at(3),
-        );
-    }
+    // 0.2's default is the slowest of the raw-TF sides and sets the batch size, as before.
+    alternating::print_ratios(
+        &format!("fingerprint_zh/{source}"),
+        ("jieba_cut_hmm", &cut),
+        &sides,
+        3,
+    );
 }
 
 criterion_group!(benches, bench);

@@ -5,11 +5,13 @@
 //! weighing the occurrences it holds ([`PieceGrid`]). Piece 0 is the feature itself (its own
 //! hash); piece `i >= 1` is hashed by [`piece_hash`].
 //!
-//! [`PieceSums`] computes the fingerprint under raw TF without a map of features: every
-//! occurrence goes to the raw sums (the bit-sliced counters of [`Sums`]), the occurrences of
-//! non-CJK features also to a count table, and at the end each feature seen `b` times or
-//! more moves the weight beyond its first piece to its other pieces. The weights are
-//! integers, so the result is exact and independent of the order of the features.
+//! [`PieceSums`] computes the fingerprint under raw TF without a map of features: the
+//! occurrences of CJK features go to the raw sums (the bit-sliced counters of [`Sums`]) as
+//! they come, those of non-CJK features to a count table, and at the end each non-CJK
+//! feature's pieces go to the raw sums too, a piece of `n` occurrences as `n` unit
+//! occurrences of the piece's hash (the counters' cheapest path) or, for a piece beyond
+//! [`MAX_UNIT_COPIES`], as one weighted correction. The weights are integers, so the result
+//! is exact and independent of the order of the features.
 
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
@@ -106,21 +108,94 @@ impl PieceSums {
     ///
     /// # Errors
     /// [`Error::NoFeatures`] if nothing was added.
-    pub(crate) fn fingerprint(&self) -> Result<(Fingerprint, usize)> {
-        let occurrences = self.raw.occurrences();
+    pub(crate) fn fingerprint(mut self) -> Result<(Fingerprint, usize)> {
+        let mut copies = UnitCopies::default();
+        let mut correction = Corrections::new();
+        let mut corrected = 0usize;
+        // Counts below this are one piece of at most three occurrences.
+        let few = self.grid.base.min(4);
+        for (hash, count) in self.latin.slots() {
+            if count < few {
+                // Most features, and every empty slot (count 0): without a branch on the
+                // count, which follows no pattern.
+                copies.add_few(&mut self.raw, hash, count);
+                continue;
+            }
+            for (piece, held) in self.grid.pieces(count) {
+                let piece_hash = if piece == 0 {
+                    hash
+                } else {
+                    piece_hash(hash, piece, self.seed)
+                };
+                if held <= MAX_UNIT_COPIES {
+                    copies.add(&mut self.raw, piece_hash, held);
+                } else {
+                    correction.add(piece_hash, i64::from(held));
+                    corrected += held as usize;
+                }
+            }
+        }
+        copies.flush(&mut self.raw);
+        let occurrences = self.raw.occurrences() + corrected;
         if occurrences == 0 {
             return Err(Error::NoFeatures);
         }
-        // The raw sums hold every occurrence under the feature's own hash (piece 0): move
-        // the occurrences beyond the first piece to theirs.
-        let mut correction = Corrections::new();
-        for (hash, count) in self.latin.at_least(self.grid.base) {
-            for (piece, held) in self.grid.pieces(count).skip(1) {
-                correction.add(hash, -i64::from(held));
-                correction.add(piece_hash(hash, piece, self.seed), i64::from(held));
-            }
-        }
         Ok((correction.apply(&self.raw, 0), occurrences))
+    }
+}
+
+/// The most occurrences of a piece that [`PieceSums::fingerprint`] adds as unit copies of
+/// its hash; a bigger piece is one weighted correction. The bit counters take a unit hash
+/// in a few instructions and a correction costs about as much as a hundred of them.
+const MAX_UNIT_COPIES: u32 = 64;
+
+/// Unit hashes on their way to a [`Sums`], handed over 64 at a time (a multiple of 16, its
+/// fastest path). Three slots beyond those let [`add_few`](Self::add_few) write three
+/// copies whatever the count.
+struct UnitCopies {
+    hashes: [u64; 64 + 3],
+    len: usize,
+}
+
+impl Default for UnitCopies {
+    fn default() -> Self {
+        UnitCopies {
+            hashes: [0; 64 + 3],
+            len: 0,
+        }
+    }
+}
+
+impl UnitCopies {
+    /// `copies` (at most 3) occurrences of `hash`.
+    #[inline(always)]
+    fn add_few(&mut self, sums: &mut Sums, hash: u64, copies: u32) {
+        // `len < 64` here: the batch is handed over when full.
+        if let Some(slots) = self.hashes.get_mut(self.len..self.len + 3) {
+            slots.fill(hash);
+        }
+        self.len += copies.min(3) as usize;
+        if self.len >= 64 {
+            sums.add_units(self.hashes.get(..64).unwrap_or_default());
+            self.hashes.copy_within(64..self.len, 0);
+            self.len -= 64;
+        }
+    }
+
+    /// `copies` occurrences of `hash`.
+    fn add(&mut self, sums: &mut Sums, hash: u64, copies: u32) {
+        let mut left = copies;
+        while left > 0 {
+            let n = left.min(3);
+            self.add_few(sums, hash, n);
+            left -= n;
+        }
+    }
+
+    /// Hands over the hashes not yet handed over.
+    fn flush(&mut self, sums: &mut Sums) {
+        sums.add_units(self.hashes.get(..self.len).unwrap_or_default());
+        self.len = 0;
     }
 }
 
@@ -136,15 +211,15 @@ impl Sink for PieceSums {
         self.raw.add_units(hashes);
     }
 
+    /// Counted only: its pieces go to the sums at the end.
     #[inline]
     fn add_latin(&mut self, hash: u64, _idf: impl FnOnce() -> f64) {
-        self.raw.add(hash, || 1.0);
         self.latin.bump(hash);
     }
 
+    /// Counted only: their pieces go to the sums at the end.
     #[inline]
     fn add_latin_units(&mut self, hashes: &[u64]) {
-        self.raw.add_units(hashes);
         for &hash in hashes {
             self.latin.bump(hash);
         }

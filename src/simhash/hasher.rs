@@ -396,6 +396,28 @@ mod tests {
         assert!(moved * 3 > texts, "{moved} of {texts} moved");
     }
 
+    /// The fast path adds a piece of up to 64 occurrences as that many unit occurrences and a
+    /// bigger one as a weighted correction: both agree with the map path, on either side of
+    /// that limit and far beyond it.
+    #[test]
+    fn count_pieces_fast_path_matches_the_map_path_for_big_pieces() {
+        for (base, ratio) in [(4u8, 2u8), (4, 0), (16, 16)] {
+            let config = SimhashConfig::default()
+                .with_latin_count_pieces(base)
+                .with_latin_count_pieces_ratio(ratio);
+            let hasher = Simhasher::new(config).unwrap();
+            // With (4, 2), "vacuum" seen 127 times ends with a piece of 64 occurrences
+            // (64-127), 128 and 129 times add one and two in the next, and 1000 times holds
+            // pieces of 128, 256 and 489.
+            for repeats in [63, 64, 65, 127, 128, 129, 300, 1000, 5000] {
+                let text = format!("数据库备份 {} index", "vacuum ".repeat(repeats));
+                let fast = hasher.fingerprint_with_count(&text).unwrap();
+                let map = hasher.fingerprint_through_map(&text).unwrap();
+                assert_eq!(fast, map, "base {base} ratio {ratio}, {repeats} repeats");
+            }
+        }
+    }
+
     /// The ratio moves the fingerprints of texts whose Latin features are seen `base · ratio`
     /// times or more, and only those.
     #[test]
