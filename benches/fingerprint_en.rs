@@ -15,6 +15,8 @@
 //! Segmentation is to English what jieba's `cut` is to Chinese (`benches/fingerprint.rs`):
 //! the part every word-based fingerprint needs. The ratios are measured in alternating
 //! rounds (`support/alternating.rs`), which a shared machine's changing load does not skew.
+//! Code layout moves them between builds as it does the Chinese ratio; the build that
+//! compares across builds is described at the top of `benches/fingerprint.rs`.
 //!
 //! For instruction counts, `FINGERPRINT_PROFILE=default|words_only|words` runs a plain loop
 //! (`FINGERPRINT_ITERS` times, default 20) instead, as in `benches/fingerprint.rs`:
