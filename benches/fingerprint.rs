@@ -57,6 +57,9 @@ use simhash_store::{SimhashConfig, Simhasher, TfScaling};
 
 #[path = "support/alternating.rs"]
 mod alternating;
+#[path = "support/profile.rs"]
+mod profile;
+use profile::profile_loop;
 
 static JIEBA: LazyLock<Jieba> = LazyLock::new(Jieba::new);
 
@@ -160,25 +163,12 @@ fn bench(c: &mut Criterion) {
     group.finish();
 }
 
-/// Runs `f` over every document `iters` times: the only code callgrind counts in profile mode.
-#[inline(never)]
-fn profile_loop(docs: &[String], iters: usize, f: impl Fn(&str)) {
-    for _ in 0..iters {
-        for d in docs {
-            f(black_box(d));
-        }
-    }
-}
-
 /// Profile mode (see the top of the file): returns false when `FINGERPRINT_PROFILE` is unset.
 fn profile() -> bool {
     let Ok(what) = std::env::var("FINGERPRINT_PROFILE") else {
         return false;
     };
-    let iters = std::env::var("FINGERPRINT_ITERS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(100);
+    let iters = profile::iterations(100);
     let (docs, source) = documents();
     let bytes: usize = docs.iter().map(String::len).sum();
     let default = Simhasher::default();
@@ -234,35 +224,19 @@ fn print_ratio() {
             hasher(SimhashConfig::default().with_tf(TfScaling::LengthAdaptive)),
         ),
     ];
-    for (_, h) in &hashers {
-        let _ = h.fingerprint("预热");
-    }
     let _ = JIEBA.cut("预热", true);
-    let passes: Vec<_> = hashers
-        .iter()
-        .map(|(name, h)| {
-            let pass = || {
-                for d in &docs {
-                    black_box(h.fingerprint(black_box(d)).ok());
-                }
-            };
-            (*name, pass)
-        })
-        .collect();
-    let sides: Vec<alternating::Side<'_>> = passes
-        .iter()
-        .map(|(name, pass)| (*name, pass as &dyn Fn()))
-        .collect();
     let cut = || {
         for d in &docs {
             black_box(JIEBA.cut(black_box(d), true));
         }
     };
     // 0.2's default is the slowest of the raw-TF sides and sets the batch size, as before.
-    alternating::print_ratios(
+    alternating::print_fingerprint_ratios(
         &format!("fingerprint_zh/{source}"),
         ("jieba_cut_hmm", &cut),
-        &sides,
+        &hashers,
+        &docs,
+        "预热",
         3,
     );
 }

@@ -36,6 +36,9 @@ use unicode_segmentation::UnicodeSegmentation;
 
 #[path = "support/alternating.rs"]
 mod alternating;
+#[path = "support/profile.rs"]
+mod profile;
+use profile::profile_loop;
 
 /// About how many bytes of text the benchmark takes.
 const TEXT_BYTES: usize = 128 * 1024;
@@ -229,25 +232,12 @@ fn bench(c: &mut Criterion) {
     group.finish();
 }
 
-/// Runs `f` over every document `iters` times: the only code callgrind counts in profile mode.
-#[inline(never)]
-fn profile_loop(docs: &[String], iters: usize, f: impl Fn(&str)) {
-    for _ in 0..iters {
-        for d in docs {
-            f(black_box(d));
-        }
-    }
-}
-
 /// Profile mode (see the top of the file): returns false when `FINGERPRINT_PROFILE` is unset.
 fn profile() -> bool {
     let Ok(what) = std::env::var("FINGERPRINT_PROFILE") else {
         return false;
     };
-    let iters = std::env::var("FINGERPRINT_ITERS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(20);
+    let iters = profile::iterations(20);
     let (docs, source) = documents();
     let bytes: usize = docs.iter().map(String::len).sum();
     let default = Simhasher::default();
@@ -292,33 +282,17 @@ fn print_ratio() {
             hasher(SimhashConfig::default().with_tf(TfScaling::LengthAdaptive)),
         ),
     ];
-    for (_, h) in &hashers {
-        let _ = h.fingerprint("warm up");
-    }
-    let passes: Vec<_> = hashers
-        .iter()
-        .map(|(name, h)| {
-            let pass = || {
-                for d in &docs {
-                    black_box(h.fingerprint(black_box(d)).ok());
-                }
-            };
-            (*name, pass)
-        })
-        .collect();
-    let sides: Vec<alternating::Side<'_>> = passes
-        .iter()
-        .map(|(name, pass)| (*name, pass as &dyn Fn()))
-        .collect();
     let segment = || {
         for d in &docs {
             black_box(words(black_box(d)));
         }
     };
-    alternating::print_ratios(
+    alternating::print_fingerprint_ratios(
         &format!("fingerprint_en/{source}"),
         ("unicode_words", &segment),
-        &sides,
+        &hashers,
+        &docs,
+        "warm up",
         4,
     );
 }

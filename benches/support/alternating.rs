@@ -8,7 +8,10 @@
 //! the per-round ratios `baseline time / side time` (a side's throughput over the
 //! baseline's) and their interquartile range.
 
+use std::hint::black_box;
 use std::time::Instant;
+
+use simhash_store::Simhasher;
 
 /// Rounds, the batches each side runs per round and about how long a batch takes.
 pub const ROUNDS: usize = 41;
@@ -70,4 +73,35 @@ pub fn print_ratios(label: &str, baseline: Side<'_>, sides: &[Side<'_>], slowest
             at(3),
         );
     }
+}
+
+/// [`print_ratios`] for fingerprinting `docs` with each of `hashers` (one side each, named
+/// as given), after one warm-up fingerprint of `warm_up` each.
+pub fn print_fingerprint_ratios(
+    label: &str,
+    baseline: Side<'_>,
+    hashers: &[(&str, Simhasher)],
+    docs: &[String],
+    warm_up: &str,
+    slowest: usize,
+) {
+    for (_, h) in hashers {
+        let _ = h.fingerprint(warm_up);
+    }
+    let passes: Vec<_> = hashers
+        .iter()
+        .map(|(name, h)| {
+            let pass = move || {
+                for d in docs {
+                    black_box(h.fingerprint(black_box(d)).ok());
+                }
+            };
+            (*name, pass)
+        })
+        .collect();
+    let sides: Vec<Side<'_>> = passes
+        .iter()
+        .map(|(name, pass)| (*name, pass as &dyn Fn()))
+        .collect();
+    print_ratios(label, baseline, &sides, slowest);
 }
