@@ -40,7 +40,7 @@ impl AdaptiveSums {
             raw: Sums::default(),
             // A character is 1 to 3 bytes and gives one to three occurrences, of which a
             // share are new features: about one distinct feature per 8 bytes, and the table
-            // doubles when there are more.
+            // grows when there are more.
             counts: CountTable::with_capacity(text_bytes / 8),
         }
     }

@@ -18,6 +18,7 @@ use xxhash_rust::xxh3::xxh3_64_with_seed;
 use super::count_table::CountTable;
 use super::features::Sink;
 use super::sums::{Corrections, Sums};
+use super::unit_batch::UnitBatch;
 use crate::error::{Error, Result};
 use crate::fingerprint::Fingerprint;
 
@@ -109,7 +110,7 @@ impl PieceSums {
     /// # Errors
     /// [`Error::NoFeatures`] if nothing was added.
     pub(crate) fn fingerprint(mut self) -> Result<(Fingerprint, usize)> {
-        let mut copies = UnitCopies::default();
+        let mut batch = UnitBatch::new();
         let mut correction = Corrections::new();
         let mut corrected = 0usize;
         // Counts below this are one piece of at most three occurrences.
@@ -118,7 +119,9 @@ impl PieceSums {
             if count < few {
                 // Most features, and every empty slot (count 0): without a branch on the
                 // count, which follows no pattern.
-                copies.add_few(&mut self.raw, hash, count);
+                if batch.push_few(hash, count) {
+                    self.raw.add_units(batch.take());
+                }
                 continue;
             }
             for (piece, held) in self.grid.pieces(count) {
@@ -128,14 +131,14 @@ impl PieceSums {
                     piece_hash(hash, piece, self.seed)
                 };
                 if held <= MAX_UNIT_COPIES {
-                    copies.add(&mut self.raw, piece_hash, held);
+                    add_copies(&mut batch, &mut self.raw, piece_hash, held);
                 } else {
                     correction.add(piece_hash, i64::from(held));
                     corrected += held as usize;
                 }
             }
         }
-        copies.flush(&mut self.raw);
+        self.raw.add_units(batch.take());
         let occurrences = self.raw.occurrences() + corrected;
         if occurrences == 0 {
             return Err(Error::NoFeatures);
@@ -149,53 +152,12 @@ impl PieceSums {
 /// in a few instructions and a correction costs about as much as a hundred of them.
 const MAX_UNIT_COPIES: u32 = 64;
 
-/// Unit hashes on their way to a [`Sums`], handed over 64 at a time (a multiple of 16, its
-/// fastest path). Three slots beyond those let [`add_few`](Self::add_few) write three
-/// copies whatever the count.
-struct UnitCopies {
-    hashes: [u64; 64 + 3],
-    len: usize,
-}
-
-impl Default for UnitCopies {
-    fn default() -> Self {
-        UnitCopies {
-            hashes: [0; 64 + 3],
-            len: 0,
+/// `copies` occurrences of `hash` into `batch`, handed over to `sums` when it is full.
+fn add_copies(batch: &mut UnitBatch, sums: &mut Sums, hash: u64, copies: u32) {
+    for _ in 0..copies {
+        if batch.push_if(hash, true) {
+            sums.add_units(batch.take());
         }
-    }
-}
-
-impl UnitCopies {
-    /// `copies` (at most 3) occurrences of `hash`.
-    #[inline(always)]
-    fn add_few(&mut self, sums: &mut Sums, hash: u64, copies: u32) {
-        // `len < 64` here: the batch is handed over when full.
-        if let Some(slots) = self.hashes.get_mut(self.len..self.len + 3) {
-            slots.fill(hash);
-        }
-        self.len += copies.min(3) as usize;
-        if self.len >= 64 {
-            sums.add_units(self.hashes.get(..64).unwrap_or_default());
-            self.hashes.copy_within(64..self.len, 0);
-            self.len -= 64;
-        }
-    }
-
-    /// `copies` occurrences of `hash`.
-    fn add(&mut self, sums: &mut Sums, hash: u64, copies: u32) {
-        let mut left = copies;
-        while left > 0 {
-            let n = left.min(3);
-            self.add_few(sums, hash, n);
-            left -= n;
-        }
-    }
-
-    /// Hands over the hashes not yet handed over.
-    fn flush(&mut self, sums: &mut Sums) {
-        sums.add_units(self.hashes.get(..self.len).unwrap_or_default());
-        self.len = 0;
     }
 }
 

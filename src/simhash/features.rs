@@ -23,6 +23,7 @@ use super::pieces::{pieces, PIECE_BYTES};
 use super::seeded::{IdeographHashes, SeedHashes};
 use super::stopwords::is_stop_code_point;
 use super::tokenize::{CharShingles, Kind, Words};
+use super::unit_batch::UnitBatch;
 
 /// One distinct feature of a text.
 #[derive(Debug, Clone, Copy)]
@@ -208,10 +209,6 @@ fn extract_in_pieces(
     extractor.finish();
 }
 
-/// How many features of IDF factor 1 are handed to the sink together: a multiple of 16 (see
-/// `sums.rs`).
-const UNIT_BATCH: usize = 64;
-
 /// The state of feature extraction that carries over from one piece of a text to the next.
 struct Extractor<'a, S: Sink> {
     config: &'a SimhashConfig,
@@ -239,13 +236,11 @@ struct Extractor<'a, S: Sink> {
     ring: [(u64, f64); MAX_WORD_SHINGLES as usize],
     seen: usize,
     /// Features of IDF factor 1 not yet handed to the sink.
-    units: [u64; UNIT_BATCH],
-    unit_count: usize,
+    units: UnitBatch,
     /// Features of non-CJK words are counted in pieces (`config.latin_count_pieces`): they
     /// go to the sink apart, through `latin_units`.
     count_latin: bool,
-    latin_units: [u64; UNIT_BATCH],
-    latin_count: usize,
+    latin_units: UnitBatch,
     /// `config.word_char_shingles_within_words`.
     within_words: bool,
 }
@@ -270,11 +265,9 @@ impl<'a, S: Sink> Extractor<'a, S> {
             letters: CharShingles::new(usize::from(config.word_char_shingles)),
             ring: [(0, 0.0); MAX_WORD_SHINGLES as usize],
             seen: 0,
-            units: [0; UNIT_BATCH],
-            unit_count: 0,
+            units: UnitBatch::new(),
             count_latin: config.latin_count_pieces > 0,
-            latin_units: [0; UNIT_BATCH],
-            latin_count: 0,
+            latin_units: UnitBatch::new(),
             within_words: config.word_char_shingles_within_words,
         }
     }
@@ -286,20 +279,14 @@ impl<'a, S: Sink> Extractor<'a, S> {
             self.unit(hash);
             return;
         }
-        if let Some(slot) = self.latin_units.get_mut(self.latin_count) {
-            *slot = hash;
-        }
-        self.latin_count += 1;
-        if self.latin_count >= UNIT_BATCH {
+        if self.latin_units.push_if(hash, true) {
             self.flush_latin_units();
         }
     }
 
     /// Hands the features of non-CJK words collected so far to the sink.
     fn flush_latin_units(&mut self) {
-        self.sink
-            .add_latin_units(self.latin_units.get(..self.latin_count).unwrap_or_default());
-        self.latin_count = 0;
+        self.sink.add_latin_units(self.latin_units.take());
     }
 
     /// One occurrence of a feature of IDF factor 1.
@@ -308,27 +295,18 @@ impl<'a, S: Sink> Extractor<'a, S> {
         self.unit_if(hash, true);
     }
 
-    /// One occurrence of a feature of IDF factor 1 if `keep`. Without a branch on `keep`:
-    /// whether a character or word is a stop word follows no pattern the processor could
-    /// predict, and a mispredicted branch costs more than writing the hash anyway.
+    /// One occurrence of a feature of IDF factor 1 if `keep` (without a branch on `keep`,
+    /// see [`UnitBatch::push_if`]).
     #[inline(always)]
     fn unit_if(&mut self, hash: u64, keep: bool) {
-        // `unit_count < UNIT_BATCH` always holds here: the batch is handed over when full.
-        if let Some(slot) = self.units.get_mut(self.unit_count) {
-            *slot = hash;
-        }
-        self.unit_count += usize::from(keep);
-        if self.unit_count >= UNIT_BATCH {
+        if self.units.push_if(hash, keep) {
             self.flush_units();
         }
     }
 
-    /// Hands the features of IDF factor 1 collected so far to the sink, together: summing
-    /// them in a tight loop is cheaper than one call per occurrence.
+    /// Hands the features of IDF factor 1 collected so far to the sink.
     fn flush_units(&mut self) {
-        self.sink
-            .add_units(self.units.get(..self.unit_count).unwrap_or_default());
-        self.unit_count = 0;
+        self.sink.add_units(self.units.take());
     }
 
     /// Takes the features of a normalized piece of the text.

@@ -27,6 +27,7 @@ mod seeded;
 mod stopwords;
 mod sums;
 mod tokenize;
+mod unit_batch;
 
 pub use config::{IdfWeighting, SimhashConfig, TfScaling};
 pub use hasher::Simhasher;
