@@ -51,12 +51,14 @@ use std::hint::black_box;
 use std::path::Path;
 use std::sync::LazyLock;
 
-use criterion::{criterion_group, Criterion, Throughput};
+use criterion::{criterion_group, Criterion};
 use jieba_rs::Jieba;
 use simhash_store::{SimhashConfig, Simhasher, TfScaling};
 
 #[path = "support/alternating.rs"]
 mod alternating;
+#[path = "support/group.rs"]
+mod group;
 #[path = "support/profile.rs"]
 mod profile;
 use profile::profile_loop;
@@ -123,7 +125,6 @@ fn generated() -> Vec<String> {
 
 fn bench(c: &mut Criterion) {
     let (docs, source) = documents();
-    let bytes: usize = docs.iter().map(String::len).sum();
     let default = Simhasher::default();
     let Ok(words_only) = Simhasher::new(
         SimhashConfig::default()
@@ -136,31 +137,25 @@ fn bench(c: &mut Criterion) {
     let _ = default.fingerprint("预热");
     let _ = JIEBA.cut("预热", true);
 
-    let mut group = c.benchmark_group(format!("fingerprint_zh/{source}"));
-    group.throughput(Throughput::Bytes(bytes as u64));
-    group.sample_size(30);
-    group.bench_function("simhasher_default", |b| {
-        b.iter(|| {
-            for d in &docs {
-                black_box(default.fingerprint(black_box(d)).ok());
-            }
-        })
-    });
-    group.bench_function("simhasher_words_only", |b| {
-        b.iter(|| {
-            for d in &docs {
-                black_box(words_only.fingerprint(black_box(d)).ok());
-            }
-        })
-    });
-    group.bench_function("jieba_cut_hmm", |b| {
-        b.iter(|| {
-            for d in &docs {
-                black_box(JIEBA.cut(black_box(d), true));
-            }
-        })
-    });
-    group.finish();
+    let default = |d: &str| {
+        black_box(default.fingerprint(d).ok());
+    };
+    let words_only = |d: &str| {
+        black_box(words_only.fingerprint(d).ok());
+    };
+    let baseline = |d: &str| {
+        black_box(JIEBA.cut(d, true));
+    };
+    group::bench_docs(
+        c,
+        &format!("fingerprint_zh/{source}"),
+        &docs,
+        &[
+            ("simhasher_default", &default),
+            ("simhasher_words_only", &words_only),
+            ("jieba_cut_hmm", &baseline),
+        ],
+    );
 }
 
 /// Profile mode (see the top of the file): returns false when `FINGERPRINT_PROFILE` is unset.
@@ -244,15 +239,5 @@ fn print_ratio() {
 criterion_group!(benches, bench);
 
 fn main() {
-    if profile() {
-        return;
-    }
-    benches();
-    Criterion::default().configure_from_args().final_summary();
-    // Only under `cargo bench` (which passes `--bench`), not when `cargo test` runs the bench
-    // as a test or a listing is asked for.
-    let args: Vec<String> = std::env::args().collect();
-    if args.iter().any(|a| a == "--bench") && !args.iter().any(|a| a == "--list") {
-        print_ratio();
-    }
+    group::main(profile, benches, print_ratio);
 }

@@ -30,12 +30,14 @@ use std::hint::black_box;
 use std::io::BufRead;
 use std::path::Path;
 
-use criterion::{criterion_group, Criterion, Throughput};
+use criterion::{criterion_group, Criterion};
 use simhash_store::{SimhashConfig, Simhasher, TfScaling};
 use unicode_segmentation::UnicodeSegmentation;
 
 #[path = "support/alternating.rs"]
 mod alternating;
+#[path = "support/group.rs"]
+mod group;
 #[path = "support/profile.rs"]
 mod profile;
 use profile::profile_loop;
@@ -200,36 +202,29 @@ fn words_only() -> Simhasher {
 
 fn bench(c: &mut Criterion) {
     let (docs, source) = documents();
-    let bytes: usize = docs.iter().map(String::len).sum();
     let default = Simhasher::default();
     let words_only = words_only();
     let _ = default.fingerprint("warm up");
 
-    let mut group = c.benchmark_group(format!("fingerprint_en/{source}"));
-    group.throughput(Throughput::Bytes(bytes as u64));
-    group.sample_size(30);
-    group.bench_function("simhasher_default", |b| {
-        b.iter(|| {
-            for d in &docs {
-                black_box(default.fingerprint(black_box(d)).ok());
-            }
-        })
-    });
-    group.bench_function("simhasher_words_only", |b| {
-        b.iter(|| {
-            for d in &docs {
-                black_box(words_only.fingerprint(black_box(d)).ok());
-            }
-        })
-    });
-    group.bench_function("unicode_words", |b| {
-        b.iter(|| {
-            for d in &docs {
-                black_box(words(black_box(d)));
-            }
-        })
-    });
-    group.finish();
+    let default = |d: &str| {
+        black_box(default.fingerprint(d).ok());
+    };
+    let words_only = |d: &str| {
+        black_box(words_only.fingerprint(d).ok());
+    };
+    let baseline = |d: &str| {
+        black_box(words(d));
+    };
+    group::bench_docs(
+        c,
+        &format!("fingerprint_en/{source}"),
+        &docs,
+        &[
+            ("simhasher_default", &default),
+            ("simhasher_words_only", &words_only),
+            ("unicode_words", &baseline),
+        ],
+    );
 }
 
 /// Profile mode (see the top of the file): returns false when `FINGERPRINT_PROFILE` is unset.
@@ -300,15 +295,5 @@ fn print_ratio() {
 criterion_group!(benches, bench);
 
 fn main() {
-    if profile() {
-        return;
-    }
-    benches();
-    Criterion::default().configure_from_args().final_summary();
-    // Only under `cargo bench` (which passes `--bench`), not when `cargo test` runs the bench
-    // as a test or a listing is asked for.
-    let args: Vec<String> = std::env::args().collect();
-    if args.iter().any(|a| a == "--bench") && !args.iter().any(|a| a == "--list") {
-        print_ratio();
-    }
+    group::main(profile, benches, print_ratio);
 }

@@ -353,10 +353,11 @@ mod tests {
         }
     }
 
-    /// The fast path of count pieces under raw TF (raw sums plus a correction for the
-    /// non-CJK features seen `base` times or more) gives exactly the fingerprint of the map
-    /// path, which weighs every piece of every feature, for grids of every shape; and pieces
-    /// change fingerprints only through the features that reach `base`.
+    /// The fast path of count pieces under raw TF (raw sums of the CJK features, and each
+    /// non-CJK feature's pieces added from a count table at the end) gives exactly the
+    /// fingerprint of the map path, which weighs every piece of every feature, for grids of
+    /// every shape; and pieces change fingerprints only through the features that reach
+    /// `base`.
     #[test]
     fn count_pieces_fast_path_matches_the_map_path() {
         let vocabulary: Vec<&str> = MIXED_TOKENS.iter().copied().chain(["Ωμέγα"]).collect();
