@@ -137,6 +137,11 @@ pub enum Error {
         source: std::io::Error,
     },
 
+    /// The caller stopped the operation (see [`PairScan::stop_when`](crate::PairScan::stop_when)).
+    /// Nothing in the store changed.
+    #[error("the operation was cancelled")]
+    Cancelled,
+
     /// A record of an input file that could not be read: the file and the line or byte offset.
     #[error("{path}:{location}: {message}")]
     BadRecord {

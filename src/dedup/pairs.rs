@@ -86,6 +86,7 @@ pub struct PairScan<'a> {
     k: u32,
     chunk: usize,
     progress: Option<Box<dyn FnMut(ScanProgress) + 'a>>,
+    stop: Option<&'a AtomicBool>,
 }
 
 impl std::fmt::Debug for PairScan<'_> {
@@ -141,6 +142,8 @@ struct Sink<'c> {
     out: Vec<Pair>,
     scanned: u64,
     cancel: &'c AtomicBool,
+    /// The caller's flag ([`PairScan::stop_when`]).
+    stop: Option<&'c AtomicBool>,
     stopped: bool,
 }
 
@@ -192,7 +195,10 @@ impl Sink<'_> {
     }
 
     fn check(&self) -> std::result::Result<(), Stop> {
-        if self.stopped || self.cancel.load(Ordering::Relaxed) {
+        if self.stopped
+            || self.cancel.load(Ordering::Relaxed)
+            || self.stop.is_some_and(|s| s.load(Ordering::Relaxed))
+        {
             Err(Stop::Cancelled)
         } else {
             Ok(())
@@ -337,6 +343,25 @@ impl<'a> PairScan<'a> {
         self
     }
 
+    /// Stops the scan with [`Error::Cancelled`] soon after `flag` becomes `true`: the
+    /// workers read it between groups of documents, as they read their own stop signal. For callers that cancel
+    /// from another thread: a Ctrl-C handler, a deadline, a user interface.
+    ///
+    /// ```
+    /// use std::sync::atomic::AtomicBool;
+    /// use simhash_store::{Error, Fingerprint, Store};
+    /// let dir = tempfile::tempdir()?;
+    /// let store = Store::open(dir.path())?;
+    /// store.insert(1, Fingerprint(7))?;
+    /// let stop = AtomicBool::new(true);
+    /// assert!(matches!(store.pairs(3).stop_when(&stop).collect(), Err(Error::Cancelled)));
+    /// # Ok::<_, Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn stop_when(mut self, flag: &'a AtomicBool) -> Self {
+        self.stop = Some(flag);
+        self
+    }
+
     /// Runs the scan on all cores (rayon's global pool) and calls `f` with every pair within
     /// `k`, each once, in no particular order. `f` runs on the calling thread. All four
     /// families are read from one snapshot, so concurrent writes are not seen. If `f` fails,
@@ -385,6 +410,10 @@ impl<'a> PairScan<'a> {
         let mut failure: Option<E> = None;
         let (tx, rx) = sync_channel::<Msg>(CHANNEL_CAPACITY);
         let progress = &mut self.progress;
+        let stop = self.stop;
+        if stop.is_some_and(|s| s.load(Ordering::Relaxed)) {
+            return Err(Error::Cancelled.into());
+        }
         let worker = std::thread::scope(|s| {
             let (ctx, tasks) = (&ctx, &tasks);
             let handle = s.spawn(move || {
@@ -394,6 +423,7 @@ impl<'a> PairScan<'a> {
                         out: Vec::with_capacity(BATCH),
                         scanned: 0,
                         cancel: &ctx.cancel,
+                        stop,
                         stopped: false,
                     };
                     ctx.scan(task, &mut sink)
@@ -402,6 +432,10 @@ impl<'a> PairScan<'a> {
             'receive: while let Ok(msg) = rx.recv() {
                 match msg {
                     Msg::Scanned(n) => {
+                        if stop.is_some_and(|s| s.load(Ordering::Relaxed)) {
+                            failure = Some(Error::Cancelled.into());
+                            break 'receive;
+                        }
                         stats.keys_scanned += n;
                         if let Some(p) = progress.as_mut() {
                             p(ScanProgress {
@@ -427,6 +461,9 @@ impl<'a> PairScan<'a> {
         });
         if let Some(e) = failure {
             return Err(e);
+        }
+        if stop.is_some_and(|s| s.load(Ordering::Relaxed)) {
+            return Err(Error::Cancelled.into());
         }
         match worker {
             Ok(Ok(())) => Ok(stats),
@@ -493,6 +530,7 @@ impl Store {
             k,
             chunk: DEFAULT_CHUNK,
             progress: None,
+            stop: None,
         }
     }
 }

@@ -1,0 +1,136 @@
+"""simhash_store: a persistent, embedded near-duplicate index for text.
+
+64-bit SimHash fingerprints (jieba for Chinese, Unicode words and trigrams for other
+scripts) in a four-block RocksDB store: which stored documents are within Hamming distance
+``k`` of a new one, exactly, in microseconds; every near-duplicate pair and cluster of a
+whole collection. The Rust library ``simhash-store`` does the work; this package calls it
+without copying data through Python where it can (numpy arrays in and out) and releases the
+interpreter during long calls.
+
+>>> import tempfile, simhash_store
+>>> with tempfile.TemporaryDirectory() as path:
+...     with simhash_store.Store.open(path) as store:
+...         page = "SimHash gives similar texts fingerprints that differ in only a few bits."
+...         fp = store.insert_text(1, page, key="https://example.com/a")
+...         [(m.id, m.key, m.distance) for m in store.query_text(page + " Share this.")]
+[(1, 'https://example.com/a', 0)]
+
+Names: :class:`Simhasher` (text to fingerprints), :class:`Store` (the index),
+:func:`distance`, :class:`Match`, :class:`Document`, :class:`Clusters`, the exceptions in
+:mod:`simhash_store.errors`, :class:`simhash_store.compat.SimhashIndex` (the PyPI ``simhash``
+package's index API) and :mod:`simhash_store.spark` (deduplication on Spark).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Union
+
+from . import _native
+from ._native import (
+    FORMAT_VERSION,
+    MAX_DISTANCE,
+    BulkProgress,
+    BulkSummary,
+    Cluster,
+    Clusters,
+    Document,
+    Match,
+    PairIterator,
+    Simhasher,
+    VerifyReport,
+    default_settings,
+    distance,
+)
+from .errors import (
+    BadRecordError,
+    CancelledError,
+    CorruptionError,
+    DecodeError,
+    Error,
+    InvalidArgumentError,
+    LockedError,
+    NoFeaturesError,
+    NotAStoreError,
+    ParseFingerprintError,
+    ReadOnlyError,
+    RocksDbError,
+    SettingsMismatchError,
+    StoreIOError,
+    UnsupportedFormatError,
+    WriterBusyError,
+)
+
+__version__: str = _native.__version__
+
+__all__ = [
+    "FORMAT_VERSION",
+    "MAX_DISTANCE",
+    "BulkProgress",
+    "BulkSummary",
+    "Cluster",
+    "Clusters",
+    "Document",
+    "Match",
+    "PairIterator",
+    "Simhasher",
+    "Store",
+    "VerifyReport",
+    "default_settings",
+    "distance",
+    "to_signed",
+    "to_unsigned",
+    "Error",
+    "BadRecordError",
+    "CancelledError",
+    "CorruptionError",
+    "DecodeError",
+    "InvalidArgumentError",
+    "LockedError",
+    "NoFeaturesError",
+    "NotAStoreError",
+    "ParseFingerprintError",
+    "ReadOnlyError",
+    "RocksDbError",
+    "SettingsMismatchError",
+    "StoreIOError",
+    "UnsupportedFormatError",
+    "WriterBusyError",
+]
+
+
+class Store(_native.Store):
+    """A store directory: the near-duplicate index. See ``_native.pyi`` for every method."""
+
+    @classmethod
+    def open(cls, path: Union[str, "os.PathLike[str]"], **options: Any) -> "Store":
+        """Opens (or creates) the store at ``path``; the same as ``Store(path, **options)``."""
+        return cls(path, **options)
+
+    def pairs_arrow(self, k: int = 3) -> Any:
+        """Every pair within ``k`` as a ``pyarrow.Table`` (``a``, ``b``, ``distance``), sorted.
+
+        Needs pyarrow (``pip install "simhash-store[arrow]"``); the arrays are not copied.
+        """
+        import pyarrow as pa
+
+        a, b, d = self.pairs_numpy(k)
+        return pa.table({"a": a, "b": b, "distance": d})
+
+
+def to_signed(fingerprint: int) -> int:
+    """The 64 bits of ``fingerprint`` as a signed two's-complement int (Spark's LongType).
+
+    >>> to_signed(2**64 - 1)
+    -1
+    """
+    return fingerprint - (1 << 64) if fingerprint >= 1 << 63 else fingerprint
+
+
+def to_unsigned(fingerprint: int) -> int:
+    """The inverse of :func:`to_signed`.
+
+    >>> to_unsigned(-1) == 2**64 - 1
+    True
+    """
+    return fingerprint + (1 << 64) if fingerprint < 0 else fingerprint

@@ -1,0 +1,409 @@
+"""Type stubs and documentation of the Rust extension ``simhash_store._native``.
+
+Everything here is re-exported by :mod:`simhash_store`; import it from there. The examples
+are run by ``python/tests/test_docs.py``.
+"""
+
+import os
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Literal, Mapping, Optional, Tuple, Union
+
+import numpy as np
+import numpy.typing as npt
+
+__version__: str
+FORMAT_VERSION: int
+"""The store format version this build writes."""
+MAX_DISTANCE: int
+"""The largest meaningful ``k``: 64."""
+
+IntArrayLike = Union[npt.NDArray[np.uint64], npt.NDArray[np.int64], Iterable[int]]
+Tf = Literal["raw", "length-adaptive", "sqrt", "log", "binary"]
+Idf = Literal["none", "jieba"]
+Durability = Literal["sync", "buffered", "no-wal"]
+RepresentativeRule = Literal["lowest-id", "longest", "first-loaded"]
+
+def distance(a: int, b: int) -> int:
+    """Hamming distance between two 64-bit fingerprints.
+
+    >>> from simhash_store import distance
+    >>> distance(0b1011, 0b0001)
+    2
+    """
+
+def default_settings() -> Dict[str, Any]:
+    """The default fingerprint settings, as the keyword arguments of :class:`Simhasher`.
+
+    >>> from simhash_store import default_settings
+    >>> default_settings()["word_char_shingles"]
+    3
+    """
+
+class Simhasher:
+    """Turns text into 64-bit SimHash fingerprints.
+
+    Keyword arguments are the fields of the Rust ``SimhashConfig``, each defaulting to the
+    Rust default (chosen on a labelled Chinese and English near-duplicate set):
+
+    - ``normalize=True``: fold full-width forms, ligatures and look-alike letters to ASCII;
+    - ``hmm=True``: let jieba join unknown characters into new words;
+    - ``stop_words=True``: drop the built-in Chinese and English stop words;
+    - ``words=True``: words are features;
+    - ``word_shingles=0``: runs of this many words as features too (0, or 2..=8);
+    - ``cjk_char_shingles=1``: runs of this many ideographs (0, or 1..=16);
+    - ``word_char_shingles=3``: character n-grams of other scripts' words (0, or 1..=16);
+    - ``word_char_shingles_within_words=True``: n-grams within each word, not across words;
+    - ``tf="raw"``: ``"raw"``, ``"length-adaptive"``, ``"sqrt"``, ``"log"`` or ``"binary"``;
+    - ``idf="none"``: or ``"jieba"`` for jieba's IDF table;
+    - ``seed=0``: seed of the xxh3 feature hash;
+    - ``drop_boilerplate=True``: leave out copyright, share-button and similar short lines;
+    - ``latin_count_pieces=4``, ``latin_count_pieces_ratio=2``: count pieces of frequent
+      non-CJK features, so that deleted text shows.
+
+    Fingerprints equal those of the Rust library and the ``simhash-store`` command for the
+    same settings. A Simhasher is immutable, thread-safe and picklable (by its settings).
+
+    >>> from simhash_store import Simhasher, distance
+    >>> h = Simhasher()
+    >>> a = h.fingerprint("The quick brown fox jumps over the lazy dog near the river bank.")
+    >>> b = h.fingerprint("The quick brown fox jumps over the lazy dog near the river bank!")
+    >>> distance(a, b)
+    0
+    >>> Simhasher(seed=7, tf="sqrt")
+    Simhasher(seed=7, tf='sqrt')
+    """
+
+    def __init__(
+        self,
+        *,
+        normalize: bool = ...,
+        hmm: bool = ...,
+        stop_words: bool = ...,
+        words: bool = ...,
+        word_shingles: int = ...,
+        cjk_char_shingles: int = ...,
+        word_char_shingles: int = ...,
+        tf: Tf = ...,
+        idf: Idf = ...,
+        seed: int = ...,
+        drop_boilerplate: bool = ...,
+        word_char_shingles_within_words: bool = ...,
+        latin_count_pieces: int = ...,
+        latin_count_pieces_ratio: int = ...,
+    ) -> None: ...
+    def fingerprint(self, text: str) -> int:
+        """The fingerprint of ``text``, an int in ``0..2**64-1``.
+
+        Raises :class:`~simhash_store.NoFeaturesError` for a text with nothing to
+        fingerprint (empty, only punctuation or stop words) and ``TypeError`` for a non-str.
+
+        >>> from simhash_store import Simhasher
+        >>> 0 <= Simhasher().fingerprint("北京今天下雨了，气温比昨天低五度。") < 2**64
+        True
+        """
+    def fingerprint_many(
+        self, texts: Iterable[str], *, on_empty: Literal["raise", "zero"] = "raise"
+    ) -> npt.NDArray[np.uint64]:
+        """The fingerprints of ``texts`` as a uint64 array, computed on all cores with the
+        interpreter released (Ctrl-C stops it).
+
+        A text without features raises :class:`~simhash_store.NoFeaturesError` (its index in a
+        note), or gives 0 with ``on_empty="zero"``.
+
+        >>> from simhash_store import Simhasher
+        >>> fps = Simhasher().fingerprint_many(["first page text", "second page text", ""], on_empty="zero")
+        >>> fps.dtype, len(fps), int(fps[2])
+        (dtype('uint64'), 3, 0)
+        """
+    @property
+    def settings(self) -> Dict[str, Any]:
+        """The settings, as keyword arguments: ``Simhasher(**h.settings) == h``."""
+
+class Match:
+    """A stored document within the queried distance. Query results are sorted by
+    distance, then id."""
+
+    id: int
+    key: Optional[str]
+    fingerprint: int
+    distance: int
+    def __init__(self, id: int, fingerprint: int, distance: int, key: Optional[str] = None) -> None: ...
+
+class Document:
+    """What the store holds for one document."""
+
+    id: int
+    fingerprint: int
+    key: Optional[str]
+    text_len: Optional[int]
+    """Length in bytes of the text it was fingerprinted from, when known."""
+    added: int
+    """When it was stored, in microseconds since the Unix epoch."""
+
+class VerifyReport:
+    """What :meth:`Store.verify` found. True (``bool(report)``) when clean."""
+
+    documents: int
+    block_entries: List[int]
+    keys: int
+    problems: List[str]
+    """The first problems found, described (at most 100)."""
+    problem_count: int
+    @property
+    def is_clean(self) -> bool: ...
+    def __bool__(self) -> bool: ...
+
+class BulkProgress:
+    """A progress report of a bulk load, passed to the ``progress`` callable."""
+
+    phase: Literal["adding", "writing", "ingesting", "done"]
+    documents: int
+    bytes: int
+    rate: float
+    """Documents per second so far."""
+    runs: int
+    elapsed: float
+    """Seconds since the load began."""
+
+class BulkSummary:
+    """What a finished bulk load did (``str()`` gives one line)."""
+
+    added: int
+    replaced: int
+    removed: int
+    superseded: int
+    skipped: int
+    """Texts without features, not stored."""
+    bytes: int
+    sst_bytes: int
+    runs: int
+    elapsed: float
+
+class PairIterator(Iterator[Tuple[int, int, int]]):
+    """``(a, b, distance)`` with ``a < b``, each pair once, in no particular order, as the
+    scan finds them on a background thread. ``close()`` (or dropping it) stops the scan."""
+
+    def __next__(self) -> Tuple[int, int, int]: ...
+    def close(self) -> None: ...
+
+class Cluster:
+    """One cluster of near-duplicates: ``id`` is its lowest member id."""
+
+    id: int
+    representative: int
+    members: List[int]
+    def __len__(self) -> int: ...
+
+class Clusters:
+    """The clusters of near-duplicates of a store, sorted by id (documents without a
+    near-duplicate are in none), with one representative kept per cluster.
+
+    >>> import tempfile, simhash_store
+    >>> with tempfile.TemporaryDirectory() as path, simhash_store.Store.open(path) as store:
+    ...     store.insert_many([1, 2, 3], [0b1111, 0b0111, 2**64 - 1])
+    ...     clusters = store.clusters(k=3)
+    ...     [(c.id, c.members) for c in clusters], clusters.drop_ids().tolist()
+    ([(1, [1, 2])], [2])
+    """
+
+    k: int
+    documents: int
+    """Documents in some cluster."""
+    pairs: int
+    per_distance: List[int]
+    """``per_distance[d]``: pairs at distance ``d``."""
+    representative: RepresentativeRule
+    def __len__(self) -> int: ...
+    def __iter__(self) -> Iterator[Cluster]: ...
+    def __getitem__(self, i: int) -> Cluster: ...
+    def drop_ids(self) -> npt.NDArray[np.uint64]:
+        """Every member that is not its cluster's representative, sorted: the documents to drop."""
+    def cluster_of(self, id: int) -> Optional[Cluster]: ...
+    def key(self, id: int) -> Optional[str]:
+        """The external key of member ``id``."""
+    def size_distribution(self) -> List[Tuple[int, int]]:
+        """``(size, clusters of that size)``, by size."""
+    def to_numpy(self) -> Dict[str, np.ndarray]:
+        """Arrays ``id``, ``cluster``, ``representative`` (uint64) and ``keep`` (bool), one
+        row per clustered document, sorted by id: the rows of ``simhash-store dedup``'s
+        ``clusters.jsonl``."""
+
+class Store:
+    """A near-duplicate index in a directory (RocksDB with one column family per 16-bit
+    block of the fingerprint). ``Store.open(path)`` creates or opens it.
+
+    Options (keyword only):
+
+    - ``durability="buffered"``: ``"sync"`` (nothing acknowledged is lost, even on power
+      loss), ``"buffered"`` (a killed process loses nothing acknowledged; power loss the
+      last seconds) or ``"no-wal"`` (writes since the last flush are lost on a crash);
+    - ``read_only=False``: open beside a writing process;
+    - ``cache_size``: RocksDB's block cache, in bytes;
+    - ``query_cache_size``: the query cache in bytes (256 MiB by default, 0 for none);
+    - any :class:`Simhasher` setting: the fingerprint settings of a *new* store; an existing
+      store records its own and raises :class:`~simhash_store.SettingsMismatchError` if they
+      differ.
+
+    One process writes a store at a time; many Python threads can share one ``Store``, and
+    long calls release the interpreter. Use it as a context manager, or call ``close()``.
+
+    >>> import tempfile, simhash_store
+    >>> with tempfile.TemporaryDirectory() as path, simhash_store.Store.open(path) as store:
+    ...     store.insert(1, 0x0123_4567_89ab_cdef, key="https://example.com/a")
+    ...     store.insert(2, 0x0123_4567_89ab_cdee)
+    ...     [(m.id, m.distance) for m in store.query(0x0123_4567_89ab_cdef, k=1)]
+    [(1, 0), (2, 1)]
+    """
+
+    def __init__(
+        self,
+        path: Union[str, "os.PathLike[str]"],
+        *,
+        durability: Durability = "buffered",
+        read_only: bool = False,
+        cache_size: Optional[int] = None,
+        query_cache_size: Optional[int] = None,
+        **settings: Any,
+    ) -> None: ...
+    @classmethod
+    def open(cls, path: Union[str, "os.PathLike[str]"], **options: Any) -> "Store":
+        """Opens (or creates) the store at ``path``: the same as ``Store(path, **options)``."""
+    def close(self) -> None:
+        """Closes the store (calls running on other threads finish first). Idempotent."""
+    def __enter__(self) -> "Store": ...
+    def __exit__(self, *exc: object) -> bool: ...
+    @property
+    def closed(self) -> bool: ...
+    @property
+    def path(self) -> str: ...
+    @property
+    def read_only(self) -> bool: ...
+    @property
+    def durability(self) -> Durability: ...
+    @property
+    def simhasher(self) -> Simhasher:
+        """The fingerprinter with the settings the store records."""
+    def __len__(self) -> int:
+        """The number of documents."""
+    def __contains__(self, id: int) -> bool: ...
+    def insert(self, id: int, fingerprint: int, key: Optional[str] = None) -> None:
+        """Stores document ``id``; an upsert: a stored ``id`` is replaced, and a document
+        that carried ``key`` before loses it (and is removed). Atomic and durable as the
+        store's ``durability`` says."""
+    def insert_text(self, id: int, text: str, key: Optional[str] = None) -> int:
+        """Fingerprints ``text`` with :attr:`simhasher`, stores it like :meth:`insert` and
+        returns the fingerprint."""
+    def insert_many(
+        self, ids: IntArrayLike, fingerprints: IntArrayLike, keys: Optional[Iterable[Optional[str]]] = None
+    ) -> None:
+        """Inserts many documents in one atomic write. Arrays of uint64 are read without a
+        Python loop; int64 fingerprint arrays are read as their two's-complement bits (as
+        Spark, Arrow and Parquet store them). For millions, :meth:`bulk_load_fingerprints`
+        is faster."""
+    def remove(self, id: int) -> bool:
+        """Removes document ``id``; whether it was stored."""
+    def remove_key(self, key: str) -> Optional[int]:
+        """Removes the document with external key ``key``; its id, if there was one."""
+    def get(self, id: int) -> Optional[int]:
+        """The fingerprint of document ``id``."""
+    def document(self, id: int) -> Optional[Document]:
+        """Everything stored for document ``id``."""
+    def id_for_key(self, key: str) -> Optional[int]:
+        """The id of the document with external key ``key``."""
+    def next_id(self) -> int:
+        """One more than the largest stored id (0 for an empty store)."""
+    def documents(self) -> List[Tuple[int, int, Optional[str]]]:
+        """``(id, fingerprint, key)`` of every document, in id order."""
+    def query(self, fingerprint: int, k: int = 3) -> List[Match]:
+        """The stored documents within Hamming distance ``k`` (0..=64) of ``fingerprint``,
+        sorted by distance, then id: exactly what a brute-force scan finds."""
+    def query_text(self, text: str, k: int = 3) -> List[Match]:
+        """:meth:`query` of the fingerprint of ``text``.
+
+        >>> import tempfile, simhash_store
+        >>> with tempfile.TemporaryDirectory() as path, simhash_store.Store.open(path) as store:
+        ...     _ = store.insert_text(7, "Rust storage engines keep sorted runs of keys on disk.")
+        ...     [m.id for m in store.query_text("Rust storage engines keep sorted runs of keys on disk!")]
+        [7]
+        """
+    def query_many(self, fingerprints: IntArrayLike, k: int = 3) -> List[List[Match]]:
+        """:meth:`query` of each fingerprint, on all cores; results in input order."""
+    def insert_if_new(self, id: int, fingerprint: int, k: int = 3, key: Optional[str] = None) -> List[Match]:
+        """Stores the document only if nothing stored is within ``k``, atomically (no
+        concurrent insert slips in between). Returns the near-duplicates that kept it out:
+        an empty list means it was stored.
+
+        >>> import tempfile, simhash_store
+        >>> with tempfile.TemporaryDirectory() as path, simhash_store.Store.open(path) as store:
+        ...     store.insert_if_new(1, 0b1111), [m.id for m in store.insert_if_new(2, 0b0111)]
+        ([], [1])
+        """
+    def insert_text_if_new(self, id: int, text: str, k: int = 3, key: Optional[str] = None) -> List[Match]:
+        """:meth:`insert_if_new` of the fingerprint of ``text``."""
+    def bulk_load(
+        self,
+        records: Iterable[Union[Tuple[int, Optional[str], Union[str, int]], Mapping[str, Any]]],
+        *,
+        progress: Union[bool, Callable[[BulkProgress], None], None] = None,
+        memory_budget: Optional[int] = None,
+    ) -> BulkSummary:
+        """Loads many documents through the Rust bulk loader: texts fingerprinted on all
+        cores, sorted runs written as SST files and ingested (much faster than inserts).
+
+        ``records`` are ``(id, key, text)`` tuples (``key`` may be None; an int instead of
+        the text is a fingerprint) or dicts with ``id``, optional ``key`` and ``text`` or
+        ``fingerprint``. The same upserts as :meth:`insert`; texts without features are
+        skipped and counted. ``progress=True`` draws a progress line on standard error; a
+        callable gets :class:`BulkProgress` reports. ``memory_budget`` bounds the bytes held
+        before a run is written (1 GiB by default).
+
+        Ctrl-C (or an exception from ``records``) stops the load: runs already ingested stay,
+        the store stays consistent, and loading the same records again completes it.
+
+        >>> import tempfile, simhash_store
+        >>> with tempfile.TemporaryDirectory() as path, simhash_store.Store.open(path) as store:
+        ...     summary = store.bulk_load([(1, "a", "first crawled page about storage"),
+        ...                                {"id": 2, "key": "b", "text": "second page about word segmentation"},
+        ...                                (3, None, "  ,.  ")])
+        ...     (summary.added, summary.skipped, len(store))
+        (2, 1, 2)
+        """
+    def bulk_load_fingerprints(
+        self,
+        ids: IntArrayLike,
+        fingerprints: IntArrayLike,
+        keys: Optional[Iterable[Optional[str]]] = None,
+        *,
+        progress: Union[bool, Callable[[BulkProgress], None], None] = None,
+        memory_budget: Optional[int] = None,
+    ) -> BulkSummary:
+        """:meth:`bulk_load` of precomputed fingerprints from arrays (for example the
+        ``id``, ``fingerprint`` and ``key`` columns of a Spark job's Parquet output)."""
+    def pairs(self, k: int = 3) -> PairIterator:
+        """Every pair of stored documents within ``k``: ``(a, b, distance)``, ``a < b``, each
+        once, streamed as the scan (one pass per block family, all cores) finds them.
+
+        >>> import tempfile, simhash_store
+        >>> with tempfile.TemporaryDirectory() as path, simhash_store.Store.open(path) as store:
+        ...     store.insert_many([1, 2, 3], [0b1111, 0b0111, 2**64 - 1])
+        ...     sorted(store.pairs(k=3))
+        [(1, 2, 1)]
+        """
+    def pairs_numpy(self, k: int = 3) -> Tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64], npt.NDArray[np.uint8]]:
+        """Every pair within ``k`` as three arrays ``a``, ``b``, ``distance``, sorted by
+        ``(a, b)``: for millions of pairs."""
+    def pairs_arrow(self, k: int = 3) -> Any:
+        """:meth:`pairs_numpy` as a ``pyarrow.Table`` with columns ``a``, ``b``, ``distance``."""
+    def clusters(self, k: int = 3, representative: RepresentativeRule = "lowest-id") -> Clusters:
+        """The connected components of the pairs within ``k``, each keeping one
+        representative: ``"lowest-id"``, ``"longest"`` (longest text, ties to the lowest id)
+        or ``"first-loaded"``, as ``simhash-store dedup --representative``."""
+    def verify(self) -> VerifyReport:
+        """Checks that every document is in all four block families and nothing else is."""
+    def flush(self) -> None:
+        """Writes memtables to disk (what ``durability="no-wal"`` needs to keep writes)."""
+    def compact(self) -> None:
+        """Compacts every column family (smaller, faster after many removes)."""
+    def preload_query_cache(self) -> int:
+        """Fills the query cache from the block families; the number of key ranges cached."""
+    def disk_usage(self) -> Dict[str, int]:
+        """Bytes on disk per column family."""

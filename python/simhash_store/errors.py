@@ -1,0 +1,104 @@
+"""Exceptions raised by simhash_store.
+
+Every error of the Rust library arrives as an instance of :class:`Error` (or one of its
+subclasses, one per kind), with the Rust message unchanged: it names the path, the column
+family or the input line, and says how to fix the problem.
+
+>>> import simhash_store
+>>> try:
+...     simhash_store.Simhasher().fingerprint("  ,.  ")
+... except simhash_store.NoFeaturesError as e:
+...     print("skipped:", e)
+skipped: the text has no features to fingerprint (empty, or only punctuation, whitespace or stop words)
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "Error",
+    "NoFeaturesError",
+    "LockedError",
+    "CorruptionError",
+    "RocksDbError",
+    "UnsupportedFormatError",
+    "NotAStoreError",
+    "SettingsMismatchError",
+    "DecodeError",
+    "ParseFingerprintError",
+    "InvalidArgumentError",
+    "WriterBusyError",
+    "ReadOnlyError",
+    "StoreIOError",
+    "CancelledError",
+    "BadRecordError",
+]
+
+
+class Error(Exception):
+    """Base class of every error simhash_store raises for the store or its inputs."""
+
+
+class NoFeaturesError(Error, ValueError):
+    """The text has nothing to fingerprint: empty, or only punctuation, whitespace or stop words."""
+
+
+class LockedError(Error):
+    """Another process (or another open Store in this one) holds the store's lock.
+
+    Close it there, or open this one with ``read_only=True``.
+    """
+
+
+class CorruptionError(Error):
+    """RocksDB found damaged data (a checksum mismatch, a truncated file)."""
+
+
+class RocksDbError(Error):
+    """Any other RocksDB failure: I/O errors, a full disk; the message names the operation."""
+
+
+class UnsupportedFormatError(Error):
+    """The store was written by a format version this build cannot read."""
+
+
+class NotAStoreError(Error):
+    """The directory holds files but is not a simhash-store store."""
+
+
+class SettingsMismatchError(Error):
+    """The fingerprint settings given to ``Store.open`` differ from those the store records.
+
+    Open it without settings to use the stored ones, or use a new store.
+    """
+
+
+class DecodeError(CorruptionError):
+    """A value in the store could not be decoded."""
+
+
+class ParseFingerprintError(Error, ValueError):
+    """A fingerprint string that is not 1 to 16 hex digits."""
+
+
+class InvalidArgumentError(Error, ValueError):
+    """A parameter out of range (a key too long, a budget too small, an unknown rule)."""
+
+
+class WriterBusyError(Error):
+    """A read-only open found the writer changing its files on every attempt: try again."""
+
+
+class ReadOnlyError(Error):
+    """The store was opened read-only and a write was attempted."""
+
+
+class StoreIOError(Error, OSError):
+    """An I/O error outside RocksDB; the message names the path."""
+
+
+class CancelledError(Error):
+    """The operation was cancelled; nothing in the store changed."""
+
+
+class BadRecordError(Error, ValueError):
+    """A record of an input file could not be read: the message gives the file and line."""

@@ -1,0 +1,66 @@
+//! Rust errors as Python exceptions. The classes live in `simhash_store/errors.py` (so that
+//! `InvalidArgumentError` can be both an `Error` and a `ValueError`); this maps each
+//! [`simhash_store::Error`] variant to its class, with the Rust message unchanged.
+
+use pyo3::exceptions::PyRuntimeError;
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::PyModule;
+
+use simhash_store::Error;
+
+static ERRORS: PyOnceLock<Py<PyModule>> = PyOnceLock::new();
+
+/// The name of the Python class for `e`, in `simhash_store.errors`.
+fn class_name(e: &Error) -> &'static str {
+    match e {
+        Error::NoFeatures => "NoFeaturesError",
+        Error::Locked { .. } => "LockedError",
+        Error::Corruption { .. } => "CorruptionError",
+        Error::RocksDb { .. } => "RocksDbError",
+        Error::UnsupportedFormat { .. } => "UnsupportedFormatError",
+        Error::NotAStore { .. } => "NotAStoreError",
+        Error::ConfigMismatch { .. } => "SettingsMismatchError",
+        Error::Decode { .. } => "DecodeError",
+        Error::ParseFingerprint { .. } => "ParseFingerprintError",
+        Error::InvalidArgument(_) => "InvalidArgumentError",
+        Error::WriterBusy { .. } => "WriterBusyError",
+        Error::ReadOnly { .. } => "ReadOnlyError",
+        Error::Io { .. } => "StoreIOError",
+        Error::Cancelled => "CancelledError",
+        Error::BadRecord { .. } => "BadRecordError",
+        _ => "Error",
+    }
+}
+
+/// `e` as an instance of its `simhash_store.errors` class.
+pub(crate) fn to_py(e: Error) -> PyErr {
+    let message = e.to_string();
+    let name = class_name(&e);
+    Python::attach(|py| {
+        let module = match ERRORS.get_or_try_init(py, || {
+            PyModule::import(py, "simhash_store.errors").map(Bound::unbind)
+        }) {
+            Ok(m) => m.bind(py),
+            Err(import) => return import,
+        };
+        match module.getattr(name) {
+            Ok(class) => match class.call1((message,)) {
+                Ok(instance) => PyErr::from_value(instance),
+                Err(err) => err,
+            },
+            Err(_) => PyRuntimeError::new_err(message),
+        }
+    })
+}
+
+/// `?` for results of the crate: `store.len().py()?`.
+pub(crate) trait IntoPy<T> {
+    fn py(self) -> PyResult<T>;
+}
+
+impl<T> IntoPy<T> for Result<T, Error> {
+    fn py(self) -> PyResult<T> {
+        self.map_err(to_py)
+    }
+}

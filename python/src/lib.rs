@@ -1,0 +1,47 @@
+//! `simhash_store._native`: the Rust half of the Python package `simhash_store`.
+//!
+//! - `errors.rs`: the Rust [`simhash_store::Error`] as the Python exception classes of
+//!   `simhash_store/errors.py`, messages unchanged.
+//! - `args.rs`: checked conversions of ids, fingerprints, texts and arrays from Python.
+//! - `interrupt.rs`: long calls run off the interpreter, and stop on Ctrl-C.
+//! - `settings.rs`: keyword arguments <-> `SimhashConfig`.
+//! - `hasher.rs`: `Simhasher` and `distance`.
+//! - `store.rs`: `Store`, `Match`, `Document`, `VerifyReport`.
+//! - `load.rs`: `Store.bulk_load` and `Store.bulk_load_fingerprints`.
+//! - `dedup.rs`: `Store.pairs`, `Store.pairs_numpy`, `Store.clusters` and `Clusters`.
+//! - `kernels.rs`: array functions for the Spark jobs (`simhash_store.spark`).
+//!
+//! The Python signatures and docstrings users read are in `simhash_store/_native.pyi`.
+
+use pyo3::prelude::*;
+
+mod args;
+mod dedup;
+mod errors;
+mod hasher;
+mod interrupt;
+mod kernels;
+mod load;
+mod settings;
+mod store;
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("FORMAT_VERSION", simhash_store::FORMAT_VERSION)?;
+    m.add("MAX_DISTANCE", simhash_store::MAX_DISTANCE)?;
+    m.add_function(wrap_pyfunction!(hasher::distance, m)?)?;
+    m.add_function(wrap_pyfunction!(hasher::default_settings, m)?)?;
+    m.add_class::<hasher::PySimhasher>()?;
+    m.add_class::<store::PyStore>()?;
+    m.add_class::<store::PyMatch>()?;
+    m.add_class::<store::PyDocument>()?;
+    m.add_class::<store::PyVerifyReport>()?;
+    m.add_class::<load::PyBulkSummary>()?;
+    m.add_class::<load::PyBulkProgress>()?;
+    m.add_class::<dedup::PyPairIter>()?;
+    m.add_class::<dedup::PyClusters>()?;
+    m.add_class::<dedup::PyCluster>()?;
+    kernels::register(m)?;
+    Ok(())
+}

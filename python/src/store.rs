@@ -1,0 +1,597 @@
+//! `Store` and what its methods return: `Match`, `Document`, `VerifyReport`.
+
+use std::path::PathBuf;
+use std::sync::{Arc, RwLock};
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+
+use simhash_store::{
+    Document, Durability, Entry, Fingerprint, InsertOutcome, Match, Store, VerifyReport,
+};
+
+use crate::args::{self, k_arg, key_arg, text_arg, u64_arg, u64_vec, Signed};
+use crate::errors::IntoPy;
+use crate::hasher::PySimhasher;
+use crate::settings;
+
+/// A store directory opened from Python. `close()` (or leaving a `with` block) releases it;
+/// calls already running on other threads finish first, since each holds the store.
+#[pyclass(module = "simhash_store._native", name = "Store", frozen, subclass)]
+pub(crate) struct PyStore {
+    inner: RwLock<Option<Arc<Store>>>,
+    path: PathBuf,
+    read_only: bool,
+    durability: &'static str,
+    hasher: Py<PySimhasher>,
+}
+
+fn durability_arg(name: &str) -> PyResult<(Durability, &'static str)> {
+    match name.to_ascii_lowercase().replace('_', "-").as_str() {
+        "sync" => Ok((Durability::Sync, "sync")),
+        "buffered" => Ok((Durability::Buffered, "buffered")),
+        "no-wal" | "nowal" => Ok((Durability::NoWal, "no-wal")),
+        _ => Err(PyValueError::new_err(format!(
+            "durability must be \"sync\", \"buffered\" or \"no-wal\", got {name:?}"
+        ))),
+    }
+}
+
+fn size_arg(v: Option<i64>, what: &str) -> PyResult<Option<usize>> {
+    match v {
+        None => Ok(None),
+        Some(n) if n >= 0 => Ok(Some(n as usize)),
+        Some(n) => Err(PyValueError::new_err(format!("{what} must be >= 0 bytes, got {n}"))),
+    }
+}
+
+impl PyStore {
+    /// The open store, or `ValueError` once closed.
+    pub(crate) fn store(&self) -> PyResult<Arc<Store>> {
+        let guard = self
+            .inner
+            .read()
+            .map_err(|_| PyValueError::new_err("the store's lock was poisoned"))?;
+        guard.clone().ok_or_else(|| {
+            PyValueError::new_err(format!(
+                "the store at {} is closed: open it again with Store.open",
+                self.path.display()
+            ))
+        })
+    }
+}
+
+pub(crate) fn matches_to_py<'py>(py: Python<'py>, found: Vec<Match>) -> PyResult<Bound<'py, PyList>> {
+    PyList::new(py, found.into_iter().map(PyMatch::from))
+}
+
+#[pymethods]
+impl PyStore {
+    #[new]
+    #[pyo3(signature = (path, *, durability = "buffered", read_only = false, cache_size = None, query_cache_size = None, **settings))]
+    fn new(
+        py: Python<'_>,
+        path: PathBuf,
+        durability: &str,
+        read_only: bool,
+        cache_size: Option<i64>,
+        query_cache_size: Option<i64>,
+        settings: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Self> {
+        let (durability, durability_name) = durability_arg(durability)?;
+        let mut builder = Store::builder().durability(durability).read_only(read_only);
+        if let Some(bytes) = size_arg(cache_size, "cache_size")? {
+            builder = builder.block_cache_size(bytes);
+        }
+        if let Some(bytes) = size_arg(query_cache_size, "query_cache_size")? {
+            builder = builder.query_cache_size(bytes);
+        }
+        if settings.is_some_and(|s| !s.is_empty()) {
+            builder = builder.simhash_config(settings::from_kwargs(settings)?);
+        }
+        let open_path = path.clone();
+        let store = py.detach(move || builder.open(&open_path)).py()?;
+        let hasher = Py::new(
+            py,
+            PySimhasher {
+                inner: store.simhasher().clone(),
+            },
+        )?;
+        Ok(PyStore {
+            inner: RwLock::new(Some(Arc::new(store))),
+            path,
+            read_only,
+            durability: durability_name,
+            hasher,
+        })
+    }
+
+    fn close(&self, py: Python<'_>) -> PyResult<()> {
+        let taken = self
+            .inner
+            .write()
+            .map_err(|_| PyValueError::new_err("the store's lock was poisoned"))?
+            .take();
+        // Closing flushes memtables without a write-ahead log: not under the interpreter lock.
+        py.detach(move || drop(taken));
+        Ok(())
+    }
+
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    #[pyo3(signature = (*_exc))]
+    fn __exit__(&self, py: Python<'_>, _exc: &Bound<'_, pyo3::types::PyTuple>) -> PyResult<bool> {
+        self.close(py)?;
+        Ok(false)
+    }
+
+    #[getter]
+    fn closed(&self) -> bool {
+        self.inner.read().map(|g| g.is_none()).unwrap_or(true)
+    }
+
+    #[getter]
+    fn path(&self) -> PathBuf {
+        self.path.clone()
+    }
+
+    #[getter]
+    fn read_only(&self) -> bool {
+        self.read_only
+    }
+
+    #[getter]
+    fn durability(&self) -> &'static str {
+        self.durability
+    }
+
+    #[getter]
+    fn simhasher(&self, py: Python<'_>) -> Py<PySimhasher> {
+        self.hasher.clone_ref(py)
+    }
+
+    fn __len__(&self) -> PyResult<usize> {
+        Ok(self.store()?.len() as usize)
+    }
+
+    fn __contains__(&self, py: Python<'_>, id: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let Ok(id) = id.extract::<u64>() else {
+            return Ok(false);
+        };
+        let store = self.store()?;
+        Ok(py.detach(|| store.get(id)).py()?.is_some())
+    }
+
+    fn __repr__(&self) -> String {
+        match self.store() {
+            Ok(s) => format!(
+                "Store({:?}, documents={}{})",
+                self.path.display().to_string(),
+                s.len(),
+                if self.read_only { ", read_only=True" } else { "" }
+            ),
+            Err(_) => format!("Store({:?}, closed)", self.path.display().to_string()),
+        }
+    }
+
+    #[pyo3(signature = (id, fingerprint, key = None))]
+    fn insert(
+        &self,
+        py: Python<'_>,
+        id: &Bound<'_, PyAny>,
+        fingerprint: &Bound<'_, PyAny>,
+        key: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        let entry = entry(id, fingerprint, key)?;
+        let store = self.store()?;
+        py.detach(|| store.insert_entry(entry)).py()
+    }
+
+    #[pyo3(signature = (id, text, key = None))]
+    fn insert_text(
+        &self,
+        py: Python<'_>,
+        id: &Bound<'_, PyAny>,
+        text: &Bound<'_, PyAny>,
+        key: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<u64> {
+        let id = u64_arg(id, "id")?;
+        let text = text_arg(text, "text")?;
+        let key = key_arg(key, "key")?;
+        let store = self.store()?;
+        py.detach(|| store.insert_text(id, key.as_deref(), &text))
+            .map(|f| f.0)
+            .py()
+    }
+
+    #[pyo3(signature = (ids, fingerprints, keys = None))]
+    fn insert_many(
+        &self,
+        py: Python<'_>,
+        ids: &Bound<'_, PyAny>,
+        fingerprints: &Bound<'_, PyAny>,
+        keys: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        let entries = entries(ids, fingerprints, keys)?;
+        let store = self.store()?;
+        py.detach(|| store.insert_batch(entries)).py()
+    }
+
+    fn remove(&self, py: Python<'_>, id: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let id = u64_arg(id, "id")?;
+        let store = self.store()?;
+        py.detach(|| store.remove(id)).py()
+    }
+
+    fn remove_key(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<Option<u64>> {
+        let key = text_arg(key, "key")?;
+        let store = self.store()?;
+        py.detach(|| store.remove_key(&key)).py()
+    }
+
+    fn get(&self, py: Python<'_>, id: &Bound<'_, PyAny>) -> PyResult<Option<u64>> {
+        let id = u64_arg(id, "id")?;
+        let store = self.store()?;
+        Ok(py.detach(|| store.get(id)).py()?.map(|f| f.0))
+    }
+
+    fn document(&self, py: Python<'_>, id: &Bound<'_, PyAny>) -> PyResult<Option<PyDocument>> {
+        let id = u64_arg(id, "id")?;
+        let store = self.store()?;
+        Ok(py
+            .detach(|| store.document(id))
+            .py()?
+            .map(|d| PyDocument::new(id, d)))
+    }
+
+    fn id_for_key(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<Option<u64>> {
+        let key = text_arg(key, "key")?;
+        let store = self.store()?;
+        py.detach(|| store.id_for_key(&key)).py()
+    }
+
+    fn next_id(&self, py: Python<'_>) -> PyResult<u64> {
+        let store = self.store()?;
+        py.detach(|| store.next_id()).py()
+    }
+
+    #[pyo3(signature = (fingerprint, k = 3))]
+    fn query<'py>(
+        &self,
+        py: Python<'py>,
+        fingerprint: &Bound<'py, PyAny>,
+        k: i64,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let fp = Fingerprint(u64_arg(fingerprint, "fingerprint")?);
+        let k = k_arg(k)?;
+        let store = self.store()?;
+        let found = py.detach(|| store.query(fp, k)).py()?;
+        matches_to_py(py, found)
+    }
+
+    #[pyo3(signature = (text, k = 3))]
+    fn query_text<'py>(
+        &self,
+        py: Python<'py>,
+        text: &Bound<'py, PyAny>,
+        k: i64,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let text = text_arg(text, "text")?;
+        let k = k_arg(k)?;
+        let store = self.store()?;
+        let found = py.detach(|| store.query_text(&text, k)).py()?;
+        matches_to_py(py, found)
+    }
+
+    #[pyo3(signature = (fingerprints, k = 3))]
+    fn query_many<'py>(
+        &self,
+        py: Python<'py>,
+        fingerprints: &Bound<'py, PyAny>,
+        k: i64,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let fps: Vec<Fingerprint> = u64_vec(fingerprints, "fingerprints", Signed::Bits)?
+            .into_iter()
+            .map(Fingerprint)
+            .collect();
+        let k = k_arg(k)?;
+        let store = self.store()?;
+        let found = py.detach(|| store.query_batch(&fps, k)).py()?;
+        PyList::new(
+            py,
+            found
+                .into_iter()
+                .map(|ms| matches_to_py(py, ms))
+                .collect::<PyResult<Vec<_>>>()?,
+        )
+    }
+
+    #[pyo3(signature = (id, fingerprint, k = 3, key = None))]
+    fn insert_if_new<'py>(
+        &self,
+        py: Python<'py>,
+        id: &Bound<'py, PyAny>,
+        fingerprint: &Bound<'py, PyAny>,
+        k: i64,
+        key: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let entry = entry(id, fingerprint, key)?;
+        let k = k_arg(k)?;
+        let store = self.store()?;
+        let outcome = py.detach(|| store.insert_if_new(entry, k)).py()?;
+        outcome_to_py(py, outcome)
+    }
+
+    #[pyo3(signature = (id, text, k = 3, key = None))]
+    fn insert_text_if_new<'py>(
+        &self,
+        py: Python<'py>,
+        id: &Bound<'py, PyAny>,
+        text: &Bound<'py, PyAny>,
+        k: i64,
+        key: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let id = u64_arg(id, "id")?;
+        let text = text_arg(text, "text")?;
+        let key = key_arg(key, "key")?;
+        let k = k_arg(k)?;
+        let store = self.store()?;
+        let outcome = py
+            .detach(|| store.insert_text_if_new(id, key.as_deref(), &text, k))
+            .py()?
+            .1;
+        outcome_to_py(py, outcome)
+    }
+
+    fn verify(&self, py: Python<'_>) -> PyResult<PyVerifyReport> {
+        let store = self.store()?;
+        let report = py.detach(|| store.verify()).py()?;
+        Ok(PyVerifyReport::from(report))
+    }
+
+    fn flush(&self, py: Python<'_>) -> PyResult<()> {
+        let store = self.store()?;
+        py.detach(|| store.flush()).py()
+    }
+
+    fn compact(&self, py: Python<'_>) -> PyResult<()> {
+        let store = self.store()?;
+        py.detach(|| store.compact()).py()
+    }
+
+    fn preload_query_cache(&self, py: Python<'_>) -> PyResult<u64> {
+        let store = self.store()?;
+        py.detach(|| store.preload_query_cache()).py()
+    }
+
+    fn disk_usage<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let store = self.store()?;
+        let usage = py.detach(|| store.disk_usage()).py()?;
+        let dict = PyDict::new(py);
+        for (family, bytes) in usage {
+            dict.set_item(family, bytes)?;
+        }
+        Ok(dict)
+    }
+
+    /// `(id, fingerprint, key)` of every stored document, in id order.
+    fn documents<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let store = self.store()?;
+        let docs = py
+            .detach(|| {
+                store
+                    .documents()?
+                    .map(|r| r.map(|(id, d)| (id, d.fingerprint.0, d.key)))
+                    .collect::<Result<Vec<_>, _>>()
+            })
+            .py()?;
+        PyList::new(py, docs)
+    }
+}
+
+fn entry(
+    id: &Bound<'_, PyAny>,
+    fingerprint: &Bound<'_, PyAny>,
+    key: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Entry> {
+    let id = u64_arg(id, "id")?;
+    let fp = Fingerprint(u64_arg(fingerprint, "fingerprint")?);
+    let mut e = Entry::new(id, fp);
+    if let Some(key) = key_arg(key, "key")? {
+        e = e.with_key(key);
+    }
+    Ok(e)
+}
+
+/// Entries from parallel sequences of ids, fingerprints and optional keys.
+pub(crate) fn entries(
+    ids: &Bound<'_, PyAny>,
+    fingerprints: &Bound<'_, PyAny>,
+    keys: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Vec<Entry>> {
+    let ids = u64_vec(ids, "ids", Signed::Reject)?;
+    let fps = u64_vec(fingerprints, "fingerprints", Signed::Bits)?;
+    if ids.len() != fps.len() {
+        return Err(PyValueError::new_err(format!(
+            "ids and fingerprints must have the same length, got {} and {}",
+            ids.len(),
+            fps.len()
+        )));
+    }
+    let keys = match keys {
+        Some(k) if !k.is_none() => {
+            let keys = args::key_vec(k, "keys")?;
+            if keys.len() != ids.len() {
+                return Err(PyValueError::new_err(format!(
+                    "keys must have the same length as ids, got {} and {}",
+                    keys.len(),
+                    ids.len()
+                )));
+            }
+            Some(keys)
+        }
+        _ => None,
+    };
+    let mut out = Vec::with_capacity(ids.len());
+    let mut keys = keys.map(Vec::into_iter);
+    for (id, fp) in ids.into_iter().zip(fps) {
+        let mut e = Entry::new(id, Fingerprint(fp));
+        if let Some(Some(key)) = keys.as_mut().and_then(Iterator::next) {
+            e = e.with_key(key);
+        }
+        out.push(e);
+    }
+    Ok(out)
+}
+
+fn outcome_to_py<'py>(py: Python<'py>, outcome: InsertOutcome) -> PyResult<Bound<'py, PyList>> {
+    match outcome {
+        InsertOutcome::Duplicate(found) => matches_to_py(py, found),
+        _ => Ok(PyList::empty(py)),
+    }
+}
+
+/// A stored document within the queried distance.
+#[pyclass(module = "simhash_store._native", name = "Match", frozen, eq)]
+#[derive(Clone, PartialEq, Eq)]
+pub(crate) struct PyMatch {
+    #[pyo3(get)]
+    id: u64,
+    #[pyo3(get)]
+    key: Option<String>,
+    #[pyo3(get)]
+    fingerprint: u64,
+    #[pyo3(get)]
+    distance: u32,
+}
+
+impl From<Match> for PyMatch {
+    fn from(m: Match) -> Self {
+        PyMatch {
+            id: m.id,
+            key: m.key,
+            fingerprint: m.fingerprint.0,
+            distance: m.distance,
+        }
+    }
+}
+
+#[pymethods]
+impl PyMatch {
+    #[new]
+    #[pyo3(signature = (id, fingerprint, distance, key = None))]
+    fn new(id: u64, fingerprint: u64, distance: u32, key: Option<String>) -> Self {
+        PyMatch { id, key, fingerprint, distance }
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "Match(id={}, key={}, fingerprint=0x{:016x}, distance={})",
+            self.id,
+            self.key.as_ref().map_or("None".into(), |k| format!("{k:?}")),
+            self.fingerprint,
+            self.distance
+        )
+    }
+
+    fn __hash__(&self) -> u64 {
+        self.id ^ self.fingerprint.rotate_left(17) ^ u64::from(self.distance)
+    }
+}
+
+/// What the store holds for one document.
+#[pyclass(module = "simhash_store._native", name = "Document", frozen, eq)]
+#[derive(Clone, PartialEq, Eq)]
+pub(crate) struct PyDocument {
+    #[pyo3(get)]
+    id: u64,
+    #[pyo3(get)]
+    fingerprint: u64,
+    #[pyo3(get)]
+    key: Option<String>,
+    #[pyo3(get)]
+    text_len: Option<u64>,
+    #[pyo3(get)]
+    added: u64,
+}
+
+impl PyDocument {
+    fn new(id: u64, d: Document) -> Self {
+        PyDocument {
+            id,
+            fingerprint: d.fingerprint.0,
+            key: d.key,
+            text_len: d.text_len,
+            added: d.added,
+        }
+    }
+}
+
+#[pymethods]
+impl PyDocument {
+    fn __repr__(&self) -> String {
+        format!(
+            "Document(id={}, fingerprint=0x{:016x}, key={}, text_len={}, added={})",
+            self.id,
+            self.fingerprint,
+            self.key.as_ref().map_or("None".into(), |k| format!("{k:?}")),
+            self.text_len.map_or("None".into(), |n| n.to_string()),
+            self.added
+        )
+    }
+}
+
+/// What `Store.verify()` found.
+#[pyclass(module = "simhash_store._native", name = "VerifyReport", frozen)]
+pub(crate) struct PyVerifyReport {
+    #[pyo3(get)]
+    documents: u64,
+    #[pyo3(get)]
+    block_entries: Vec<u64>,
+    #[pyo3(get)]
+    keys: u64,
+    #[pyo3(get)]
+    problems: Vec<String>,
+    #[pyo3(get)]
+    problem_count: u64,
+    text: String,
+}
+
+impl From<VerifyReport> for PyVerifyReport {
+    fn from(r: VerifyReport) -> Self {
+        PyVerifyReport {
+            documents: r.documents,
+            block_entries: r.block_entries.to_vec(),
+            keys: r.keys,
+            problems: r.problems.iter().map(ToString::to_string).collect(),
+            problem_count: r.problem_count,
+            text: r.to_string(),
+        }
+    }
+}
+
+#[pymethods]
+impl PyVerifyReport {
+    #[getter]
+    fn is_clean(&self) -> bool {
+        self.problem_count == 0
+    }
+
+    fn __bool__(&self) -> bool {
+        self.problem_count == 0
+    }
+
+    fn __str__(&self) -> String {
+        self.text.clone()
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "VerifyReport(documents={}, keys={}, problem_count={})",
+            self.documents, self.keys, self.problem_count
+        )
+    }
+}

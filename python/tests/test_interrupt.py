@@ -1,0 +1,93 @@
+"""Ctrl-C (SIGINT) during bulk_load, pairs and clusters raises KeyboardInterrupt promptly
+and leaves the store consistent with everything acknowledged still there. Each case runs a
+real Python process and interrupts it."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import simhash_store
+
+# The child prints READY when the long call has begun, then INTERRUPTED if
+# KeyboardInterrupt reached Python.
+PRELUDE = """
+import sys, numpy as np, simhash_store
+store = simhash_store.Store.open(sys.argv[1])
+"""
+
+BULK = """
+store.bulk_load((i, f"acked{i}", i * 7919) for i in range(1000))  # acknowledged
+def records():
+    words = "river storm city budget road school crawl page".split()
+    i = 10_000
+    while True:
+        if i == 10_100:
+            print("READY", flush=True)
+        yield (i, None, " ".join(words[(i * j) % 8] for j in range(200)))
+        i += 1
+try:
+    store.bulk_load(records())
+except KeyboardInterrupt:
+    print("INTERRUPTED", flush=True)
+"""
+
+SCAN = """
+rng = np.random.default_rng(3)
+n = 300_000
+store.bulk_load_fingerprints(np.arange(n, dtype=np.uint64), rng.integers(0, 2**64, size=n, dtype=np.uint64))
+print("READY", flush=True)
+try:
+    {call}
+except KeyboardInterrupt:
+    print("INTERRUPTED", flush=True)
+"""
+
+
+def interrupt(tmp_path, body: str) -> float:
+    """Runs `body` in a child, sends SIGINT once it is READY and asserts the child saw
+    KeyboardInterrupt. Returns the seconds from the signal to the child's exit (reported by
+    python/benches/bench_python.py, never asserted: timing is not a test)."""
+    script = tmp_path / "child.py"
+    script.write_text(PRELUDE + textwrap.dedent(body))
+    child = subprocess.Popen(
+        [sys.executable, str(script), str(tmp_path / "store")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert child.stdout is not None
+    line = child.stdout.readline()
+    assert line.strip() == "READY", (line, child.stderr.read() if child.stderr else "")
+    time.sleep(0.5)
+    os.kill(child.pid, signal.SIGINT)
+    sent = time.monotonic()
+    out, err = child.communicate(timeout=60)
+    elapsed = time.monotonic() - sent
+    assert "INTERRUPTED" in out, (out, err)
+    assert child.returncode == 0, err
+    return elapsed
+
+
+def test_ctrl_c_during_bulk_load(tmp_path):
+    interrupt(tmp_path, BULK)
+    with simhash_store.Store.open(tmp_path / "store") as store:
+        assert store.verify().is_clean
+        assert all(store.id_for_key(f"acked{i}") == i for i in range(0, 1000, 37))
+        assert store.get(999) == 999 * 7919
+
+
+def test_ctrl_c_during_pairs(tmp_path):
+    interrupt(tmp_path, SCAN.format(call="for p in store.pairs(k=24): pass"))
+    with simhash_store.Store.open(tmp_path / "store") as store:
+        assert store.verify().is_clean and len(store) == 300_000
+
+
+def test_ctrl_c_during_clusters(tmp_path):
+    interrupt(tmp_path, SCAN.format(call="store.clusters(k=24)"))
+    with simhash_store.Store.open(tmp_path / "store") as store:
+        assert len(store) == 300_000
