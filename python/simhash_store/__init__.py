@@ -12,7 +12,8 @@ interpreter during long calls.
 ...     with simhash_store.Store.open(path) as store:
 ...         page = "SimHash gives similar texts fingerprints that differ in only a few bits."
 ...         fp = store.insert_text(1, page, key="https://example.com/a")
-...         [(m.id, m.key, m.distance) for m in store.query_text(page + " Share this.")]
+...         copy = page + "\\nShare on Facebook"   # a boilerplate line: left out
+...         [(m.id, m.key, m.distance) for m in store.query_text(copy)]
 [(1, 'https://example.com/a', 0)]
 
 Names: :class:`Simhasher` (text to fingerprints), :class:`Store` (the index),

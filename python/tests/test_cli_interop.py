@@ -60,5 +60,5 @@ def test_store_written_by_python_is_read_by_the_command(cli, tmp_path):
     assert "clean" in run(cli, "verify", "--store", str(path))
     exported = [json.loads(l) for l in run(cli, "export", "--store", str(path)).splitlines()]
     assert {e["key"]: int(e["fingerprint"], 16) for e in exported} == {**fps, "raw": 0x0123_4567_89AB_CDEF}
-    out = json.loads(run(cli, "query", "--store", str(path), "--key", "raw", "-k", "0", "--json"))
+    out = json.loads(run(cli, "query", "--store", str(path), "--fingerprint", "0123456789abcdef", "-k", "0", "--json"))
     assert [m["id"] for m in out["matches"]] == [99]

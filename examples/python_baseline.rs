@@ -1,0 +1,75 @@
+//! The Rust side of `python/benches/bench_python.py`: the same work the Python package does,
+//! timed without Python, so the bench reports the package's throughput as a share of
+//! Rust's, measured in alternating rounds of one run.
+//!
+//! ```text
+//! cargo build --release --example python_baseline
+//! target/release/examples/python_baseline fingerprint TEXTS.txt
+//! target/release/examples/python_baseline query STORE QUERIES.u64 K
+//! ```
+//!
+//! `TEXTS.txt` holds one JSON string per line (a text); `QUERIES.u64` little-endian `u64`
+//! fingerprints. `fingerprint` fingerprints every text on all cores (rayon), as
+//! `Simhasher.fingerprint_many` does; `query` answers every query with one
+//! `Store::query_batch` (all cores), then once more one `Store::query` call at a time on one
+//! thread. Each prints one JSON line of seconds.
+
+use std::io::BufRead;
+use std::time::Instant;
+
+use rayon::prelude::*;
+use simhash_store::{Fingerprint, Simhasher, Store};
+
+type Result<T = ()> = std::result::Result<T, Box<dyn std::error::Error>>;
+
+fn fingerprint(path: &str) -> Result {
+    let file = std::io::BufReader::new(std::fs::File::open(path)?);
+    let mut texts = Vec::new();
+    for line in file.lines() {
+        texts.push(serde_json::from_str::<String>(&line?)?);
+    }
+    let hasher = Simhasher::default();
+    let start = Instant::now();
+    let fps: Vec<u64> = texts
+        .par_iter()
+        .map(|t| hasher.fingerprint(t).map_or(0, |f| f.0))
+        .collect();
+    let seconds = start.elapsed().as_secs_f64();
+    let checksum = fps.iter().fold(0u64, |a, f| a ^ f);
+    println!(r#"{{"seconds": {seconds}, "texts": {}, "checksum": {checksum}}}"#, texts.len());
+    Ok(())
+}
+
+fn query(store: &str, queries: &str, k: u32) -> Result {
+    let bytes = std::fs::read(queries)?;
+    let fps: Vec<Fingerprint> = bytes
+        .chunks_exact(8)
+        .map(|c| Fingerprint(u64::from_le_bytes(c.try_into().unwrap_or_default())))
+        .collect();
+    let store = Store::builder().read_only(true).open(store)?;
+    let (half, rest) = fps.split_at(fps.len() / 2);
+    let start = Instant::now();
+    let found: usize = store.query_batch(half, k)?.iter().map(Vec::len).sum();
+    let batch = start.elapsed().as_secs_f64();
+    let start = Instant::now();
+    let mut single_found = 0;
+    for fp in rest {
+        single_found += store.query(*fp, k)?.len();
+    }
+    let single = start.elapsed().as_secs_f64();
+    println!(
+        r#"{{"batch_seconds": {batch}, "batch_queries": {}, "batch_found": {found}, "single_seconds": {single}, "single_queries": {}, "single_found": {single_found}}}"#,
+        half.len(),
+        rest.len()
+    );
+    Ok(())
+}
+
+fn main() -> Result {
+    let args: Vec<String> = std::env::args().collect();
+    match args.get(1).map(String::as_str) {
+        Some("fingerprint") if args.len() == 3 => fingerprint(&args[2]),
+        Some("query") if args.len() == 5 => query(&args[2], &args[3], args[4].parse()?),
+        _ => Err("usage: python_baseline fingerprint TEXTS.txt | query STORE QUERIES.u64 K".into()),
+    }
+}
