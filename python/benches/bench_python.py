@@ -10,7 +10,8 @@ Sections (medians over --rounds alternating rounds; ratios from the same rounds)
 2. Queries: ``Store.query_many`` (all cores) against Rust's ``Store::query_batch``, and one
    ``Store.query`` call at a time against Rust's ``Store::query``: throughput share and the
    microseconds each Python call adds. Every round asks fingerprints no earlier round asked
-   (half planted within distance 3) of a freshly opened store, so caches do not flatter.
+   (half planted within distance 3) of a freshly opened store without the query cache, the
+   same for both sides, so caches flatter neither.
 3. Peers on the same 1M-fingerprint workload (load, then k = 3 queries): this package's
    ``Store`` (bulk loaded from numpy arrays), the PyPI ``simhash`` package's ``SimhashIndex``
    and, since gaoya's SimHash index takes only texts, gaoya on a text workload next to
@@ -133,18 +134,18 @@ def queries(n: int, rounds: int, per_round: int) -> dict:
         s.compact()
     py_batch, rs_batch, py_single, rs_single = [], [], [], []
     for r in range(rounds):
-        # Each side gets its own fresh queries: batch half, single half.
-        q_rust = make_queries(rng, fps, 2 * per_round)
+        # Fresh queries each round, the same for both sides (each in its own process, with a
+        # cold block cache and no query cache): batch half, single half.
         q_py = make_queries(rng, fps, 2 * per_round)
         qfile = os.path.join(tmp, "q.u64")
-        q_rust.astype("<u8").tofile(qfile)
+        q_py.astype("<u8").tofile(qfile)
         for side in ([0, 1] if r % 2 == 0 else [1, 0]):
             if side == 1:
                 res = rust("query", path, qfile, "3")
                 rs_batch.append(res["batch_seconds"] / res["batch_queries"])
                 rs_single.append(res["single_seconds"] / res["single_queries"])
             else:
-                with simhash_store.Store.open(path, read_only=True) as s:
+                with simhash_store.Store.open(path, read_only=True, query_cache_size=0) as s:
                     batch, rest = q_py[:per_round], q_py[per_round:]
                     start = time.perf_counter()
                     s.query_many(batch, k=3)

@@ -101,15 +101,15 @@ __all__ = [
 
 
 class Store(_native.Store):
-    """A store directory: the near-duplicate index. See ``_native.pyi`` for every method."""
+    __doc__ = _native.Store.__doc__
 
     @classmethod
     def open(cls, path: Union[str, "os.PathLike[str]"], **options: Any) -> "Store":
-        """Opens (or creates) the store at ``path``; the same as ``Store(path, **options)``."""
+        """Opens (or creates) the store at ``path``: the same as ``Store(path, **options)``."""
         return cls(path, **options)
 
     def pairs_arrow(self, k: int = 3) -> Any:
-        """Every pair within ``k`` as a ``pyarrow.Table`` (``a``, ``b``, ``distance``), sorted.
+        """:meth:`pairs_numpy` as a ``pyarrow.Table`` with columns ``a``, ``b``, ``distance``.
 
         Needs pyarrow (``pip install "simhash-store[arrow]"``); the arrays are not copied.
         """

@@ -5,10 +5,11 @@ are run by ``python/tests/test_docs.py``.
 """
 
 import os
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Literal, Mapping, Optional, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Literal, Mapping, Optional, Tuple, Union, final
 
 import numpy as np
 import numpy.typing as npt
+from typing_extensions import disjoint_base
 
 __version__: str
 FORMAT_VERSION: int
@@ -16,11 +17,29 @@ FORMAT_VERSION: int
 MAX_DISTANCE: int
 """The largest meaningful ``k``: 64."""
 
-IntArrayLike = Union[npt.NDArray[np.uint64], npt.NDArray[np.int64], Iterable[int]]
-Tf = Literal["raw", "length-adaptive", "sqrt", "log", "binary"]
-Idf = Literal["none", "jieba"]
-Durability = Literal["sync", "buffered", "no-wal"]
-RepresentativeRule = Literal["lowest-id", "longest", "first-loaded"]
+__all__ = [
+    "BulkProgress",
+    "BulkSummary",
+    "Cluster",
+    "Clusters",
+    "Document",
+    "FORMAT_VERSION",
+    "MAX_DISTANCE",
+    "Match",
+    "PairIterator",
+    "Simhasher",
+    "Store",
+    "VerifyReport",
+    "__version__",
+    "default_settings",
+    "distance",
+]
+
+_IntArrayLike = Union[npt.NDArray[np.uint64], npt.NDArray[np.int64], Iterable[int]]
+_Tf = Literal["raw", "length-adaptive", "sqrt", "log", "binary"]
+_Idf = Literal["none", "jieba"]
+_Durability = Literal["sync", "buffered", "no-wal"]
+_RepresentativeRule = Literal["lowest-id", "longest", "first-loaded"]
 
 def distance(a: int, b: int) -> int:
     """Hamming distance between two 64-bit fingerprints.
@@ -38,6 +57,7 @@ def default_settings() -> Dict[str, Any]:
     3
     """
 
+@final
 class Simhasher:
     """Turns text into 64-bit SimHash fingerprints.
 
@@ -72,8 +92,8 @@ class Simhasher:
     Simhasher(seed=7, tf='sqrt')
     """
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         *,
         normalize: bool = ...,
         hmm: bool = ...,
@@ -82,14 +102,14 @@ class Simhasher:
         word_shingles: int = ...,
         cjk_char_shingles: int = ...,
         word_char_shingles: int = ...,
-        tf: Tf = ...,
-        idf: Idf = ...,
+        tf: _Tf = ...,
+        idf: _Idf = ...,
         seed: int = ...,
         drop_boilerplate: bool = ...,
         word_char_shingles_within_words: bool = ...,
         latin_count_pieces: int = ...,
         latin_count_pieces_ratio: int = ...,
-    ) -> None: ...
+    ) -> Simhasher: ...
     def fingerprint(self, text: str) -> int:
         """The fingerprint of ``text``, an int in ``0..2**64-1``.
 
@@ -118,6 +138,7 @@ class Simhasher:
     def settings(self) -> Dict[str, Any]:
         """The settings, as keyword arguments: ``Simhasher(**h.settings) == h``."""
 
+@final
 class Match:
     """A stored document within the queried distance. Query results are sorted by
     distance, then id."""
@@ -126,8 +147,9 @@ class Match:
     key: Optional[str]
     fingerprint: int
     distance: int
-    def __init__(self, id: int, fingerprint: int, distance: int, key: Optional[str] = None) -> None: ...
+    def __new__(cls, id: int, fingerprint: int, distance: int, key: Optional[str] = None) -> Match: ...
 
+@final
 class Document:
     """What the store holds for one document."""
 
@@ -139,6 +161,7 @@ class Document:
     added: int
     """When it was stored, in microseconds since the Unix epoch."""
 
+@final
 class VerifyReport:
     """What :meth:`Store.verify` found. True (``bool(report)``) when clean."""
 
@@ -152,6 +175,7 @@ class VerifyReport:
     def is_clean(self) -> bool: ...
     def __bool__(self) -> bool: ...
 
+@final
 class BulkProgress:
     """A progress report of a bulk load, passed to the ``progress`` callable."""
 
@@ -164,6 +188,7 @@ class BulkProgress:
     elapsed: float
     """Seconds since the load began."""
 
+@final
 class BulkSummary:
     """What a finished bulk load did (``str()`` gives one line)."""
 
@@ -178,6 +203,7 @@ class BulkSummary:
     runs: int
     elapsed: float
 
+@final
 class PairIterator(Iterator[Tuple[int, int, int]]):
     """``(a, b, distance)`` with ``a < b``, each pair once, in no particular order, as the
     scan finds them on a background thread. ``close()`` (or dropping it) stops the scan."""
@@ -185,6 +211,7 @@ class PairIterator(Iterator[Tuple[int, int, int]]):
     def __next__(self) -> Tuple[int, int, int]: ...
     def close(self) -> None: ...
 
+@final
 class Cluster:
     """One cluster of near-duplicates: ``id`` is its lowest member id."""
 
@@ -193,6 +220,7 @@ class Cluster:
     members: List[int]
     def __len__(self) -> int: ...
 
+@final
 class Clusters:
     """The clusters of near-duplicates of a store, sorted by id (documents without a
     near-duplicate are in none), with one representative kept per cluster.
@@ -211,10 +239,10 @@ class Clusters:
     pairs: int
     per_distance: List[int]
     """``per_distance[d]``: pairs at distance ``d``."""
-    representative: RepresentativeRule
+    representative: _RepresentativeRule
     def __len__(self) -> int: ...
     def __iter__(self) -> Iterator[Cluster]: ...
-    def __getitem__(self, i: int) -> Cluster: ...
+    def __getitem__(self, i: int, /) -> Cluster: ...
     def drop_ids(self) -> npt.NDArray[np.uint64]:
         """Every member that is not its cluster's representative, sorted: the documents to drop."""
     def cluster_of(self, id: int) -> Optional[Cluster]: ...
@@ -227,6 +255,7 @@ class Clusters:
         row per clustered document, sorted by id: the rows of ``simhash-store dedup``'s
         ``clusters.jsonl``."""
 
+@disjoint_base
 class Store:
     """A near-duplicate index in a directory (RocksDB with one column family per 16-bit
     block of the fingerprint). ``Store.open(path)`` creates or opens it.
@@ -254,19 +283,16 @@ class Store:
     [(1, 0), (2, 1)]
     """
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         path: Union[str, "os.PathLike[str]"],
         *,
-        durability: Durability = "buffered",
+        durability: _Durability = "buffered",
         read_only: bool = False,
         cache_size: Optional[int] = None,
         query_cache_size: Optional[int] = None,
         **settings: Any,
-    ) -> None: ...
-    @classmethod
-    def open(cls, path: Union[str, "os.PathLike[str]"], **options: Any) -> "Store":
-        """Opens (or creates) the store at ``path``: the same as ``Store(path, **options)``."""
+    ) -> Store: ...
     def close(self) -> None:
         """Closes the store (calls running on other threads finish first). Idempotent."""
     def __enter__(self) -> "Store": ...
@@ -278,13 +304,13 @@ class Store:
     @property
     def read_only(self) -> bool: ...
     @property
-    def durability(self) -> Durability: ...
+    def durability(self) -> _Durability: ...
     @property
     def simhasher(self) -> Simhasher:
         """The fingerprinter with the settings the store records."""
     def __len__(self) -> int:
         """The number of documents."""
-    def __contains__(self, id: int) -> bool: ...
+    def __contains__(self, id: object, /) -> bool: ...
     def insert(self, id: int, fingerprint: int, key: Optional[str] = None) -> None:
         """Stores document ``id``; an upsert: a stored ``id`` is replaced, and a document
         that carried ``key`` before loses it (and is removed). Atomic and durable as the
@@ -293,7 +319,7 @@ class Store:
         """Fingerprints ``text`` with :attr:`simhasher`, stores it like :meth:`insert` and
         returns the fingerprint."""
     def insert_many(
-        self, ids: IntArrayLike, fingerprints: IntArrayLike, keys: Optional[Iterable[Optional[str]]] = None
+        self, ids: _IntArrayLike, fingerprints: _IntArrayLike, keys: Optional[Iterable[Optional[str]]] = None
     ) -> None:
         """Inserts many documents in one atomic write. Arrays of uint64 are read without a
         Python loop; int64 fingerprint arrays are read as their two's-complement bits (as
@@ -325,7 +351,7 @@ class Store:
         ...     [m.id for m in store.query_text("Rust storage engines keep sorted runs of keys on disk!")]
         [7]
         """
-    def query_many(self, fingerprints: IntArrayLike, k: int = 3) -> List[List[Match]]:
+    def query_many(self, fingerprints: _IntArrayLike, k: int = 3) -> List[List[Match]]:
         """:meth:`query` of each fingerprint, on all cores; results in input order."""
     def insert_if_new(self, id: int, fingerprint: int, k: int = 3, key: Optional[str] = None) -> List[Match]:
         """Stores the document only if nothing stored is within ``k``, atomically (no
@@ -369,8 +395,8 @@ class Store:
         """
     def bulk_load_fingerprints(
         self,
-        ids: IntArrayLike,
-        fingerprints: IntArrayLike,
+        ids: _IntArrayLike,
+        fingerprints: _IntArrayLike,
         keys: Optional[Iterable[Optional[str]]] = None,
         *,
         progress: Union[bool, Callable[[BulkProgress], None], None] = None,
@@ -391,9 +417,7 @@ class Store:
     def pairs_numpy(self, k: int = 3) -> Tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64], npt.NDArray[np.uint8]]:
         """Every pair within ``k`` as three arrays ``a``, ``b``, ``distance``, sorted by
         ``(a, b)``: for millions of pairs."""
-    def pairs_arrow(self, k: int = 3) -> Any:
-        """:meth:`pairs_numpy` as a ``pyarrow.Table`` with columns ``a``, ``b``, ``distance``."""
-    def clusters(self, k: int = 3, representative: RepresentativeRule = "lowest-id") -> Clusters:
+    def clusters(self, k: int = 3, representative: _RepresentativeRule = "lowest-id") -> Clusters:
         """The connected components of the pairs within ``k``, each keeping one
         representative: ``"lowest-id"``, ``"longest"`` (longest text, ties to the lowest id)
         or ``"first-loaded"``, as ``simhash-store dedup --representative``."""

@@ -38,7 +38,8 @@ struct IterState {
     handle: Option<JoinHandle<Result<ScanStats, Error>>>,
 }
 
-/// An iterator over `(a, b, distance)`, `a < b`, each pair once, in no particular order.
+/// ``(a, b, distance)`` with ``a < b``, each pair once, in no particular order, as the
+/// scan finds them on a background thread. ``close()`` (or dropping it) stops the scan.
 #[pyclass(module = "simhash_store._native", name = "PairIterator", frozen)]
 pub(crate) struct PyPairIter {
     state: Mutex<IterState>,
@@ -149,12 +150,22 @@ impl PyPairIter {
 
 #[pymethods]
 impl PyStore {
+    /// Every pair of stored documents within ``k``: ``(a, b, distance)``, ``a < b``, each
+    /// once, streamed as the scan (one pass per block family, all cores) finds them.
+    ///
+    /// >>> import tempfile, simhash_store
+    /// >>> with tempfile.TemporaryDirectory() as path, simhash_store.Store.open(path) as store:
+    /// ...     store.insert_many([1, 2, 3], [0b1111, 0b0111, 2**64 - 1])
+    /// ...     sorted(store.pairs(k=3))
+    /// [(1, 2, 1)]
     #[pyo3(signature = (k = 3))]
     fn pairs(&self, k: i64) -> PyResult<PyPairIter> {
         let k = k_arg(k)?;
         Ok(PyPairIter::start(self.store()?, k))
     }
 
+    /// Every pair within ``k`` as three arrays ``a``, ``b``, ``distance``, sorted by
+    /// ``(a, b)``: for millions of pairs.
     #[pyo3(signature = (k = 3))]
     fn pairs_numpy<'py>(
         &self,
@@ -176,6 +187,9 @@ impl PyStore {
         Ok((a.into_pyarray(py), b.into_pyarray(py), d.into_pyarray(py)))
     }
 
+    /// The connected components of the pairs within ``k``, each keeping one
+    /// representative: ``"lowest-id"``, ``"longest"`` (longest text, ties to the lowest id)
+    /// or ``"first-loaded"``, as ``simhash-store dedup --representative``.
     #[pyo3(signature = (k = 3, representative = "lowest-id"))]
     fn clusters(&self, py: Python<'_>, k: i64, representative: &str) -> PyResult<PyClusters> {
         let k = k_arg(k)?;
@@ -200,7 +214,7 @@ impl PyStore {
     }
 }
 
-/// One cluster of near-duplicates.
+/// One cluster of near-duplicates: ``id`` is its lowest member id.
 #[pyclass(module = "simhash_store._native", name = "Cluster", frozen, eq)]
 #[derive(Clone, PartialEq, Eq)]
 pub(crate) struct PyCluster {
@@ -236,7 +250,15 @@ impl From<&simhash_store::Cluster> for PyCluster {
     }
 }
 
-/// The clusters of near-duplicates of a store.
+/// The clusters of near-duplicates of a store, sorted by id (documents without a
+/// near-duplicate are in none), with one representative kept per cluster.
+///
+/// >>> import tempfile, simhash_store
+/// >>> with tempfile.TemporaryDirectory() as path, simhash_store.Store.open(path) as store:
+/// ...     store.insert_many([1, 2, 3], [0b1111, 0b0111, 2**64 - 1])
+/// ...     clusters = store.clusters(k=3)
+/// ...     [(c.id, c.members) for c in clusters], clusters.drop_ids().tolist()
+/// ([(1, [1, 2])], [2])
 #[pyclass(module = "simhash_store._native", name = "Clusters", frozen)]
 pub(crate) struct PyClusters {
     clusters: Clusters,
@@ -304,6 +326,7 @@ impl PyClusters {
         &self.representative
     }
 
+    /// Every member that is not its cluster's representative, sorted: the documents to drop.
     fn drop_ids<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<u64>> {
         self.clusters.drop_ids().into_pyarray(py)
     }
@@ -313,17 +336,20 @@ impl PyClusters {
         Ok(self.clusters.cluster_of(id).map(PyCluster::from))
     }
 
+    /// The external key of member ``id``.
     fn key(&self, id: &Bound<'_, PyAny>) -> PyResult<Option<String>> {
         let id = u64_arg(id, "id")?;
         Ok(self.clusters.key(id).map(str::to_owned))
     }
 
+    /// ``(size, clusters of that size)``, by size.
     fn size_distribution(&self) -> Vec<(usize, u64)> {
         self.clusters.size_distribution()
     }
 
-    /// Every clustered document as arrays: `id`, `cluster`, `representative` (uint64) and
-    /// `keep` (bool), sorted by id: the rows of the command line's `clusters.jsonl`.
+    /// Arrays ``id``, ``cluster``, ``representative`` (uint64) and ``keep`` (bool), one
+    /// row per clustered document, sorted by id: the rows of ``simhash-store dedup``'s
+    /// ``clusters.jsonl``.
     fn to_numpy<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let mut rows: Vec<(u64, u64, u64)> = self
             .clusters

@@ -14,6 +14,37 @@ use crate::args::{self, u64_arg};
 use crate::errors::{self, IntoPy};
 use crate::{interrupt, settings};
 
+/// Turns text into 64-bit SimHash fingerprints.
+///
+/// Keyword arguments are the fields of the Rust ``SimhashConfig``, each defaulting to the
+/// Rust default (chosen on a labelled Chinese and English near-duplicate set):
+///
+/// - ``normalize=True``: fold full-width forms, ligatures and look-alike letters to ASCII;
+/// - ``hmm=True``: let jieba join unknown characters into new words;
+/// - ``stop_words=True``: drop the built-in Chinese and English stop words;
+/// - ``words=True``: words are features;
+/// - ``word_shingles=0``: runs of this many words as features too (0, or 2..=8);
+/// - ``cjk_char_shingles=1``: runs of this many ideographs (0, or 1..=16);
+/// - ``word_char_shingles=3``: character n-grams of other scripts' words (0, or 1..=16);
+/// - ``word_char_shingles_within_words=True``: n-grams within each word, not across words;
+/// - ``tf="raw"``: ``"raw"``, ``"length-adaptive"``, ``"sqrt"``, ``"log"`` or ``"binary"``;
+/// - ``idf="none"``: or ``"jieba"`` for jieba's IDF table;
+/// - ``seed=0``: seed of the xxh3 feature hash;
+/// - ``drop_boilerplate=True``: leave out copyright, share-button and similar short lines;
+/// - ``latin_count_pieces=4``, ``latin_count_pieces_ratio=2``: count pieces of frequent
+///   non-CJK features, so that deleted text shows.
+///
+/// Fingerprints equal those of the Rust library and the ``simhash-store`` command for the
+/// same settings. A Simhasher is immutable, thread-safe and picklable (by its settings).
+///
+/// >>> from simhash_store import Simhasher, distance
+/// >>> h = Simhasher()
+/// >>> a = h.fingerprint("The quick brown fox jumps over the lazy dog near the river bank.")
+/// >>> b = h.fingerprint("The quick brown fox jumps over the lazy dog near the river bank!")
+/// >>> distance(a, b)
+/// 0
+/// >>> Simhasher(seed=7, tf="sqrt")
+/// Simhasher(seed=7, tf='sqrt')
 #[pyclass(module = "simhash_store._native", name = "Simhasher", frozen)]
 pub(crate) struct PySimhasher {
     pub(crate) inner: Simhasher,
@@ -97,6 +128,14 @@ impl PySimhasher {
         })
     }
 
+    /// The fingerprint of ``text``, an int in ``0..2**64-1``.
+    ///
+    /// Raises :class:`~simhash_store.NoFeaturesError` for a text with nothing to
+    /// fingerprint (empty, only punctuation or stop words) and ``TypeError`` for a non-str.
+    ///
+    /// >>> from simhash_store import Simhasher
+    /// >>> 0 <= Simhasher().fingerprint("北京今天下雨了，气温比昨天低五度。") < 2**64
+    /// True
     fn fingerprint(&self, py: Python<'_>, text: &Bound<'_, PyAny>) -> PyResult<u64> {
         let text = args::text_arg(text, "text")?;
         if text.len() < 1 << 16 {
@@ -105,6 +144,16 @@ impl PySimhasher {
         py.detach(|| self.inner.fingerprint(&text)).map(|f| f.0).py()
     }
 
+    /// The fingerprints of ``texts`` as a uint64 array, computed on all cores with the
+    /// interpreter released (Ctrl-C stops it).
+    ///
+    /// A text without features raises :class:`~simhash_store.NoFeaturesError` (its index in a
+    /// note), or gives 0 with ``on_empty="zero"``.
+    ///
+    /// >>> from simhash_store import Simhasher
+    /// >>> fps = Simhasher().fingerprint_many(["first page text", "second page text", ""], on_empty="zero")
+    /// >>> fps.dtype, len(fps), int(fps[2])
+    /// (dtype('uint64'), 3, 0)
     #[pyo3(signature = (texts, *, on_empty = "raise"))]
     fn fingerprint_many<'py>(
         &self,
@@ -115,6 +164,7 @@ impl PySimhasher {
         fingerprint_many_impl(py, &self.inner, texts, on_empty)
     }
 
+    /// The settings, as keyword arguments: ``Simhasher(**h.settings) == h``.
     #[getter]
     fn settings<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         settings::to_dict(py, self.inner.config())
@@ -158,6 +208,10 @@ impl PySimhasher {
 }
 
 /// Hamming distance between two 64-bit fingerprints.
+///
+/// >>> from simhash_store import distance
+/// >>> distance(0b1011, 0b0001)
+/// 2
 #[pyfunction]
 pub(crate) fn distance(a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -> PyResult<u32> {
     let a = u64_arg(a, "a")?;
@@ -165,7 +219,11 @@ pub(crate) fn distance(a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -> PyResult<u
     Ok(Fingerprint(a).distance(Fingerprint(b)))
 }
 
-/// The default fingerprint settings, as keyword arguments.
+/// The default fingerprint settings, as the keyword arguments of :class:`Simhasher`.
+///
+/// >>> from simhash_store import default_settings
+/// >>> default_settings()["word_char_shingles"]
+/// 3
 #[pyfunction]
 pub(crate) fn default_settings(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     settings::to_dict(py, &simhash_store::SimhashConfig::default())

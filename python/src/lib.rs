@@ -11,7 +11,9 @@
 //! - `dedup.rs`: `Store.pairs`, `Store.pairs_numpy`, `Store.clusters` and `Clusters`.
 //! - `kernels.rs`: array functions for the Spark jobs (`simhash_store.spark`).
 //!
-//! The Python signatures and docstrings users read are in `simhash_store/_native.pyi`.
+//! Docstrings are the `///` comments of the Python-facing items (what `help()` shows); the
+//! type stubs `simhash_store/_native.pyi` repeat them for editors and type checkers, and
+//! `python/tests/test_docs.py` checks that the two agree and runs their examples.
 
 use pyo3::prelude::*;
 

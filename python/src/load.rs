@@ -163,6 +163,26 @@ impl Callback {
 
 #[pymethods]
 impl PyStore {
+    /// Loads many documents through the Rust bulk loader: texts fingerprinted on all
+    /// cores, sorted runs written as SST files and ingested (much faster than inserts).
+    ///
+    /// ``records`` are ``(id, key, text)`` tuples (``key`` may be None; an int instead of
+    /// the text is a fingerprint) or dicts with ``id``, optional ``key`` and ``text`` or
+    /// ``fingerprint``. The same upserts as :meth:`insert`; texts without features are
+    /// skipped and counted. ``progress=True`` draws a progress line on standard error; a
+    /// callable gets :class:`BulkProgress` reports. ``memory_budget`` bounds the bytes held
+    /// before a run is written (1 GiB by default).
+    ///
+    /// Ctrl-C (or an exception from ``records``) stops the load: runs already ingested stay,
+    /// the store stays consistent, and loading the same records again completes it.
+    ///
+    /// >>> import tempfile, simhash_store
+    /// >>> with tempfile.TemporaryDirectory() as path, simhash_store.Store.open(path) as store:
+    /// ...     summary = store.bulk_load([(1, "a", "first crawled page about storage"),
+    /// ...                                {"id": 2, "key": "b", "text": "second page about word segmentation"},
+    /// ...                                (3, None, "  ,.  ")])
+    /// ...     (summary.added, summary.skipped, len(store))
+    /// (2, 1, 2)
     #[pyo3(signature = (records, *, progress = None, memory_budget = None))]
     fn bulk_load(
         &self,
@@ -197,6 +217,8 @@ impl PyStore {
         Ok(PyBulkSummary::from(summary))
     }
 
+    /// :meth:`bulk_load` of precomputed fingerprints from arrays (for example the
+    /// ``id``, ``fingerprint`` and ``key`` columns of a Spark job's Parquet output).
     #[pyo3(signature = (ids, fingerprints, keys = None, *, progress = None, memory_budget = None))]
     fn bulk_load_fingerprints(
         &self,
@@ -245,7 +267,7 @@ fn phase_name(p: BulkPhase) -> &'static str {
     }
 }
 
-/// A progress report of a bulk load, passed to the `progress` callable.
+/// A progress report of a bulk load, passed to the ``progress`` callable.
 #[pyclass(module = "simhash_store._native", name = "BulkProgress", frozen)]
 pub(crate) struct PyBulkProgress {
     #[pyo3(get)]
@@ -285,7 +307,7 @@ impl PyBulkProgress {
     }
 }
 
-/// What a finished bulk load did.
+/// What a finished bulk load did (``str()`` gives one line).
 #[pyclass(module = "simhash_store._native", name = "BulkSummary", frozen)]
 pub(crate) struct PyBulkSummary {
     #[pyo3(get)]

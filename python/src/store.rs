@@ -16,8 +16,30 @@ use crate::errors::IntoPy;
 use crate::hasher::PySimhasher;
 use crate::settings;
 
-/// A store directory opened from Python. `close()` (or leaving a `with` block) releases it;
-/// calls already running on other threads finish first, since each holds the store.
+/// A near-duplicate index in a directory (RocksDB with one column family per 16-bit
+/// block of the fingerprint). ``Store.open(path)`` creates or opens it.
+///
+/// Options (keyword only):
+///
+/// - ``durability="buffered"``: ``"sync"`` (nothing acknowledged is lost, even on power
+///   loss), ``"buffered"`` (a killed process loses nothing acknowledged; power loss the
+///   last seconds) or ``"no-wal"`` (writes since the last flush are lost on a crash);
+/// - ``read_only=False``: open beside a writing process;
+/// - ``cache_size``: RocksDB's block cache, in bytes;
+/// - ``query_cache_size``: the query cache in bytes (256 MiB by default, 0 for none);
+/// - any :class:`Simhasher` setting: the fingerprint settings of a *new* store; an existing
+///   store records its own and raises :class:`~simhash_store.SettingsMismatchError` if they
+///   differ.
+///
+/// One process writes a store at a time; many Python threads can share one ``Store``, and
+/// long calls release the interpreter. Use it as a context manager, or call ``close()``.
+///
+/// >>> import tempfile, simhash_store
+/// >>> with tempfile.TemporaryDirectory() as path, simhash_store.Store.open(path) as store:
+/// ...     store.insert(1, 0x0123_4567_89ab_cdef, key="https://example.com/a")
+/// ...     store.insert(2, 0x0123_4567_89ab_cdee)
+/// ...     [(m.id, m.distance) for m in store.query(0x0123_4567_89ab_cdef, k=1)]
+/// [(1, 0), (2, 1)]
 #[pyclass(module = "simhash_store._native", name = "Store", frozen, subclass)]
 pub(crate) struct PyStore {
     inner: RwLock<Option<Arc<Store>>>,
@@ -107,6 +129,7 @@ impl PyStore {
         })
     }
 
+    /// Closes the store (calls running on other threads finish first). Idempotent.
     fn close(&self, py: Python<'_>) -> PyResult<()> {
         let taken = self
             .inner
@@ -148,11 +171,13 @@ impl PyStore {
         self.durability
     }
 
+    /// The fingerprinter with the settings the store records.
     #[getter]
     fn simhasher(&self, py: Python<'_>) -> Py<PySimhasher> {
         self.hasher.clone_ref(py)
     }
 
+    /// The number of documents.
     fn __len__(&self) -> PyResult<usize> {
         Ok(self.store()?.len() as usize)
     }
@@ -177,6 +202,9 @@ impl PyStore {
         }
     }
 
+    /// Stores document ``id``; an upsert: a stored ``id`` is replaced, and a document
+    /// that carried ``key`` before loses it (and is removed). Atomic and durable as the
+    /// store's ``durability`` says.
     #[pyo3(signature = (id, fingerprint, key = None))]
     fn insert(
         &self,
@@ -190,6 +218,8 @@ impl PyStore {
         py.detach(|| store.insert_entry(entry)).py()
     }
 
+    /// Fingerprints ``text`` with :attr:`simhasher`, stores it like :meth:`insert` and
+    /// returns the fingerprint.
     #[pyo3(signature = (id, text, key = None))]
     fn insert_text(
         &self,
@@ -207,6 +237,10 @@ impl PyStore {
             .py()
     }
 
+    /// Inserts many documents in one atomic write. Arrays of uint64 are read without a
+    /// Python loop; int64 fingerprint arrays are read as their two's-complement bits (as
+    /// Spark, Arrow and Parquet store them). For millions, :meth:`bulk_load_fingerprints`
+    /// is faster.
     #[pyo3(signature = (ids, fingerprints, keys = None))]
     fn insert_many(
         &self,
@@ -220,24 +254,28 @@ impl PyStore {
         py.detach(|| store.insert_batch(entries)).py()
     }
 
+    /// Removes document ``id``; whether it was stored.
     fn remove(&self, py: Python<'_>, id: &Bound<'_, PyAny>) -> PyResult<bool> {
         let id = u64_arg(id, "id")?;
         let store = self.store()?;
         py.detach(|| store.remove(id)).py()
     }
 
+    /// Removes the document with external key ``key``; its id, if there was one.
     fn remove_key(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<Option<u64>> {
         let key = text_arg(key, "key")?;
         let store = self.store()?;
         py.detach(|| store.remove_key(&key)).py()
     }
 
+    /// The fingerprint of document ``id``.
     fn get(&self, py: Python<'_>, id: &Bound<'_, PyAny>) -> PyResult<Option<u64>> {
         let id = u64_arg(id, "id")?;
         let store = self.store()?;
         Ok(py.detach(|| store.get(id)).py()?.map(|f| f.0))
     }
 
+    /// Everything stored for document ``id``.
     fn document(&self, py: Python<'_>, id: &Bound<'_, PyAny>) -> PyResult<Option<PyDocument>> {
         let id = u64_arg(id, "id")?;
         let store = self.store()?;
@@ -247,17 +285,21 @@ impl PyStore {
             .map(|d| PyDocument::new(id, d)))
     }
 
+    /// The id of the document with external key ``key``.
     fn id_for_key(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<Option<u64>> {
         let key = text_arg(key, "key")?;
         let store = self.store()?;
         py.detach(|| store.id_for_key(&key)).py()
     }
 
+    /// One more than the largest stored id (0 for an empty store).
     fn next_id(&self, py: Python<'_>) -> PyResult<u64> {
         let store = self.store()?;
         py.detach(|| store.next_id()).py()
     }
 
+    /// The stored documents within Hamming distance ``k`` (0..=64) of ``fingerprint``,
+    /// sorted by distance, then id: exactly what a brute-force scan finds.
     #[pyo3(signature = (fingerprint, k = 3))]
     fn query<'py>(
         &self,
@@ -272,6 +314,13 @@ impl PyStore {
         matches_to_py(py, found)
     }
 
+    /// :meth:`query` of the fingerprint of ``text``.
+    ///
+    /// >>> import tempfile, simhash_store
+    /// >>> with tempfile.TemporaryDirectory() as path, simhash_store.Store.open(path) as store:
+    /// ...     _ = store.insert_text(7, "Rust storage engines keep sorted runs of keys on disk.")
+    /// ...     [m.id for m in store.query_text("Rust storage engines keep sorted runs of keys on disk!")]
+    /// [7]
     #[pyo3(signature = (text, k = 3))]
     fn query_text<'py>(
         &self,
@@ -286,6 +335,7 @@ impl PyStore {
         matches_to_py(py, found)
     }
 
+    /// :meth:`query` of each fingerprint, on all cores; results in input order.
     #[pyo3(signature = (fingerprints, k = 3))]
     fn query_many<'py>(
         &self,
@@ -309,6 +359,14 @@ impl PyStore {
         )
     }
 
+    /// Stores the document only if nothing stored is within ``k``, atomically (no
+    /// concurrent insert slips in between). Returns the near-duplicates that kept it out:
+    /// an empty list means it was stored.
+    ///
+    /// >>> import tempfile, simhash_store
+    /// >>> with tempfile.TemporaryDirectory() as path, simhash_store.Store.open(path) as store:
+    /// ...     store.insert_if_new(1, 0b1111), [m.id for m in store.insert_if_new(2, 0b0111)]
+    /// ([], [1])
     #[pyo3(signature = (id, fingerprint, k = 3, key = None))]
     fn insert_if_new<'py>(
         &self,
@@ -325,6 +383,7 @@ impl PyStore {
         outcome_to_py(py, outcome)
     }
 
+    /// :meth:`insert_if_new` of the fingerprint of ``text``.
     #[pyo3(signature = (id, text, k = 3, key = None))]
     fn insert_text_if_new<'py>(
         &self,
@@ -346,27 +405,32 @@ impl PyStore {
         outcome_to_py(py, outcome)
     }
 
+    /// Checks that every document is in all four block families and nothing else is.
     fn verify(&self, py: Python<'_>) -> PyResult<PyVerifyReport> {
         let store = self.store()?;
         let report = py.detach(|| store.verify()).py()?;
         Ok(PyVerifyReport::from(report))
     }
 
+    /// Writes memtables to disk (what ``durability="no-wal"`` needs to keep writes).
     fn flush(&self, py: Python<'_>) -> PyResult<()> {
         let store = self.store()?;
         py.detach(|| store.flush()).py()
     }
 
+    /// Compacts every column family (smaller, faster after many removes).
     fn compact(&self, py: Python<'_>) -> PyResult<()> {
         let store = self.store()?;
         py.detach(|| store.compact()).py()
     }
 
+    /// Fills the query cache from the block families; the number of key ranges cached.
     fn preload_query_cache(&self, py: Python<'_>) -> PyResult<u64> {
         let store = self.store()?;
         py.detach(|| store.preload_query_cache()).py()
     }
 
+    /// Bytes on disk per column family.
     fn disk_usage<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let store = self.store()?;
         let usage = py.detach(|| store.disk_usage()).py()?;
@@ -377,7 +441,7 @@ impl PyStore {
         Ok(dict)
     }
 
-    /// `(id, fingerprint, key)` of every stored document, in id order.
+    /// ``(id, fingerprint, key)`` of every document, in id order.
     fn documents<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let store = self.store()?;
         let docs = py
@@ -454,7 +518,8 @@ fn outcome_to_py<'py>(py: Python<'py>, outcome: InsertOutcome) -> PyResult<Bound
     }
 }
 
-/// A stored document within the queried distance.
+/// A stored document within the queried distance. Query results are sorted by
+/// distance, then id.
 #[pyclass(module = "simhash_store._native", name = "Match", frozen, eq)]
 #[derive(Clone, PartialEq, Eq)]
 pub(crate) struct PyMatch {
@@ -544,7 +609,7 @@ impl PyDocument {
     }
 }
 
-/// What `Store.verify()` found.
+/// What :meth:`Store.verify` found. True (``bool(report)``) when clean.
 #[pyclass(module = "simhash_store._native", name = "VerifyReport", frozen)]
 pub(crate) struct PyVerifyReport {
     #[pyo3(get)]

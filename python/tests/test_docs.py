@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import doctest
+import inspect
 from pathlib import Path
 
 import pytest
@@ -59,3 +60,29 @@ def test_every_public_name_is_documented_and_typed():
             assert obj.__doc__, name
             continue
         assert f"class {name}" in stub or f"def {name}" in stub, name
+
+
+def stub_members():
+    tree = ast.parse((SOURCE_PACKAGE / "_native.pyi").read_text())
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and ast.get_docstring(node):
+            yield node.name, None, ast.get_docstring(node, clean=True)
+        if isinstance(node, ast.ClassDef):
+            if ast.get_docstring(node):
+                yield node.name, None, ast.get_docstring(node, clean=True)
+            for f in node.body:
+                # Slots such as __len__ keep Python's own docstrings at run time.
+                if isinstance(f, ast.FunctionDef) and ast.get_docstring(f) and not f.name.startswith("__"):
+                    yield node.name, f.name, ast.get_docstring(f, clean=True)
+
+
+MEMBERS = list(stub_members())
+
+
+@pytest.mark.parametrize("owner, name, doc", MEMBERS, ids=[f"{o}.{n}" if n else o for o, n, _ in MEMBERS])
+def test_runtime_docstrings_equal_the_stubs(owner, name, doc):
+    obj = getattr(simhash_store, owner)
+    if name is not None:
+        obj = getattr(obj, name)
+    runtime = inspect.cleandoc(obj.__doc__ or "")
+    assert runtime == doc, f"the docstring of {owner}.{name} differs between Rust and _native.pyi"
