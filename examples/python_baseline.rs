@@ -6,13 +6,15 @@
 //! cargo build --release --example python_baseline
 //! target/release/examples/python_baseline fingerprint TEXTS.txt
 //! target/release/examples/python_baseline query STORE QUERIES.u64 K
+//! target/release/examples/python_baseline tiny STORE N
 //! ```
 //!
 //! `TEXTS.txt` holds one JSON string per line (a text); `QUERIES.u64` little-endian `u64`
 //! fingerprints. `fingerprint` fingerprints every text on all cores (rayon), as
 //! `Simhasher.fingerprint_many` does; `query` answers every query with one
 //! `Store::query_batch` (all cores), then once more one `Store::query` call at a time on one
-//! thread, without the query cache. Each prints one JSON line of seconds.
+//! thread, without the query cache; `tiny` times `N` queries that find nothing in a store of
+//! one document: the cost of a call itself. Each prints one JSON line of seconds.
 
 use std::io::BufRead;
 use std::time::Instant;
@@ -72,11 +74,32 @@ fn query(store: &str, queries: &str, k: u32) -> Result {
     Ok(())
 }
 
+/// The cost of a call when the query itself costs almost nothing: `n` queries at k = 0 that
+/// find nothing in a store of one document.
+fn tiny(store: &str, n: u64) -> Result {
+    let store = Store::builder()
+        .read_only(true)
+        .query_cache_size(0)
+        .open(store)?;
+    let mut found = 0;
+    let start = Instant::now();
+    for i in 0..n {
+        found += store.query(Fingerprint(u64::MAX - i), 0)?.len();
+    }
+    let seconds = start.elapsed().as_secs_f64();
+    println!(r#"{{"call_seconds": {}, "found": {found}}}"#, seconds / n as f64);
+    Ok(())
+}
+
 fn main() -> Result {
     let args: Vec<String> = std::env::args().collect();
     match args.get(1).map(String::as_str) {
         Some("fingerprint") if args.len() == 3 => fingerprint(&args[2]),
         Some("query") if args.len() == 5 => query(&args[2], &args[3], args[4].parse()?),
-        _ => Err("usage: python_baseline fingerprint TEXTS.txt | query STORE QUERIES.u64 K".into()),
+        Some("tiny") if args.len() == 4 => tiny(&args[2], args[3].parse()?),
+        _ => Err(
+            "usage: python_baseline fingerprint TEXTS.txt | query STORE QUERIES.u64 K | tiny STORE N"
+                .into(),
+        ),
     }
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what a fresh Debian machine lacks to build simhash-store: libclang (RocksDB's
-# bindgen needs it) and a C++ compiler. Safe to run again: it installs only what is missing.
+# bindgen needs it), a C++ compiler, and for the Python package and its Spark tests Python's
+# venv module and a Java runtime. Safe to run again: it installs only what is missing.
 set -euo pipefail
 
 need=()
@@ -9,6 +10,12 @@ if command -v dpkg >/dev/null 2>&1 && ! dpkg -s libclang-dev >/dev/null 2>&1; th
 fi
 command -v c++ >/dev/null 2>&1 || need+=(g++)
 command -v make >/dev/null 2>&1 || need+=(make)
+command -v java >/dev/null 2>&1 || need+=(openjdk-17-jre-headless)
+if command -v python3 >/dev/null 2>&1; then
+  python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || need+=(python3-venv)
+else
+  need+=(python3 python3-venv)
+fi
 
 if [ ${#need[@]} -gt 0 ]; then
   echo "setup: installing ${need[*]}" >&2

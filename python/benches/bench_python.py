@@ -16,7 +16,9 @@ Sections (medians over --rounds alternating rounds; ratios from the same rounds)
    ``Store`` (bulk loaded from numpy arrays), the PyPI ``simhash`` package's ``SimhashIndex``
    and, since gaoya's SimHash index takes only texts, gaoya on a text workload next to
    ``Store.bulk_load`` + ``query_many`` of the same texts.
-4. Ctrl-C: the time from SIGINT to ``KeyboardInterrupt`` during a pair scan.
+4. One call: a query that costs almost nothing (k = 0 in a store of one document), Python
+   against Rust: the binding's own cost per call.
+5. Ctrl-C: the time from SIGINT to ``KeyboardInterrupt`` during a pair scan.
 
 Prints a Markdown table per section (docs/benchmarks.md, "Python package").
 """
@@ -168,6 +170,33 @@ def queries(n: int, rounds: int, per_round: int) -> dict:
     }
 
 
+def call_overhead(rounds: int, n: int = 200_000) -> dict:
+    """What one call costs when the query costs almost nothing (k = 0, nothing found, a store
+    of one document): the binding's own overhead, Python against Rust."""
+    tmp = tempfile.mkdtemp(prefix="bench-call-")
+    path = os.path.join(tmp, "s")
+    with simhash_store.Store.open(path) as s:
+        s.insert(1, 12345)
+    py, rs = [], []
+    for r in range(rounds):
+        for side in ([0, 1] if r % 2 == 0 else [1, 0]):
+            if side == 1:
+                rs.append(rust("tiny", path, str(n))["call_seconds"])
+            else:
+                with simhash_store.Store.open(path, read_only=True, query_cache_size=0) as s:
+                    query = s.query
+                    top = 2**64 - 1
+                    start = time.perf_counter()
+                    for i in range(n):
+                        query(top - i, 0)
+                    py.append((time.perf_counter() - start) / n)
+    return {
+        "python_call_us": round(median(py) * 1e6, 3),
+        "rust_call_us": round(median(rs) * 1e6, 3),
+        "python_adds_us": round(median([p - q for p, q in zip(py, rs)]) * 1e6, 3),
+    }
+
+
 def peers_fingerprints(n: int, nq: int) -> list[dict]:
     rng = np.random.default_rng(9)
     fps = rng.integers(0, 2**64, size=n, dtype=np.uint64)
@@ -285,6 +314,8 @@ def main() -> None:
         print("## Batch fingerprinting\n\n" + table([fingerprinting(texts, a.rounds)]) + "\n", flush=True)
     if "query" not in a.skip:
         print("## Queries, k = 3\n\n" + table([queries(a.n, a.rounds, 10_000)]) + "\n", flush=True)
+    if "query" not in a.skip:
+        print("## One call\n\n" + table([call_overhead(a.rounds)]) + "\n", flush=True)
     if "peers" not in a.skip:
         print("## Peers, fingerprints\n\n" + table(peers_fingerprints(a.n, 20_000)) + "\n", flush=True)
     if "gaoya" not in a.skip:

@@ -14,7 +14,8 @@ import simhash_store.compat
 import simhash_store.errors
 
 PACKAGE = Path(simhash_store.__file__).parent
-SOURCE_PACKAGE = Path(__file__).resolve().parents[1] / "simhash_store"
+REPO = Path(__file__).resolve().parents[2]
+SOURCE_PACKAGE = REPO / "python" / "simhash_store"
 
 
 @pytest.mark.parametrize("module", [simhash_store, simhash_store.errors, simhash_store.compat])
@@ -86,3 +87,23 @@ def test_runtime_docstrings_equal_the_stubs(owner, name, doc):
         obj = getattr(obj, name)
     runtime = inspect.cleandoc(obj.__doc__ or "")
     assert runtime == doc, f"the docstring of {owner}.{name} differs between Rust and _native.pyi"
+
+
+def readme_blocks():
+    for readme in (REPO / "README.md", REPO / "python" / "README.md"):
+        text = readme.read_text()
+        for i, block in enumerate(text.split("```python\n")[1:]):
+            yield f"{readme.parent.name}/{readme.name}#{i}", block.split("```")[0]
+
+
+BLOCKS = list(readme_blocks())
+
+
+def test_readmes_have_python_examples():
+    assert len(BLOCKS) >= 2
+
+
+@pytest.mark.parametrize("name, code", BLOCKS, ids=[n for n, _ in BLOCKS])
+def test_readme_examples_run(name, code, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    exec(compile(code, name, "exec"), {"__name__": "readme_example"})
