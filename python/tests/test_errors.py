@@ -152,3 +152,16 @@ def test_every_class_is_an_error():
     for name in errors.__all__:
         cls = getattr(simhash_store, name)
         assert issubclass(cls, simhash_store.Error)
+
+
+def test_unsupported_format(tmp_path):
+    # A store whose meta family records format version 99 (made once by a Rust program
+    # that wrote the version with RocksDB directly).
+    import shutil
+    from pathlib import Path
+
+    store = tmp_path / "future"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "format-v99", store)
+    with pytest.raises(simhash_store.UnsupportedFormatError, match="format version 99") as e:
+        simhash_store.Store.open(store)
+    assert "upgrade simhash-store" in str(e.value)
