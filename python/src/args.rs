@@ -5,6 +5,7 @@
 use numpy::{PyArray1, PyArrayDescrMethods, PyArrayMethods, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::pybacked::PyBackedStr;
 use pyo3::types::{PyInt, PyString};
 
 /// A `u64` from a Python int (or anything with `__index__`, such as a numpy integer).
@@ -28,8 +29,14 @@ pub(crate) fn u64_arg(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<u64> {
 
 /// A text: `str` only (bytes must be decoded by the caller, who knows the encoding).
 pub(crate) fn text_arg(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<String> {
+    text_ref(obj, what).map(|s| String::from(&*s))
+}
+
+/// A text as UTF-8 held by Python (no copy into Rust; `Send`, so it can be read with the
+/// interpreter released).
+pub(crate) fn text_ref(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<PyBackedStr> {
     match obj.cast::<PyString>() {
-        Ok(s) => Ok(s.to_cow()?.into_owned()),
+        Ok(s) => PyBackedStr::try_from(s.clone()),
         Err(_) => Err(PyTypeError::new_err(format!(
             "{what} must be a str, not {}{}",
             type_name(obj),
@@ -123,7 +130,7 @@ pub(crate) fn u64_vec(obj: &Bound<'_, PyAny>, what: &str, signed: Signed) -> PyR
 }
 
 /// A sequence of texts (any iterable of `str`).
-pub(crate) fn text_vec(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<String>> {
+pub(crate) fn text_vec(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<PyBackedStr>> {
     if obj.is_instance_of::<PyString>() {
         return Err(PyTypeError::new_err(format!(
             "{what} must be a sequence of str, not a single str (wrap it in a list)"
@@ -137,7 +144,7 @@ pub(crate) fn text_vec(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<Strin
     })?;
     let mut out = Vec::with_capacity(obj.len().unwrap_or(0));
     for (i, item) in iter.enumerate() {
-        out.push(text_arg(&item?, &format!("{what}[{i}]"))?);
+        out.push(text_ref(&item?, &format!("{what}[{i}]"))?);
     }
     Ok(out)
 }

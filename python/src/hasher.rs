@@ -5,6 +5,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use numpy::{IntoPyArray, PyArray1};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use pyo3::pybacked::PyBackedStr;
 use pyo3::types::PyDict;
 use rayon::prelude::*;
 
@@ -61,7 +62,7 @@ enum OnEmpty {
 /// give 0 with `OnEmpty::Zero`; with `Raise`, the error of the first such text, by index.
 fn fingerprint_all(
     hasher: &Simhasher,
-    texts: &[String],
+    texts: &[PyBackedStr],
     on_empty: OnEmpty,
     stop: &AtomicBool,
 ) -> Result<Vec<u64>, (usize, Error)> {

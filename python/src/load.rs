@@ -9,11 +9,12 @@ use std::sync::{Arc, Mutex};
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::pybacked::PyBackedStr;
 use pyo3::types::{PyDict, PyInt, PyList, PyString, PyTuple};
 
 use simhash_store::{BulkLoader, BulkOptions, BulkPhase, BulkProgress, BulkSummary, Fingerprint};
 
-use crate::args::{key_arg, text_arg, type_name, u64_arg};
+use crate::args::{key_arg, text_ref, type_name, u64_arg};
 use crate::errors::IntoPy;
 use crate::store::{entries, PyStore};
 
@@ -24,7 +25,7 @@ const BATCH_DOCS: usize = 16_384;
 const TEXT_CHUNK: usize = 2 << 20;
 
 enum Record {
-    Text { id: u64, key: Option<String>, text: String },
+    Text { id: u64, key: Option<String>, text: PyBackedStr },
     Fingerprint { id: u64, key: Option<String>, fp: u64 },
 }
 
@@ -36,13 +37,13 @@ impl Record {
         }
     }
 
-    fn add(self, loader: &mut BulkLoader<'_>) -> simhash_store::Result<()> {
+    fn add(&self, loader: &mut BulkLoader<'_>) -> simhash_store::Result<()> {
         match self {
-            Record::Text { id, key, text } => loader.add_text(id, key.as_deref(), &text),
+            Record::Text { id, key, text } => loader.add_text(*id, key.as_deref(), text),
             Record::Fingerprint { id, key: Some(key), fp } => {
-                loader.add_with_key(id, Fingerprint(fp), &key)
+                loader.add_with_key(*id, Fingerprint(*fp), key)
             }
-            Record::Fingerprint { id, key: None, fp } => loader.add(id, Fingerprint(fp)),
+            Record::Fingerprint { id, key: None, fp } => loader.add(*id, Fingerprint(*fp)),
         }
     }
 }
@@ -95,7 +96,7 @@ fn record(obj: &Bound<'_, PyAny>, n: usize) -> PyResult<Record> {
                 type_name(&body)
             )));
         }
-        Ok(Record::Text { id, key, text: text_arg(&body, &at("text"))? })
+        Ok(Record::Text { id, key, text: text_ref(&body, &at("text"))? })
     }
 }
 
@@ -253,7 +254,9 @@ fn hand_over(
     py.check_signals()?;
     callback.check()?;
     let records = std::mem::take(batch);
-    py.detach(|| records.into_iter().try_for_each(|r| r.add(loader))).py()?;
+    py.detach(|| records.iter().try_for_each(|r| r.add(loader))).py()?;
+    // The texts are released here, with the interpreter attached.
+    drop(records);
     py.check_signals()
 }
 
