@@ -40,7 +40,10 @@ fn fingerprint(path: &str) -> Result {
         .collect();
     let seconds = start.elapsed().as_secs_f64();
     let checksum = fps.iter().fold(0u64, |a, f| a ^ f);
-    println!(r#"{{"seconds": {seconds}, "texts": {}, "checksum": {checksum}}}"#, texts.len());
+    println!(
+        r#"{{"seconds": {seconds}, "texts": {}, "checksum": {checksum}}}"#,
+        texts.len()
+    );
     Ok(())
 }
 
@@ -87,7 +90,10 @@ fn tiny(store: &str, n: u64) -> Result {
         found += store.query(Fingerprint(u64::MAX - i), 0)?.len();
     }
     let seconds = start.elapsed().as_secs_f64();
-    println!(r#"{{"call_seconds": {}, "found": {found}}}"#, seconds / n as f64);
+    println!(
+        r#"{{"call_seconds": {}, "found": {found}}}"#,
+        seconds / n as f64
+    );
     Ok(())
 }
 

@@ -120,7 +120,9 @@ impl PyPairIter {
             let (received, rx) = py.detach(move || (rx.recv_timeout(POLL), rx));
             state.rx = Some(rx);
             match received {
-                Ok(batch) => state.buf.extend(batch.into_iter().map(|p| (p.a, p.b, p.distance))),
+                Ok(batch) => state
+                    .buf
+                    .extend(batch.into_iter().map(|p| (p.a, p.b, p.distance))),
                 Err(RecvTimeoutError::Timeout) => {
                     if let Err(e) = py.check_signals() {
                         self.stop.store(true, Ordering::Relaxed);
@@ -171,7 +173,11 @@ impl PyStore {
         &self,
         py: Python<'py>,
         k: i64,
-    ) -> PyResult<(Bound<'py, PyArray1<u64>>, Bound<'py, PyArray1<u64>>, Bound<'py, PyArray1<u8>>)> {
+    ) -> PyResult<(
+        Bound<'py, PyArray1<u64>>,
+        Bound<'py, PyArray1<u64>>,
+        Bound<'py, PyArray1<u8>>,
+    )> {
         let k = k_arg(k)?;
         let store = self.store()?;
         let pairs = interrupt::run(py, |stop| {
@@ -281,7 +287,9 @@ impl PyClusters {
         let n = self.clusters.len() as isize;
         let at = if i < 0 { i + n } else { i };
         if !(0..n).contains(&at) {
-            return Err(pyo3::exceptions::PyIndexError::new_err("cluster index out of range"));
+            return Err(pyo3::exceptions::PyIndexError::new_err(
+                "cluster index out of range",
+            ));
         }
         self.clusters
             .iter()

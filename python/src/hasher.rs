@@ -142,7 +142,9 @@ impl PySimhasher {
         if text.len() < 1 << 16 {
             return self.inner.fingerprint(&text).map(|f| f.0).py();
         }
-        py.detach(|| self.inner.fingerprint(&text)).map(|f| f.0).py()
+        py.detach(|| self.inner.fingerprint(&text))
+            .map(|f| f.0)
+            .py()
     }
 
     /// The fingerprints of ``texts`` as a uint64 array, computed on all cores with the

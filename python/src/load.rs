@@ -6,7 +6,6 @@
 
 use std::sync::{Arc, Mutex};
 
-
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
@@ -25,8 +24,16 @@ const BATCH_DOCS: usize = 16_384;
 const TEXT_CHUNK: usize = 2 << 20;
 
 enum Record {
-    Text { id: u64, key: Option<String>, text: PyBackedStr },
-    Fingerprint { id: u64, key: Option<String>, fp: u64 },
+    Text {
+        id: u64,
+        key: Option<String>,
+        text: PyBackedStr,
+    },
+    Fingerprint {
+        id: u64,
+        key: Option<String>,
+        fp: u64,
+    },
 }
 
 impl Record {
@@ -40,9 +47,11 @@ impl Record {
     fn add(&self, loader: &mut BulkLoader<'_>) -> simhash_store::Result<()> {
         match self {
             Record::Text { id, key, text } => loader.add_text(*id, key.as_deref(), text),
-            Record::Fingerprint { id, key: Some(key), fp } => {
-                loader.add_with_key(*id, Fingerprint(*fp), key)
-            }
+            Record::Fingerprint {
+                id,
+                key: Some(key),
+                fp,
+            } => loader.add_with_key(*id, Fingerprint(*fp), key),
             Record::Fingerprint { id, key: None, fp } => loader.add(*id, Fingerprint(*fp)),
         }
     }
@@ -75,7 +84,11 @@ fn record(obj: &Bound<'_, PyAny>, n: usize) -> PyResult<Record> {
             )));
         }
         let body = obj.get_item(2)?;
-        let name = if body.is_instance_of::<PyInt>() { "fingerprint" } else { "text" };
+        let name = if body.is_instance_of::<PyInt>() {
+            "fingerprint"
+        } else {
+            "text"
+        };
         (obj.get_item(0)?, Some(obj.get_item(1)?), body, name)
     } else {
         return Err(PyTypeError::new_err(format!(
@@ -96,7 +109,11 @@ fn record(obj: &Bound<'_, PyAny>, n: usize) -> PyResult<Record> {
                 type_name(&body)
             )));
         }
-        Ok(Record::Text { id, key, text: text_ref(&body, &at("text"))? })
+        Ok(Record::Text {
+            id,
+            key,
+            text: text_ref(&body, &at("text"))?,
+        })
     }
 }
 
@@ -106,7 +123,10 @@ struct Callback {
 }
 
 impl Callback {
-    fn options(progress: Option<&Bound<'_, PyAny>>, memory_budget: Option<i64>) -> PyResult<(BulkOptions, Callback)> {
+    fn options(
+        progress: Option<&Bound<'_, PyAny>>,
+        memory_budget: Option<i64>,
+    ) -> PyResult<(BulkOptions, Callback)> {
         let failed: Arc<Mutex<Option<PyErr>>> = Arc::new(Mutex::new(None));
         let mut options = BulkOptions::new().text_chunk_size(TEXT_CHUNK);
         if let Some(bytes) = memory_budget {
@@ -122,7 +142,10 @@ impl Callback {
             // `progress=True`: a progress bar on standard error (simhash_store/_progress.py).
             Some(p) if p.is_instance_of::<pyo3::types::PyBool>() => {
                 if p.is_truthy()? {
-                    shown = p.py().import("simhash_store._progress")?.call_method0("bar")?;
+                    shown = p
+                        .py()
+                        .import("simhash_store._progress")?
+                        .call_method0("bar")?;
                     Some(&shown)
                 } else {
                     None
@@ -237,7 +260,8 @@ impl PyStore {
         for chunk in entries.chunks(1 << 18) {
             py.check_signals()?;
             callback.check()?;
-            py.detach(|| chunk.iter().try_for_each(|e| loader.add_entry(e))).py()?;
+            py.detach(|| chunk.iter().try_for_each(|e| loader.add_entry(e)))
+                .py()?;
         }
         let summary = py.detach(|| loader.finish()).py()?;
         callback.check()?;
@@ -254,7 +278,8 @@ fn hand_over(
     py.check_signals()?;
     callback.check()?;
     let records = std::mem::take(batch);
-    py.detach(|| records.iter().try_for_each(|r| r.add(loader))).py()?;
+    py.detach(|| records.iter().try_for_each(|r| r.add(loader)))
+        .py()?;
     // The texts are released here, with the interpreter attached.
     drop(records);
     py.check_signals()
@@ -364,4 +389,3 @@ impl PyBulkSummary {
         )
     }
 }
-

@@ -58,7 +58,11 @@ pub(crate) fn from_kwargs(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Simhas
                 known.sort();
                 return Err(PyTypeError::new_err(format!(
                     "unknown fingerprint setting {name:?}: expected one of {}",
-                    known.iter().map(|k| k.as_str()).collect::<Vec<_>>().join(", ")
+                    known
+                        .iter()
+                        .map(|k| k.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 )));
             };
             let json = match (name.as_str(), default) {
@@ -97,16 +101,22 @@ pub(crate) fn from_kwargs(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Simhas
 }
 
 fn str_setting(name: &str, value: &Bound<'_, PyAny>) -> PyResult<String> {
-    value.cast::<PyString>().map(|s| s.to_string()).map_err(|_| {
-        PyTypeError::new_err(format!(
-            "{name} must be a str, not {}",
-            crate::args::type_name(value)
-        ))
-    })
+    value
+        .cast::<PyString>()
+        .map(|s| s.to_string())
+        .map_err(|_| {
+            PyTypeError::new_err(format!(
+                "{name} must be a str, not {}",
+                crate::args::type_name(value)
+            ))
+        })
 }
 
 /// `config` as a dict of keyword arguments (`Simhasher(**settings)` gives it back).
-pub(crate) fn to_dict<'py>(py: Python<'py>, config: &SimhashConfig) -> PyResult<Bound<'py, PyDict>> {
+pub(crate) fn to_dict<'py>(
+    py: Python<'py>,
+    config: &SimhashConfig,
+) -> PyResult<Bound<'py, PyDict>> {
     let dict = PyDict::new(py);
     let Ok(Value::Object(object)) = serde_json::to_value(config) else {
         return Ok(dict);
@@ -115,11 +125,17 @@ pub(crate) fn to_dict<'py>(py: Python<'py>, config: &SimhashConfig) -> PyResult<
         match (name.as_str(), value) {
             ("tf", Value::String(s)) => dict.set_item(
                 &name,
-                TF_NAMES.iter().find(|(_, r)| *r == s).map_or(s.as_str(), |(p, _)| p),
+                TF_NAMES
+                    .iter()
+                    .find(|(_, r)| *r == s)
+                    .map_or(s.as_str(), |(p, _)| p),
             )?,
             ("idf", Value::String(s)) => dict.set_item(
                 &name,
-                IDF_NAMES.iter().find(|(_, r)| *r == s).map_or(s.as_str(), |(p, _)| p),
+                IDF_NAMES
+                    .iter()
+                    .find(|(_, r)| *r == s)
+                    .map_or(s.as_str(), |(p, _)| p),
             )?,
             (_, Value::Bool(b)) => dict.set_item(&name, b)?,
             (_, Value::Number(n)) => dict.set_item(&name, n.as_u64().unwrap_or(0))?,

@@ -64,7 +64,9 @@ fn size_arg(v: Option<i64>, what: &str) -> PyResult<Option<usize>> {
     match v {
         None => Ok(None),
         Some(n) if n >= 0 => Ok(Some(n as usize)),
-        Some(n) => Err(PyValueError::new_err(format!("{what} must be >= 0 bytes, got {n}"))),
+        Some(n) => Err(PyValueError::new_err(format!(
+            "{what} must be >= 0 bytes, got {n}"
+        ))),
     }
 }
 
@@ -84,7 +86,10 @@ impl PyStore {
     }
 }
 
-pub(crate) fn matches_to_py<'py>(py: Python<'py>, found: Vec<Match>) -> PyResult<Bound<'py, PyList>> {
+pub(crate) fn matches_to_py<'py>(
+    py: Python<'py>,
+    found: Vec<Match>,
+) -> PyResult<Bound<'py, PyList>> {
     PyList::new(py, found.into_iter().map(PyMatch::from))
 }
 
@@ -196,7 +201,11 @@ impl PyStore {
                 "Store({:?}, documents={}{})",
                 self.path.display().to_string(),
                 s.len(),
-                if self.read_only { ", read_only=True" } else { "" }
+                if self.read_only {
+                    ", read_only=True"
+                } else {
+                    ""
+                }
             ),
             Err(_) => format!("Store({:?}, closed)", self.path.display().to_string()),
         }
@@ -549,14 +558,21 @@ impl PyMatch {
     #[new]
     #[pyo3(signature = (id, fingerprint, distance, key = None))]
     fn new(id: u64, fingerprint: u64, distance: u32, key: Option<String>) -> Self {
-        PyMatch { id, key, fingerprint, distance }
+        PyMatch {
+            id,
+            key,
+            fingerprint,
+            distance,
+        }
     }
 
     fn __repr__(&self) -> String {
         format!(
             "Match(id={}, key={}, fingerprint=0x{:016x}, distance={})",
             self.id,
-            self.key.as_ref().map_or("None".into(), |k| format!("{k:?}")),
+            self.key
+                .as_ref()
+                .map_or("None".into(), |k| format!("{k:?}")),
             self.fingerprint,
             self.distance
         )
@@ -602,7 +618,9 @@ impl PyDocument {
             "Document(id={}, fingerprint=0x{:016x}, key={}, text_len={}, added={})",
             self.id,
             self.fingerprint,
-            self.key.as_ref().map_or("None".into(), |k| format!("{k:?}")),
+            self.key
+                .as_ref()
+                .map_or("None".into(), |k| format!("{k:?}")),
             self.text_len.map_or("None".into(), |n| n.to_string()),
             self.added
         )
