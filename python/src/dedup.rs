@@ -28,6 +28,13 @@ const BATCH: usize = 4096;
 const IN_FLIGHT: usize = 16;
 const POLL: Duration = Duration::from_millis(100);
 
+/// `a`, `b` and `distance` of every pair.
+type PairArrays<'py> = (
+    Bound<'py, PyArray1<u64>>,
+    Bound<'py, PyArray1<u64>>,
+    Bound<'py, PyArray1<u8>>,
+);
+
 fn representative_arg(name: &str) -> PyResult<Representative> {
     name.parse::<Representative>().py()
 }
@@ -173,11 +180,7 @@ impl PyStore {
         &self,
         py: Python<'py>,
         k: i64,
-    ) -> PyResult<(
-        Bound<'py, PyArray1<u64>>,
-        Bound<'py, PyArray1<u64>>,
-        Bound<'py, PyArray1<u8>>,
-    )> {
+    ) -> PyResult<PairArrays<'py>> {
         let k = k_arg(k)?;
         let store = self.store()?;
         let pairs = interrupt::run(py, |stop| {
