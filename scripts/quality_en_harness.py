@@ -15,7 +15,7 @@ F1 at k = 3, the mean best F1 over k = 0..10, seed 0's values, the "noise-free" 
 threshold taken on each pair's distance averaged over the ten, about what 640 bits would
 give), and the mean distance per edit kind. On the default it gives F1@3 0.815 and best
 0.917, against 0.824 / 0.913 from the crate (the hash differs), close enough to rank
-variants; docs/design.md has the numbers and what they mean. Needs numpy.
+variants; docs/fingerprint-research.md has the numbers and what they mean. Needs numpy.
 """
 
 import gzip

@@ -112,8 +112,8 @@ pub(crate) fn table_options(name: &str, cache: &Cache) -> BlockBasedOptions {
         // are pinned in the block cache (about 1.3 bytes per document for the filter), so
         // the churn of data blocks can never evict a filter of megabytes that every lookup
         // needs; a hash index inside each data block makes the lookup a hash probe instead of
-        // a binary search. (Partitioned filters and indexes cost 40% more instructions per
-        // query at 1M documents: docs/benchmarks.md.)
+        // a binary search. (Partitioned filters and indexes cost more instructions per
+        // matched document: docs/design.md.)
         table.set_bloom_filter(10.0, false);
         table.set_unpartitioned_pinning_tier(BlockBasedTablePinningTier::All);
         table.set_data_block_index_type(DataBlockIndexType::BinaryAndHash);
@@ -122,7 +122,7 @@ pub(crate) fn table_options(name: &str, cache: &Cache) -> BlockBasedOptions {
     // so a filter would cost space and buy nothing.
     // 16 KiB data blocks instead of 4: Zstandard builds its tables once per block, so the
     // bulk loader spends 7% fewer instructions and the files are 4% smaller; a query reads
-    // its range from one block either way (docs/benchmarks.md).
+    // its range from one block either way (docs/design.md).
     if !(name == DOCS_FAMILY || name == KEYS_FAMILY || name == META_FAMILY) {
         table.set_block_size(16 * 1024);
     }
@@ -182,7 +182,7 @@ impl Store {
         // Start a new, compacted MANIFEST once the current one passes this (RocksDB also
         // allows up to six times the compacted size, for stores of many files). Its default
         // is 1 GiB: a writer that keeps flushing and compacting grows the MANIFEST without
-        // bound, and every read-only open replays it all (3.8 s after 3,000 flushes,
+        // bound, and every read-only open replays it all (4.3 s after 3,000 flushes,
         // `docs/reliability.md`).
         db_opts.set_max_manifest_file_size(MAX_MANIFEST_BYTES);
         // Flush all column families together: without a write-ahead log (Durability::NoWal)

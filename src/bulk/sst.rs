@@ -37,7 +37,7 @@ const ZSTD_LEVEL: i32 = 1;
 /// Zstandard level of bottom-level block-family files: a fast level, which leaves literals
 /// (the random fingerprint bytes) without Huffman coding. 14% fewer instructions for the
 /// whole load than level 1; 12.7 bytes per key at 10M fingerprints instead of 11.9
-/// (`docs/benchmarks.md`). Reading is unchanged (a little faster to decompress).
+/// (`docs/design.md`). Reading is unchanged (a little faster to decompress).
 const ZSTD_LEVEL_BLOCKS: i32 = -2;
 
 /// The SST files of one run, in ingestion order, and their total size.

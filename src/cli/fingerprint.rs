@@ -18,7 +18,8 @@ Examples:
 
 Output, one line per document:
   {\"key\": \"https://example.com/a\", \"id\": null, \"fingerprint\": \"3f2a9c0e11d4b788\", \"features\": 212}
-`features` is the number of distinct features (words): a fingerprint of few features says little.
+`features` is the number of feature occurrences (words, characters and trigrams, repeats
+counted): a fingerprint of few features says little.
 The output can be loaded with `simhash-store load` without fingerprinting again.";
 
 /// Arguments of `fingerprint`.

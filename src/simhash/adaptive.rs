@@ -1,6 +1,6 @@
 //! [`AdaptiveSums`]: the SimHash sums under [`TfScaling::LengthAdaptive`] (without IDF),
-//! without the general path's map of features, sort and per-feature weighing (0.6 times the
-//! speed of raw TF, against 0.55 through the map: `docs/benchmarks.md`).
+//! without the general path's map of features, sort and per-feature weighing
+//! (`docs/design.md`, fingerprint speed).
 //!
 //! A feature seen `c` times weighs `c^a`, where the exponent `a` depends on the number of
 //! occurrences in the whole text, known only at the end. Written as
