@@ -70,7 +70,7 @@ pub use bulk::{BulkLoader, BulkOptions, BulkPhase, BulkProgress, BulkSummary};
 pub use codec::Document;
 pub use dedup::{
     Cluster, ClusterBuilder, Clusters, DedupSummary, DedupWriter, InsertOutcome, OutputFormat,
-    Pair, PairScan, Representative, ScanProgress, ScanStats,
+    Pair, PairKernel, PairScan, Representative, ScanProgress, ScanStats,
 };
 pub use error::{Error, Result};
 pub use fingerprint::{Fingerprint, BLOCKS};

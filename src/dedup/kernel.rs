@@ -272,6 +272,122 @@ impl Kernel {
     }
 }
 
+/// The pair kernel of [`Store::pairs`](crate::Store::pairs) for one block family and one
+/// distance `k`: the code the single-machine scan runs on each group of documents, public so
+/// that a distributed job (the Python package's `simhash_store.spark`) finds exactly the same
+/// pairs, each once.
+///
+/// A document is `(fingerprint, id)`. The scan works per block family `i` (0..4, block 0 the
+/// high 16 bits). With `r = k / 4` (the [radius](PairKernel::radius)), two fingerprints within
+/// `k` bits have at least one block within `r` bits of each other (pigeonhole), and the pair
+/// is reported by the *first* family whose blocks are within `r`. So a caller that, for every
+/// family `i`:
+///
+/// - groups the documents by the value `v` of block `i`,
+/// - calls [`PairKernel::self_pairs`] on each group (or, for a group split into chunks, on
+///   each chunk and [`PairKernel::cross_pairs`] on each pair of chunks), and
+/// - for `k >= 4`, calls [`PairKernel::cross_pairs`] on group `v` and each group `w > v` with
+///   `v ^ w` one of the [`neighbour_masks`](PairKernel::neighbour_masks),
+///
+/// gets every pair within `k` exactly once over the four families: what [`Store::pairs`]
+/// reports for the same documents. Documents must have distinct ids.
+///
+/// ```
+/// use std::ops::ControlFlow;
+/// use simhash_store::{PairKernel, Pair, BLOCKS};
+///
+/// // Equal in blocks 0 and 1, one bit apart in block 3, ids 1 and 2; a third far away.
+/// let docs = [(0x1111_2222_3333_4444u64, 1u64), (0x1111_2222_3333_4445, 2), (!0, 3)];
+/// let mut found = Vec::new();
+/// for family in 0..BLOCKS {
+///     let kernel = PairKernel::new(3, family)?;
+///     // One group per value of block `family`; here only documents 1 and 2 share one.
+///     let group: Vec<(u64, u64)> = docs.iter().copied()
+///         .filter(|&(fp, _)| fp >> (48 - 16 * family) & 0xffff
+///                            == docs[0].0 >> (48 - 16 * family) & 0xffff)
+///         .collect();
+///     let _ = kernel.self_pairs(&group, &mut |p| {
+///         found.push((family, p));
+///         ControlFlow::Continue(())
+///     });
+/// }
+/// // Reported once, by family 0 (the first whose blocks are equal).
+/// assert_eq!(found, [(0, Pair { a: 1, b: 2, distance: 1 })]);
+/// # Ok::<_, simhash_store::Error>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct PairKernel(Kernel);
+
+impl PairKernel {
+    /// The kernel of block family `family` (0..4) for distance `k` (0..=64).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) when `k` is over 64 or
+    /// `family` is not a block family.
+    pub fn new(k: u32, family: usize) -> crate::Result<PairKernel> {
+        if k > crate::MAX_DISTANCE {
+            return Err(crate::Error::InvalidArgument(format!(
+                "k must be in 0..={}, got {k}",
+                crate::MAX_DISTANCE
+            )));
+        }
+        if family >= BLOCKS {
+            return Err(crate::Error::InvalidArgument(format!(
+                "block family must be in 0..{BLOCKS}, got {family}"
+            )));
+        }
+        Ok(PairKernel(Kernel::new(k, family)))
+    }
+
+    /// The distance scanned for.
+    pub fn k(&self) -> u32 {
+        self.0.k
+    }
+
+    /// The block family (0..4) this kernel compares in.
+    pub fn family(&self) -> usize {
+        self.0.family
+    }
+
+    /// `k / 4`: a pair is reported by the first family whose blocks are within this many bits.
+    pub fn radius(&self) -> u32 {
+        self.0.radius
+    }
+
+    /// The non-zero 16-bit masks of at most [`radius`](PairKernel::radius) bits, ascending:
+    /// group `v` is compared with group `v ^ m` for each mask `m` where `v ^ m > v`. Empty for
+    /// `k <= 3`.
+    pub fn neighbour_masks(&self) -> Vec<u16> {
+        (1..=u16::MAX)
+            .filter(|m| m.count_ones() <= self.0.radius)
+            .collect()
+    }
+
+    /// Calls `emit` with every pair within `docs` (documents of one group: block
+    /// [`family`](PairKernel::family) equal) that this family reports. Stops when `emit`
+    /// breaks, and returns what it returned.
+    pub fn self_pairs<F: FnMut(Pair) -> ControlFlow<()>>(
+        &self,
+        docs: &[(u64, u64)],
+        emit: &mut F,
+    ) -> ControlFlow<()> {
+        self.0.self_pairs(docs, emit)
+    }
+
+    /// Calls `emit` with every pair of one document of `a` and one of `b` that this family
+    /// reports: `a` and `b` are two chunks of one group, or groups `v` and `w` whose block
+    /// values differ by a [neighbour mask](PairKernel::neighbour_masks). Stops when `emit`
+    /// breaks, and returns what it returned.
+    pub fn cross_pairs<F: FnMut(Pair) -> ControlFlow<()>>(
+        &self,
+        a: &[(u64, u64)],
+        b: &[(u64, u64)],
+        emit: &mut F,
+    ) -> ControlFlow<()> {
+        self.0.cross_pairs(a, b, emit)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -394,6 +510,63 @@ mod tests {
                 }
             )]
         );
+    }
+
+    /// The grouping [`PairKernel`]'s documentation describes, over the four families, finds
+    /// every pair within `k` once: a brute-force scan's answer.
+    #[test]
+    fn public_kernel_over_groups_equals_brute_force() {
+        let mut s = 42u64;
+        let mut docs: Vec<Doc> = Vec::new();
+        for id in 0..600u64 {
+            let fp = if id % 2 == 0 || docs.is_empty() {
+                // Few block values, so that groups and neighbouring groups are populated.
+                rng(&mut s) & 0x00ff_00ff_00ff_00ff
+            } else {
+                let base = docs[(rng(&mut s) % docs.len() as u64) as usize].0;
+                (0..rng(&mut s) % 10).fold(base, |f, _| f ^ (1u64 << (rng(&mut s) % 64)))
+            };
+            docs.push((fp, id));
+        }
+        for k in [0, 2, 3, 4, 6, 9] {
+            let mut want: Vec<Pair> = Vec::new();
+            for (p, &x) in docs.iter().enumerate() {
+                for &y in &docs[p + 1..] {
+                    let d = (x.0 ^ y.0).count_ones();
+                    if d <= k {
+                        want.push(Pair::new(x.1, y.1, d));
+                    }
+                }
+            }
+            want.sort_unstable();
+            let mut got: Vec<Pair> = Vec::new();
+            for family in 0..BLOCKS {
+                let kernel = PairKernel::new(k, family).unwrap();
+                let mut groups: std::collections::BTreeMap<u16, Vec<Doc>> = Default::default();
+                for &d in &docs {
+                    let v = (d.0 >> (48 - 16 * family)) as u16;
+                    groups.entry(v).or_default().push(d);
+                }
+                let mut emit = |p| {
+                    got.push(p);
+                    ControlFlow::Continue(())
+                };
+                for (&v, group) in &groups {
+                    let _ = kernel.self_pairs(group, &mut emit);
+                    for m in kernel.neighbour_masks() {
+                        let w = v ^ m;
+                        if let (true, Some(other)) = (w > v, groups.get(&w)) {
+                            let _ = kernel.cross_pairs(group, other, &mut emit);
+                        }
+                    }
+                }
+            }
+            got.sort_unstable();
+            assert_eq!(got, want, "k={k}");
+            assert!(want.len() >= 50, "k={k}: only {} pairs", want.len());
+        }
+        assert!(PairKernel::new(65, 0).is_err());
+        assert!(PairKernel::new(3, 4).is_err());
     }
 
     #[test]

@@ -29,6 +29,7 @@ mod summary;
 
 pub use check_insert::InsertOutcome;
 pub use clusters::{Cluster, ClusterBuilder, Clusters, Representative};
+pub use kernel::PairKernel;
 pub use output::{DedupWriter, OutputFormat};
 pub use pairs::{PairScan, ScanProgress, ScanStats};
 pub use summary::DedupSummary;
