@@ -23,6 +23,7 @@ __all__ = [
     "Cluster",
     "Clusters",
     "Document",
+    "DocumentIterator",
     "FORMAT_VERSION",
     "MAX_DISTANCE",
     "Match",
@@ -212,6 +213,14 @@ class PairIterator(Iterator[Tuple[int, int, int]]):
     def close(self) -> None: ...
 
 @final
+class DocumentIterator(Iterator[Tuple[int, int, Optional[str]]]):
+    """``(id, fingerprint, key)`` of every document, in id order. ``close()`` (or dropping it)
+    stops reading."""
+
+    def __next__(self) -> Tuple[int, int, Optional[str]]: ...
+    def close(self) -> None: ...
+
+@final
 class Cluster:
     """One cluster of near-duplicates: ``id`` is its lowest member id."""
 
@@ -337,8 +346,11 @@ class Store:
         """The id of the document with external key ``key``."""
     def next_id(self) -> int:
         """One more than the largest stored id (0 for an empty store)."""
-    def documents(self) -> List[Tuple[int, int, Optional[str]]]:
-        """``(id, fingerprint, key)`` of every document, in id order."""
+    def documents(self) -> DocumentIterator:
+        """``(id, fingerprint, key)`` of every document, in id order, streamed from one snapshot
+        (later writes are not seen)."""
+    def documents_numpy(self) -> Tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]]:
+        """The ids and fingerprints of every document, in id order, as two uint64 arrays."""
     def query(self, fingerprint: int, k: int = 3) -> List[Match]:
         """The stored documents within Hamming distance ``k`` (0..=64) of ``fingerprint``,
         sorted by distance, then id: exactly what a brute-force scan finds."""
@@ -414,13 +426,23 @@ class Store:
         ...     sorted(store.pairs(k=3))
         [(1, 2, 1)]
         """
-    def pairs_numpy(self, k: int = 3) -> Tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64], npt.NDArray[np.uint8]]:
+    def pairs_numpy(
+        self, k: int = 3, *, progress: Union[bool, Callable[[int, int], None], None] = None
+    ) -> Tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64], npt.NDArray[np.uint8]]:
         """Every pair within ``k`` as three arrays ``a``, ``b``, ``distance``, sorted by
-        ``(a, b)``: for millions of pairs."""
-    def clusters(self, k: int = 3, representative: _RepresentativeRule = "lowest-id") -> Clusters:
+        ``(a, b)``: for millions of pairs. ``progress=True`` draws a progress line on
+        standard error; a callable gets ``(keys scanned, keys in all)`` ten times a second."""
+    def clusters(
+        self,
+        k: int = 3,
+        representative: _RepresentativeRule = "lowest-id",
+        *,
+        progress: Union[bool, Callable[[int, int], None], None] = None,
+    ) -> Clusters:
         """The connected components of the pairs within ``k``, each keeping one
         representative: ``"lowest-id"``, ``"longest"`` (longest text, ties to the lowest id)
-        or ``"first-loaded"``, as ``simhash-store dedup --representative``."""
+        or ``"first-loaded"``, as ``simhash-store dedup --representative``. ``progress`` as
+        in :meth:`pairs_numpy`."""
     def verify(self) -> VerifyReport:
         """Checks that every document is in all four block families and nothing else is."""
     def flush(self) -> None:

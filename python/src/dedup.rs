@@ -3,30 +3,24 @@
 //! `Store.clusters` (`Clusters`, with the command line's representative rules). Ctrl-C stops
 //! the scan within a fraction of a second ([`simhash_store::PairScan::stop_when`]).
 
-use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError};
-use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
-use std::time::Duration;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use numpy::{IntoPyArray, PyArray1};
-use pyo3::exceptions::{PyStopIteration, PyValueError};
+use pyo3::exceptions::{PyStopIteration, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
-use simhash_store::{ClusterBuilder, Clusters, Error, Pair, Representative, ScanStats, Store};
+use simhash_store::{ClusterBuilder, Clusters, Error, Representative, ScanStats};
 
-use crate::args::{k_arg, u64_arg};
-use crate::errors::{to_py, IntoPy};
+use crate::args::{k_arg, type_name, u64_arg};
+use crate::errors::IntoPy;
 use crate::interrupt;
 use crate::store::PyStore;
+use crate::stream::Stream;
 
-/// Pairs travel from the scan to the iterator in batches of this many.
-const BATCH: usize = 4096;
-/// Batches in flight: the scan waits when the consumer is this far behind.
-const IN_FLIGHT: usize = 16;
-const POLL: Duration = Duration::from_millis(100);
+fn representative_arg(name: &str) -> PyResult<Representative> {
+    name.parse::<Representative>().py()
+}
 
 /// `a`, `b` and `distance` of every pair.
 type PairArrays<'py> = (
@@ -35,74 +29,56 @@ type PairArrays<'py> = (
     Bound<'py, PyArray1<u8>>,
 );
 
-fn representative_arg(name: &str) -> PyResult<Representative> {
-    name.parse::<Representative>().py()
+/// A progress callable for a pair scan: `progress(scanned, total)` with keys read so far and
+/// in all; `True` draws a progress line on standard error (`simhash_store/_progress.py`).
+fn scan_progress(progress: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Py<PyAny>>> {
+    let Some(p) = progress.filter(|p| !p.is_none()) else {
+        return Ok(None);
+    };
+    if p.is_instance_of::<pyo3::types::PyBool>() {
+        if !p.is_truthy()? {
+            return Ok(None);
+        }
+        let bar = p.py().import("simhash_store._progress")?.call_method0("scan_bar")?;
+        return Ok(Some(bar.unbind()));
+    }
+    if !p.is_callable() {
+        return Err(PyTypeError::new_err(format!(
+            "progress must be callable or a bool, not {}",
+            type_name(p)
+        )));
+    }
+    Ok(Some(p.clone().unbind()))
 }
 
-struct IterState {
-    buf: VecDeque<(u64, u64, u32)>,
-    rx: Option<Receiver<Vec<Pair>>>,
-    handle: Option<JoinHandle<Result<ScanStats, Error>>>,
+/// How far a scan running on another thread has got, for its progress callable.
+#[derive(Default)]
+struct ScanSeen {
+    scanned: AtomicU64,
+    total: AtomicU64,
+}
+
+impl ScanSeen {
+    fn set(&self, p: simhash_store::ScanProgress) {
+        self.total.store(p.total, Ordering::Relaxed);
+        self.scanned.store(p.scanned, Ordering::Relaxed);
+    }
+
+    fn report(&self, py: Python<'_>, progress: Option<&Py<PyAny>>) -> PyResult<()> {
+        if let Some(p) = progress {
+            let scanned = self.scanned.load(Ordering::Relaxed);
+            let total = self.total.load(Ordering::Relaxed);
+            p.call1(py, (scanned, total.max(scanned)))?;
+        }
+        Ok(())
+    }
 }
 
 /// ``(a, b, distance)`` with ``a < b``, each pair once, in no particular order, as the
 /// scan finds them on a background thread. ``close()`` (or dropping it) stops the scan.
 #[pyclass(module = "simhash_store._native", name = "PairIterator", frozen)]
 pub(crate) struct PyPairIter {
-    state: Mutex<IterState>,
-    stop: Arc<AtomicBool>,
-}
-
-impl PyPairIter {
-    fn start(store: Arc<Store>, k: u32) -> PyPairIter {
-        let stop = Arc::new(AtomicBool::new(false));
-        let (tx, rx) = sync_channel::<Vec<Pair>>(IN_FLIGHT);
-        let flag = Arc::clone(&stop);
-        let handle = std::thread::spawn(move || {
-            let mut out = Vec::with_capacity(BATCH);
-            let stats = store.pairs(k).stop_when(&flag).for_each(|p| {
-                out.push(p);
-                if out.len() >= BATCH {
-                    let full = std::mem::replace(&mut out, Vec::with_capacity(BATCH));
-                    tx.send(full).map_err(|_| Error::Cancelled)?;
-                }
-                Ok::<_, Error>(())
-            })?;
-            if !out.is_empty() {
-                tx.send(out).map_err(|_| Error::Cancelled)?;
-            }
-            Ok(stats)
-        });
-        PyPairIter {
-            state: Mutex::new(IterState {
-                buf: VecDeque::new(),
-                rx: Some(rx),
-                handle: Some(handle),
-            }),
-            stop,
-        }
-    }
-
-    fn finish(&self, state: &mut IterState, py: Python<'_>) -> PyResult<()> {
-        state.rx = None;
-        if let Some(h) = state.handle.take() {
-            match py.detach(|| h.join()) {
-                Ok(Ok(_)) | Ok(Err(Error::Cancelled)) => {}
-                Ok(Err(e)) => return Err(to_py(e)),
-                Err(panic) => std::panic::resume_unwind(panic),
-            }
-        }
-        Ok(())
-    }
-}
-
-impl Drop for PyPairIter {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Ok(state) = self.state.get_mut() {
-            state.rx = None;
-        }
-    }
+    stream: Stream<(u64, u64, u32)>,
 }
 
 #[pymethods]
@@ -112,48 +88,14 @@ impl PyPairIter {
     }
 
     fn __next__(&self, py: Python<'_>) -> PyResult<(u64, u64, u32)> {
-        let mut state = self
-            .state
-            .lock()
-            .map_err(|_| PyValueError::new_err("the pair iterator's lock was poisoned"))?;
-        loop {
-            if let Some(p) = state.buf.pop_front() {
-                return Ok(p);
-            }
-            let Some(rx) = state.rx.take() else {
-                return Err(PyStopIteration::new_err(()));
-            };
-            // The receiver moves into the detached closure and back (it is not `Sync`).
-            let (received, rx) = py.detach(move || (rx.recv_timeout(POLL), rx));
-            state.rx = Some(rx);
-            match received {
-                Ok(batch) => state
-                    .buf
-                    .extend(batch.into_iter().map(|p| (p.a, p.b, p.distance))),
-                Err(RecvTimeoutError::Timeout) => {
-                    if let Err(e) = py.check_signals() {
-                        self.stop.store(true, Ordering::Relaxed);
-                        let _ = self.finish(&mut state, py);
-                        return Err(e);
-                    }
-                }
-                Err(RecvTimeoutError::Disconnected) => {
-                    self.finish(&mut state, py)?;
-                    return Err(PyStopIteration::new_err(()));
-                }
-            }
-        }
+        self.stream
+            .next(py)?
+            .ok_or_else(|| PyStopIteration::new_err(()))
     }
 
     /// Stops the scan (the iterator then ends).
     fn close(&self, py: Python<'_>) -> PyResult<()> {
-        self.stop.store(true, Ordering::Relaxed);
-        let mut state = self
-            .state
-            .lock()
-            .map_err(|_| PyValueError::new_err("the pair iterator's lock was poisoned"))?;
-        state.buf.clear();
-        self.finish(&mut state, py)
+        self.stream.close(py)
     }
 }
 
@@ -170,24 +112,44 @@ impl PyStore {
     #[pyo3(signature = (k = 3))]
     fn pairs(&self, k: i64) -> PyResult<PyPairIter> {
         let k = k_arg(k)?;
-        Ok(PyPairIter::start(self.store()?, k))
+        let store = self.store()?;
+        let stream = Stream::start(move |stop, emit| {
+            store
+                .pairs(k)
+                .stop_when(stop)
+                .for_each(|p| emit((p.a, p.b, p.distance)))
+                .map(drop)
+        });
+        Ok(PyPairIter { stream })
     }
 
     /// Every pair within ``k`` as three arrays ``a``, ``b``, ``distance``, sorted by
-    /// ``(a, b)``: for millions of pairs.
-    #[pyo3(signature = (k = 3))]
+    /// ``(a, b)``: for millions of pairs. ``progress=True`` draws a progress line on
+    /// standard error; a callable gets ``(keys scanned, keys in all)`` ten times a second.
+    #[pyo3(signature = (k = 3, *, progress = None))]
     fn pairs_numpy<'py>(
         &self,
         py: Python<'py>,
         k: i64,
+        progress: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<PairArrays<'py>> {
         let k = k_arg(k)?;
+        let progress = scan_progress(progress)?;
         let store = self.store()?;
-        let pairs = interrupt::run(py, |stop| {
-            let mut pairs = store.pairs(k).stop_when(stop).collect()?;
-            pairs.sort_unstable();
-            Ok::<_, Error>(pairs)
-        })?
+        let seen = ScanSeen::default();
+        let pairs = interrupt::run_with_ticks(
+            py,
+            |stop| {
+                let mut pairs = store
+                    .pairs(k)
+                    .stop_when(stop)
+                    .on_progress(|p| seen.set(p))
+                    .collect()?;
+                pairs.sort_unstable();
+                Ok::<_, Error>(pairs)
+            },
+            |py| seen.report(py, progress.as_ref()),
+        )?
         .py()?;
         let (a, (b, d)): (Vec<u64>, (Vec<u64>, Vec<u8>)) = pairs
             .into_iter()
@@ -198,22 +160,39 @@ impl PyStore {
 
     /// The connected components of the pairs within ``k``, each keeping one
     /// representative: ``"lowest-id"``, ``"longest"`` (longest text, ties to the lowest id)
-    /// or ``"first-loaded"``, as ``simhash-store dedup --representative``.
-    #[pyo3(signature = (k = 3, representative = "lowest-id"))]
-    fn clusters(&self, py: Python<'_>, k: i64, representative: &str) -> PyResult<PyClusters> {
+    /// or ``"first-loaded"``, as ``simhash-store dedup --representative``. ``progress`` as
+    /// in :meth:`pairs_numpy`.
+    #[pyo3(signature = (k = 3, representative = "lowest-id", *, progress = None))]
+    fn clusters(
+        &self,
+        py: Python<'_>,
+        k: i64,
+        representative: &str,
+        progress: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyClusters> {
         let k = k_arg(k)?;
         let rule = representative_arg(representative)?;
+        let progress = scan_progress(progress)?;
         let store = self.store()?;
-        let (clusters, stats) = interrupt::run(py, |stop| {
-            let mut builder = ClusterBuilder::new();
-            let stats = store.pairs(k).stop_when(stop).for_each(|p| {
-                builder.add_pair(p.a, p.b);
-                Ok::<_, Error>(())
-            })?;
-            let mut clusters = builder.finish();
-            clusters.choose_representatives(&store, rule)?;
-            Ok::<_, Error>((clusters, stats))
-        })?
+        let seen = ScanSeen::default();
+        let (clusters, stats) = interrupt::run_with_ticks(
+            py,
+            |stop| {
+                let mut builder = ClusterBuilder::new();
+                let stats = store
+                    .pairs(k)
+                    .stop_when(stop)
+                    .on_progress(|p| seen.set(p))
+                    .for_each(|p| {
+                        builder.add_pair(p.a, p.b);
+                        Ok::<_, Error>(())
+                    })?;
+                let mut clusters = builder.finish();
+                clusters.choose_representatives(&store, rule)?;
+                Ok::<_, Error>((clusters, stats))
+            },
+            |py| seen.report(py, progress.as_ref()),
+        )?
         .py()?;
         Ok(PyClusters {
             clusters,

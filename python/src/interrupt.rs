@@ -18,6 +18,17 @@ where
     T: Send,
     F: FnOnce(&AtomicBool) -> T + Send,
 {
+    run_with_ticks(py, work, |_| Ok(()))
+}
+
+/// [`run`], calling `tick` on the calling thread (interpreter attached) every 100 ms and once
+/// at the end, for progress reports; an error of `tick` stops the work like a signal.
+pub(crate) fn run_with_ticks<T, F, K>(py: Python<'_>, work: F, mut tick: K) -> PyResult<T>
+where
+    T: Send,
+    F: FnOnce(&AtomicBool) -> T + Send,
+    K: FnMut(Python<'_>) -> PyResult<()>,
+{
     let stop = AtomicBool::new(false);
     std::thread::scope(|s| {
         let (tx, rx) = mpsc::channel::<()>();
@@ -42,7 +53,7 @@ where
             if done {
                 break;
             }
-            if let Err(e) = py.check_signals() {
+            if let Err(e) = py.check_signals().and_then(|()| tick(py)) {
                 stop.store(true, Ordering::Relaxed);
                 interrupted = Some(e);
                 // Wait for the work to notice, with the interpreter released.
@@ -53,6 +64,9 @@ where
             }
         }
         let out = py.detach(|| handle.join());
+        if interrupted.is_none() {
+            interrupted = tick(py).err();
+        }
         match (interrupted, out) {
             (Some(e), _) => Err(e),
             (None, Ok(v)) => Ok(v),

@@ -9,6 +9,7 @@
 //! - `store.rs`: `Store`, `Match`, `Document`, `VerifyReport`.
 //! - `load.rs`: `Store.bulk_load` and `Store.bulk_load_fingerprints`.
 //! - `dedup.rs`: `Store.pairs`, `Store.pairs_numpy`, `Store.clusters` and `Clusters`.
+//! - `stream.rs`: iterators fed by a scan on a background thread (pairs, documents).
 //! - `kernels.rs`: array functions for the Spark jobs (`simhash_store.spark`).
 //!
 //! Docstrings are the `///` comments of the Python-facing items (what `help()` shows); the
@@ -26,6 +27,7 @@ mod kernels;
 mod load;
 mod settings;
 mod store;
+mod stream;
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -39,6 +41,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<store::PyMatch>()?;
     m.add_class::<store::PyDocument>()?;
     m.add_class::<store::PyVerifyReport>()?;
+    m.add_class::<store::PyDocumentIter>()?;
     m.add_class::<load::PyBulkSummary>()?;
     m.add_class::<load::PyBulkProgress>()?;
     m.add_class::<dedup::PyPairIter>()?;

@@ -2,19 +2,22 @@
 
 use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
+use std::sync::atomic::Ordering;
 
-use pyo3::exceptions::PyValueError;
+use numpy::{IntoPyArray, PyArray1};
+use pyo3::exceptions::{PyStopIteration, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
 use simhash_store::{
-    Document, Durability, Entry, Fingerprint, InsertOutcome, Match, Store, VerifyReport,
+    Document, Durability, Entry, Error, Fingerprint, InsertOutcome, Match, Store, VerifyReport,
 };
 
 use crate::args::{self, k_arg, key_arg, text_arg, u64_arg, u64_vec, Signed};
 use crate::errors::IntoPy;
 use crate::hasher::PySimhasher;
 use crate::settings;
+use crate::stream::Stream;
 
 /// A near-duplicate index in a directory (RocksDB with one column family per 16-bit
 /// block of the fingerprint). ``Store.open(path)`` creates or opens it.
@@ -450,18 +453,69 @@ impl PyStore {
         Ok(dict)
     }
 
-    /// ``(id, fingerprint, key)`` of every document, in id order.
-    fn documents<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+    /// ``(id, fingerprint, key)`` of every document, in id order, streamed from one snapshot
+    /// (later writes are not seen).
+    fn documents(&self) -> PyResult<PyDocumentIter> {
         let store = self.store()?;
-        let docs = py
-            .detach(|| {
-                store
-                    .documents()?
-                    .map(|r| r.map(|(id, d)| (id, d.fingerprint.0, d.key)))
-                    .collect::<Result<Vec<_>, _>>()
-            })
-            .py()?;
-        PyList::new(py, docs)
+        let stream = Stream::start(move |stop, emit| {
+            for item in store.documents()? {
+                if stop.load(Ordering::Relaxed) {
+                    return Err(Error::Cancelled);
+                }
+                let (id, d) = item?;
+                emit((id, d.fingerprint.0, d.key))?;
+            }
+            Ok(())
+        });
+        Ok(PyDocumentIter { stream })
+    }
+
+    /// The ids and fingerprints of every document, in id order, as two uint64 arrays.
+    fn documents_numpy<'py>(&self, py: Python<'py>) -> PyResult<IdsAndFingerprints<'py>> {
+        let store = self.store()?;
+        let (ids, fps) = crate::interrupt::run(py, |stop| {
+            let mut ids = Vec::with_capacity(store.len() as usize);
+            let mut fps = Vec::with_capacity(store.len() as usize);
+            for item in store.documents()? {
+                if stop.load(Ordering::Relaxed) {
+                    return Err(Error::Cancelled);
+                }
+                let (id, d) = item?;
+                ids.push(id);
+                fps.push(d.fingerprint.0);
+            }
+            Ok((ids, fps))
+        })?
+        .py()?;
+        Ok((ids.into_pyarray(py), fps.into_pyarray(py)))
+    }
+}
+
+/// Ids and fingerprints, as arrays.
+type IdsAndFingerprints<'py> = (Bound<'py, PyArray1<u64>>, Bound<'py, PyArray1<u64>>);
+
+/// ``(id, fingerprint, key)`` of every document, in id order. ``close()`` (or dropping it)
+/// stops reading.
+#[pyclass(module = "simhash_store._native", name = "DocumentIterator", frozen)]
+pub(crate) struct PyDocumentIter {
+    stream: Stream<(u64, u64, Option<String>)>,
+}
+
+#[pymethods]
+impl PyDocumentIter {
+    fn __iter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    fn __next__(&self, py: Python<'_>) -> PyResult<(u64, u64, Option<String>)> {
+        self.stream
+            .next(py)?
+            .ok_or_else(|| PyStopIteration::new_err(()))
+    }
+
+    /// Stops reading (the iterator then ends).
+    fn close(&self, py: Python<'_>) -> PyResult<()> {
+        self.stream.close(py)
     }
 }
 

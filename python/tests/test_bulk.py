@@ -23,7 +23,7 @@ def test_bulk_load_equals_inserts(tmp_path):
         for i, key, t in records:
             b.insert_text(i, t, key=key)
         assert summary.added == len(a)
-        assert a.documents() == b.documents()
+        assert list(a.documents()) == list(b.documents())
         assert a.verify().is_clean
 
 

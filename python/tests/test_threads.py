@@ -50,7 +50,7 @@ def test_threads_share_a_store(store):
     # Each writer removed five of its own documents (at i = 50, 100, ..., 250).
     assert len(store) == 2000 + 4 * 300 - 4 * 5
     # The final state answers as a brute-force scan does.
-    docs = store.documents()
+    docs = list(store.documents())
     fps = np.array([fp for _, fp, _ in docs], dtype=np.uint64)
     ids = [i for i, _, _ in docs]
     for q in base[:50]:
