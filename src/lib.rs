@@ -6,7 +6,7 @@
 //!
 //! - **Fingerprints**: 64-bit SimHash (Charikar 2002; Manku, Jain and Das Sarma 2007). Text is
 //!   split into features (jieba for Chinese, Unicode words for other scripts), stop words are
-//!   dropped, features are weighted (TF-IDF by default) and hashed with xxh3; each of the 64
+//!   dropped, features are weighted by their term frequency and hashed with xxh3; each of the 64
 //!   bits is the sign of the weighted vote. Similar texts get fingerprints a few bits apart.
 //!   See [`Simhasher`].
 //! - **The store**: RocksDB with one column family per 16-bit block of the fingerprint. Two
