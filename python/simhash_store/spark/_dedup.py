@@ -1,0 +1,643 @@
+"""``dedup`` and ``dedup_against``: every pair within ``k``, clusters and drop lists on Spark.
+
+The pigeonhole join by block, as ``Store.pairs`` does it on one machine:
+
+1. Each document becomes one row per block family (4), keyed by a *task*: its family and
+   16-bit block value, and for a group too big for one task, a pair of chunks of it. For
+   ``k >= 4`` (radius ``r = k // 4``) it is also sent, as a *guest*, to every non-empty group
+   of the same family whose value is higher and within ``r`` bits of its own.
+2. The rows are shuffled by task and sorted within each partition; each task's rows go to
+   the crate's pair kernel (``PairKernel``, the code of ``Store::pairs``), which reports a
+   pair only in the first family whose blocks are within ``r`` bits, so each pair once.
+3. Connected components of the pairs: on the driver (the crate's union-find) while the
+   pairs fit ``driver_edge_budget``, otherwise distributed (large-star / small-star).
+
+The task key and the chunking are described in ``python/src/kernels.rs``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Optional, Tuple
+
+from ._common import check_columns, check_k, check_type, require_pyspark, session_of
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pyarrow as pa
+    from pyspark.sql import DataFrame, SparkSession
+
+#: The representative rules, as the command line spells them (``first-loaded`` needs the
+#: store's load order and is not available on Spark).
+REPRESENTATIVES = ("lowest-id", "longest")
+
+#: Default documents per chunk of a group: a group (documents sharing a block value) larger
+#: than this is split, and its chunks compared pair by pair in separate tasks.
+DEFAULT_CHUNK_SIZE = 20_000
+
+#: Default number of pairs up to which clusters are computed on the driver (union-find in
+#: Rust, about 40 bytes per pair); above it, distributed.
+DEFAULT_DRIVER_EDGE_BUDGET = 10_000_000
+
+GROUPS = 4 * 65536
+
+ROW_SCHEMA = "task long, side byte, fingerprint long, id long"
+PAIR_SCHEMA = "a long, b long, distance int"
+
+
+@dataclass
+class PairStats:
+    """What the pair stage did, summed over its Spark tasks (from accumulators, so known
+    after the pairs have been computed; a retried task's attempts all count)."""
+
+    #: Kernel tasks (a group, or a pair of chunks of one) compared.
+    tasks: int = 0
+    #: Comparisons (pairs of documents looked at) over all kernel tasks.
+    total_work: int = 0
+    #: The largest kernel task's comparisons.
+    max_task_work: int = 0
+    #: Comparisons per Spark partition of the pair stage (by partition id, last attempt).
+    partition_work: Dict[int, int] = field(default_factory=dict)
+
+    @property
+    def largest_partition_share(self) -> float:
+        """The largest Spark partition's share of all comparisons (1/partitions is even)."""
+        total = sum(self.partition_work.values())
+        return max(self.partition_work.values()) / total if total else 0.0
+
+
+class DedupResult:
+    """The answer of :func:`dedup` or :func:`dedup_against`.
+
+    - :attr:`pairs`: ``a``, ``b`` (``a < b``), ``distance``; each pair within ``k`` once.
+    - :attr:`clusters`: one row per document that has a near-duplicate: ``id``,
+      ``cluster`` (the lowest member id), ``representative`` (the member kept) and ``keep``.
+    - :attr:`drop`: ``id`` and ``representative`` (kept instead) of every member that is not
+      kept.
+
+    These are the rows of ``simhash-store dedup``'s ``pairs``, ``clusters`` and ``drop``
+    files for the same documents (without the external keys: join them back by ``id``).
+    ``pairs`` is computed (and persisted) by :func:`dedup`; ``clusters`` and ``drop`` on first
+    use. :meth:`unpersist` releases what was cached.
+    """
+
+    def __init__(
+        self,
+        pairs: "DataFrame",
+        k: int,
+        representative: str,
+        stats: PairStats,
+        make_clusters: Callable[["DataFrame"], "DataFrame"],
+    ) -> None:
+        self.k = k
+        self.representative = representative
+        self.stats = stats
+        self._pairs = pairs
+        self._make_clusters = make_clusters
+        self._clusters: Optional["DataFrame"] = None
+
+    @property
+    def pairs(self) -> "DataFrame":
+        """Every pair within ``k``: ``a``, ``b`` (``a < b``), ``distance`` (persisted)."""
+        return self._pairs
+
+    @property
+    def clusters(self) -> "DataFrame":
+        """``id``, ``cluster``, ``representative``, ``keep`` for every clustered document."""
+        if self._clusters is None:
+            self._clusters = self._make_clusters(self._pairs)
+        return self._clusters
+
+    @property
+    def drop(self) -> "DataFrame":
+        """``id`` and ``representative`` of every document to drop."""
+        return self.clusters.where(~self.clusters["keep"]).select("id", "representative")
+
+    def unpersist(self) -> None:
+        """Releases the cached pairs and clusters."""
+        self._pairs.unpersist()
+        if self._clusters is not None:
+            self._clusters.unpersist()
+
+    def __repr__(self) -> str:
+        return (
+            f"DedupResult(k={self.k}, representative={self.representative!r}, "
+            f"kernel_tasks={self.stats.tasks})"
+        )
+
+
+def _check_representative(representative: Any) -> str:
+    if representative == "first-loaded":
+        raise ValueError(
+            'representative "first-loaded" needs the load order of a store: on Spark use '
+            '"lowest-id" or "longest" (with a text length column)'
+        )
+    if representative not in REPRESENTATIVES:
+        raise ValueError(
+            f"unknown representative {representative!r}: expected one of "
+            + ", ".join(REPRESENTATIVES)
+        )
+    return str(representative)
+
+
+def _documents(
+    df: "DataFrame",
+    what: str,
+    id_col: str,
+    fingerprint_col: str,
+    text_len_col: Optional[str],
+) -> "DataFrame":
+    """``id``, ``fingerprint`` (and ``text_len``) of the documents of ``df`` that have a
+    fingerprint, checked."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import ByteType, IntegerType, LongType, ShortType
+
+    check_columns(df, what, [id_col, fingerprint_col] + ([text_len_col] if text_len_col else []))
+    integers = [LongType, IntegerType, ShortType, ByteType]
+    check_type(df, what, id_col, integers, "an integer column (LongType)")
+    check_type(
+        df,
+        what,
+        fingerprint_col,
+        [LongType],
+        "LongType (the 64 bits as a signed long, as fingerprints() writes it)",
+    )
+    columns = [F.col(id_col).cast("long").alias("id"), F.col(fingerprint_col).alias("fingerprint")]
+    if text_len_col:
+        check_type(df, what, text_len_col, integers, "an integer column")
+        columns.append(F.col(text_len_col).cast("long").alias("text_len"))
+    return df.select(*columns).where(F.col("fingerprint").isNotNull())
+
+
+def _group_counts(docs: "DataFrame", old: Optional[bool] = None) -> "np.ndarray":
+    """Documents per (block family, block value): uint64, ``family * 65536 + value``."""
+    import numpy as np
+    from pyspark.sql import functions as F
+
+    if old is not None:
+        docs = docs.where(F.col("old") == F.lit(old))
+    groups = F.explode(
+        F.array(
+            *[
+                F.shiftrightunsigned(F.col("fingerprint"), 48 - 16 * i).bitwiseAND(
+                    F.lit(0xFFFF).cast("long")
+                )
+                + F.lit(i * 65536).cast("long")
+                for i in range(4)
+            ]
+        )
+    ).alias("group")
+    rows = docs.select(groups).groupBy("group").count().collect()
+    counts = np.zeros(GROUPS, dtype=np.uint64)
+    if rows:
+        at = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        n = np.fromiter((r[1] for r in rows), dtype=np.uint64, count=len(rows))
+        counts[at] = n
+    return counts
+
+
+class _MaxDict:
+    """Accumulator of ``{key: value}`` keeping the largest value per key."""
+
+    @staticmethod
+    def zero(value: Dict[int, int]) -> Dict[int, int]:
+        return {}
+
+    @staticmethod
+    def addInPlace(a: Dict[int, int], b: Dict[int, int]) -> Dict[int, int]:  # noqa: N802
+        for key, v in b.items():
+            if v > a.get(key, -1):
+                a[key] = v
+        return a
+
+
+class _MaxInt:
+    @staticmethod
+    def zero(value: int) -> int:
+        return 0
+
+    @staticmethod
+    def addInPlace(a: int, b: int) -> int:  # noqa: N802
+        return max(a, b)
+
+
+def _pairs(
+    docs: "DataFrame",
+    k: int,
+    chunk_size: int,
+    partitions: Optional[int],
+    against: bool,
+    fail_first_attempt: Optional[int],
+) -> Tuple["DataFrame", PairStats, Callable[[], None]]:
+    """The pairs of ``docs`` (``id``, ``fingerprint``, and ``old`` when ``against``), lazily,
+    and a function that fills the returned stats from the accumulators."""
+    import numpy as np
+    from pyspark.accumulators import AccumulatorParam
+
+    from .._native import spark_chunk_plan, spark_old_needed
+
+    spark = session_of(docs)
+    sc = spark.sparkContext
+    counts = _group_counts(docs)
+    home_chunks, guest_chunks = spark_chunk_plan(counts, k, chunk_size)
+    old_home = old_guest = None
+    if against:
+        old_home, old_guest = spark_old_needed(_group_counts(docs, old=False), k)
+    plan = (home_chunks, guest_chunks, old_home, old_guest)
+
+    def explode(batches: Iterator["pa.RecordBatch"]) -> Iterator["pa.RecordBatch"]:
+        import pyarrow as pa
+
+        from .._native import spark_explode
+
+        home, guest, need_home, need_guest = plan
+        for batch in batches:
+            ids = batch.column("id")
+            if ids.null_count:
+                raise ValueError("the id column has nulls: every document needs an id")
+            old = batch.column("old").to_numpy(zero_copy_only=False) if against else None
+            task, side, fp, id_ = spark_explode(
+                ids.to_numpy(zero_copy_only=False).astype(np.int64, copy=False),
+                batch.column("fingerprint").to_numpy(zero_copy_only=False),
+                old,
+                k,
+                home,
+                guest,
+                need_home,
+                need_guest,
+            )
+            yield pa.RecordBatch.from_arrays(
+                [pa.array(task), pa.array(side.view(np.int8)), pa.array(fp), pa.array(id_)],
+                names=["task", "side", "fingerprint", "id"],
+            )
+
+    class MaxDictParam(AccumulatorParam):  # type: ignore[type-arg]
+        zero = staticmethod(_MaxDict.zero)
+        addInPlace = staticmethod(_MaxDict.addInPlace)  # noqa: N815
+
+    class MaxIntParam(AccumulatorParam):  # type: ignore[type-arg]
+        zero = staticmethod(_MaxInt.zero)
+        addInPlace = staticmethod(_MaxInt.addInPlace)  # noqa: N815
+
+    acc_tasks = sc.accumulator(0)
+    acc_total = sc.accumulator(0)
+    acc_max = sc.accumulator(0, MaxIntParam())
+    acc_partitions = sc.accumulator({}, MaxDictParam())
+
+    def pairs_of(batches: Iterator["pa.RecordBatch"]) -> Iterator["pa.RecordBatch"]:
+        import pyarrow as pa
+        from pyspark import TaskContext
+
+        from .._native import spark_pairs
+
+        ctx = TaskContext.get()
+        partition = ctx.partitionId() if ctx else -1
+        fail = (
+            fail_first_attempt is not None
+            and ctx is not None
+            and partition == fail_first_attempt
+            and ctx.attemptNumber() == 0
+        )
+        carry: Optional["pa.Table"] = None
+        work = 0
+
+        def run(table: "pa.Table", last: bool) -> Tuple[Optional["pa.RecordBatch"], int, Dict[str, Any]]:
+            cols = [table.column(c).to_numpy() for c in ("task", "side", "fingerprint", "id")]
+            found = spark_pairs(cols[0], cols[1].view(np.uint8), cols[2], cols[3], k, last)
+            out = None
+            if len(found["a"]):
+                out = pa.RecordBatch.from_arrays(
+                    [
+                        pa.array(found["a"]),
+                        pa.array(found["b"]),
+                        pa.array(found["distance"].astype(np.int32)),
+                    ],
+                    names=["a", "b", "distance"],
+                )
+            return out, found["consumed"], found
+
+        def account(found: Dict[str, Any]) -> None:
+            nonlocal work
+            work += found["total_work"]
+            acc_tasks.add(found["tasks"])
+            acc_total.add(found["total_work"])
+            acc_max.add(found["max_task_work"])
+
+        for batch in batches:
+            table = pa.Table.from_batches([batch])
+            if carry is not None and carry.num_rows:
+                table = pa.concat_tables([carry, table])
+            table = table.combine_chunks()
+            out, consumed, found = run(table, last=False)
+            account(found)
+            carry = table.slice(consumed)
+            if out is not None:
+                yield out
+            if fail:
+                raise RuntimeError(
+                    f"injected failure of partition {partition}, attempt 0 (a test of retries)"
+                )
+        if carry is not None and carry.num_rows:
+            out, _, found = run(carry.combine_chunks(), last=True)
+            account(found)
+            if out is not None:
+                yield out
+        acc_partitions.add({partition: work})
+
+    rows = docs.mapInArrow(explode, ROW_SCHEMA)
+    n = partitions or int(spark.conf.get("spark.sql.shuffle.partitions") or 200)
+    pairs = rows.repartition(n, "task").sortWithinPartitions("task").mapInArrow(
+        pairs_of, PAIR_SCHEMA
+    )
+    stats = PairStats()
+
+    def fill() -> None:
+        stats.tasks = acc_tasks.value
+        stats.total_work = acc_total.value
+        stats.max_task_work = acc_max.value
+        stats.partition_work = dict(acc_partitions.value)
+
+    return pairs, stats, fill
+
+
+def _persisted(df: "DataFrame") -> "DataFrame":
+    from pyspark import StorageLevel
+
+    return df.persist(StorageLevel.MEMORY_AND_DISK)
+
+
+def _components_on_driver(pairs: "DataFrame") -> "DataFrame":
+    """``id``, ``cluster`` (lowest id of the component) by the crate's union-find."""
+    import pyarrow as pa
+
+    from .._native import spark_components
+
+    spark = session_of(pairs)
+    table = _to_arrow(pairs.select("a", "b"))
+    a = table.column("a").to_numpy()
+    b = table.column("b").to_numpy()
+    ids, clusters = spark_components(a.astype("int64", copy=False), b.astype("int64", copy=False))
+    members = pa.table({"id": ids, "cluster": clusters})
+    try:
+        # Spark 4 takes an Arrow table as it is.
+        return spark.createDataFrame(members, "id long, cluster long")
+    except (TypeError, ValueError):  # pragma: no cover - Spark 3.5
+        return spark.createDataFrame(members.to_pandas(), "id long, cluster long")
+
+
+def _to_arrow(df: "DataFrame") -> "pa.Table":
+    """``df`` collected as a pyarrow Table (``toArrow`` from Spark 4; pandas before)."""
+    import pyarrow as pa
+
+    if hasattr(df, "toArrow"):
+        return df.toArrow()
+    return pa.Table.from_pandas(df.toPandas(), preserve_index=False)  # pragma: no cover
+
+
+def _checkpoint(df: "DataFrame") -> "DataFrame":
+    """A reliable checkpoint when the SparkContext has a checkpoint directory, otherwise a
+    local one (kept on the executors)."""
+    sc = session_of(df).sparkContext
+    if sc.getCheckpointDir():
+        return df.checkpoint(eager=True)
+    return df.localCheckpoint(eager=True)
+
+
+def _components_distributed(pairs: "DataFrame", max_rounds: int = 100) -> "DataFrame":
+    """``id``, ``cluster`` by large-star / small-star (Kiveris et al., "Connected Components
+    in MapReduce and Beyond", 2014) in DataFrame operations, checkpointed every round.
+
+    Edges are kept as ``(u, v)`` with ``u > v``. Large-star links every node to the smallest
+    node of its neighbourhood (itself included) from each larger neighbour; small-star links
+    every node and its smaller neighbours to the smallest of them. When every edge points to
+    a node that has no edge of its own (a root), each component is a star around its lowest
+    id.
+    """
+    from pyspark.sql import functions as F
+
+    edges = _checkpoint(
+        pairs.select(F.col("b").alias("u"), F.col("a").alias("v")).distinct()
+    )
+    for _ in range(max_rounds):
+        both = edges.unionByName(edges.select(F.col("v").alias("u"), F.col("u").alias("v")))
+        low = both.groupBy("u").agg(F.least(F.min("v"), F.col("u")).alias("m"))
+        large = (
+            both.where(F.col("v") > F.col("u"))
+            .join(low, "u")
+            .select(F.col("v").alias("u"), F.col("m").alias("v"))
+            .distinct()
+        )
+        small_min = large.groupBy("u").agg(F.min("v").alias("m"))
+        small = (
+            large.join(small_min, "u")
+            .select(F.col("v").alias("u"), F.col("m").alias("v"))
+            .where(F.col("u") != F.col("v"))
+            .unionByName(small_min.select("u", F.col("m").alias("v")))
+            .distinct()
+        )
+        small = _checkpoint(small)
+        edges.unpersist()
+        edges = small
+        roots_with_parents = edges.join(
+            edges.select(F.col("u").alias("v")).distinct(), "v", "left_semi"
+        )
+        if roots_with_parents.isEmpty():
+            break
+    else:  # pragma: no cover - O(log^2 n) rounds in theory
+        raise RuntimeError(f"connected components did not converge in {max_rounds} rounds")
+    roots = edges.select(F.col("v").alias("id")).distinct().select("id", F.col("id").alias("cluster"))
+    return edges.select(F.col("u").alias("id"), F.col("v").alias("cluster")).unionByName(roots)
+
+
+def _components(pairs: "DataFrame", n_pairs: int, budget: int) -> "DataFrame":
+    if n_pairs <= budget:
+        return _components_on_driver(pairs)
+    return _components_distributed(pairs)
+
+
+def _representatives(
+    members: "DataFrame", docs: "DataFrame", representative: str
+) -> "DataFrame":
+    """``members`` (``id``, ``cluster``) with ``representative`` and ``keep``."""
+    from pyspark.sql import functions as F
+
+    if representative == "lowest-id":
+        chosen = members.withColumn("representative", F.col("cluster"))
+    else:
+        lengths = members.join(docs.select("id", "text_len"), "id", "left")
+        best = lengths.groupBy("cluster").agg(
+            F.max(
+                F.struct(
+                    F.coalesce(F.col("text_len"), F.lit(0)).alias("len"),
+                    (-F.col("id")).alias("neg_id"),
+                )
+            ).alias("best")
+        )
+        chosen = members.join(best, "cluster").select(
+            "id", "cluster", (-F.col("best.neg_id")).alias("representative")
+        )
+    return chosen.select(
+        "id", "cluster", "representative", (F.col("id") == F.col("representative")).alias("keep")
+    )
+
+
+def dedup(
+    df: "DataFrame",
+    k: int = 3,
+    id_col: str = "id",
+    fingerprint_col: str = "fingerprint",
+    representative: str = "lowest-id",
+    *,
+    text_len_col: Optional[str] = None,
+    chunk_size: int = DEFAULT_CHUNK_SIZE,
+    partitions: Optional[int] = None,
+    driver_edge_budget: int = DEFAULT_DRIVER_EDGE_BUDGET,
+    _fail_first_attempt: Optional[int] = None,
+) -> DedupResult:
+    """Every pair of documents of ``df`` within Hamming distance ``k``, their clusters and
+    the documents to drop: exactly what ``Store.pairs(k)``, ``Store.clusters(k)`` and
+    ``simhash-store dedup -k K`` give for the same ids and fingerprints, for any ``k`` in
+    ``0..=64``.
+
+    Args:
+        df: the documents: a unique, non-negative integer ``id_col`` and a ``LongType``
+            ``fingerprint_col`` (as :func:`fingerprints` writes it; rows whose fingerprint is
+            null are left out, as a store skips texts without features).
+        k: the largest distance of a near-duplicate pair (0..=64).
+        representative: which member of a cluster is kept: ``"lowest-id"`` or
+            ``"longest"`` (the largest ``text_len_col``, null counting as 0, ties to the
+            lowest id), as ``simhash-store dedup --representative``.
+        text_len_col: the text length column ``"longest"`` needs.
+        chunk_size: documents of one block group compared in one task; larger groups (many
+            documents sharing a block value, such as templated pages) are split into chunks
+            compared pair by pair in separate tasks.
+        partitions: partitions of the pair stage's shuffle (default
+            ``spark.sql.shuffle.partitions``).
+        driver_edge_budget: up to this many pairs, clusters are computed on the driver (the
+            crate's union-find over the collected pairs, about 40 bytes per pair); above
+            it, by large-star / small-star on the cluster, checkpointed each round (to the
+            SparkContext's checkpoint directory if set, otherwise locally).
+
+    Returns:
+        A :class:`DedupResult` with ``pairs`` (computed and persisted here), ``clusters``
+        and ``drop``, and the pair stage's work in ``stats``.
+
+    Raises:
+        ValueError: a missing column, ``k`` out of range, an unknown representative, a
+            null or negative id, an id given to two documents within ``k``.
+        TypeError: a column of the wrong type.
+
+    >>> from simhash_store.spark import dedup                          # doctest: +SKIP
+    >>> df = spark.createDataFrame([(1, 15), (2, 7), (3, -1)], "id long, fingerprint long")  # doctest: +SKIP
+    >>> result = dedup(df, k=3)                                        # doctest: +SKIP
+    >>> [tuple(r) for r in result.pairs.collect()]                     # doctest: +SKIP
+    [(1, 2, 1)]
+    >>> [r.id for r in result.drop.collect()]                          # doctest: +SKIP
+    [2]
+    """
+    require_pyspark()
+    k = check_k(k)
+    representative = _check_representative(representative)
+    if representative == "longest" and not text_len_col:
+        raise ValueError('representative "longest" needs text_len_col, the text length column')
+    _check_tuning(chunk_size, partitions, driver_edge_budget)
+    docs = _persisted(_documents(df, "the DataFrame", id_col, fingerprint_col, text_len_col))
+    pairs, stats, fill = _pairs(docs, k, chunk_size, partitions, False, _fail_first_attempt)
+    pairs = _persisted(pairs)
+    n_pairs = pairs.count()
+    fill()
+
+    def make_clusters(pairs: "DataFrame") -> "DataFrame":
+        members = _components(pairs, n_pairs, driver_edge_budget)
+        return _persisted(_representatives(members, docs, representative))
+
+    return DedupResult(pairs, k, representative, stats, make_clusters)
+
+
+def dedup_against(
+    new_df: "DataFrame",
+    old_df: "DataFrame",
+    k: int = 3,
+    id_col: str = "id",
+    fingerprint_col: str = "fingerprint",
+    representative: str = "lowest-id",
+    *,
+    text_len_col: Optional[str] = None,
+    chunk_size: int = DEFAULT_CHUNK_SIZE,
+    partitions: Optional[int] = None,
+    driver_edge_budget: int = DEFAULT_DRIVER_EDGE_BUDGET,
+) -> DedupResult:
+    """Deduplicates a new dump against an earlier one, which is kept whole.
+
+    Precisely, with ``U`` the union of the documents of ``new_df`` and ``old_df`` (ids
+    distinct across both):
+
+    - ``pairs``: the pairs of ``U`` within ``k`` that involve at least one new document
+      (the pairs ``dedup(U)`` gives, less those of two old documents, which are not compared).
+    - ``clusters``: the connected components of those pairs, ``cluster`` the lowest member
+      id. In a component with an old document, every old member is kept and every new member
+      dropped, and ``representative`` is the lowest old id. In a component of new documents
+      only, ``representative`` follows ``representative`` as in :func:`dedup`.
+    - ``drop``: the members not kept: only ever new documents. A new document within ``k``
+      of an old one is always dropped; so is one linked to an old document through other new
+      ones.
+
+    The arguments are those of :func:`dedup`; both DataFrames need ``id_col`` and
+    ``fingerprint_col`` (and ``text_len_col`` for ``"longest"``).
+    """
+    require_pyspark()
+    from pyspark.sql import functions as F
+
+    k = check_k(k)
+    representative = _check_representative(representative)
+    if representative == "longest" and not text_len_col:
+        raise ValueError('representative "longest" needs text_len_col, the text length column')
+    _check_tuning(chunk_size, partitions, driver_edge_budget)
+    new = _documents(new_df, "new_df", id_col, fingerprint_col, text_len_col)
+    old = _documents(old_df, "old_df", id_col, fingerprint_col, text_len_col)
+    docs = _persisted(
+        new.withColumn("old", F.lit(False)).unionByName(old.withColumn("old", F.lit(True)))
+    )
+    pairs, stats, fill = _pairs(docs, k, chunk_size, partitions, True, None)
+    pairs = _persisted(pairs)
+    n_pairs = pairs.count()
+    fill()
+
+    def make_clusters(pairs: "DataFrame") -> "DataFrame":
+        members = _components(pairs, n_pairs, driver_edge_budget)
+        ruled = _representatives(members, docs.where(~F.col("old")), representative)
+        flagged = ruled.join(docs.select("id", "old"), "id")
+        per_cluster = flagged.groupBy("cluster").agg(
+            F.min(F.when(F.col("old"), F.col("id"))).alias("lowest_old")
+        )
+        out = flagged.join(per_cluster, "cluster").select(
+            "id",
+            "cluster",
+            F.coalesce(F.col("lowest_old"), F.col("representative")).alias("representative"),
+            F.when(F.col("lowest_old").isNotNull(), F.col("old"))
+            .otherwise(F.col("keep"))
+            .alias("keep"),
+        )
+        return _persisted(out)
+
+    return DedupResult(pairs, k, representative, stats, make_clusters)
+
+
+def _check_tuning(chunk_size: Any, partitions: Any, budget: Any) -> None:
+    for name, value, low in (
+        ("chunk_size", chunk_size, 1),
+        ("partitions", partitions, 1),
+        ("driver_edge_budget", budget, 0),
+    ):
+        if value is None and name == "partitions":
+            continue
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"{name} must be an int, not {type(value).__name__}")
+        if value < low:
+            raise ValueError(f"{name} must be at least {low}, got {value}")
+    if not math.isfinite(chunk_size):  # pragma: no cover - ints are finite
+        raise ValueError("chunk_size must be finite")
+
+
+__all__: List[str] = ["DedupResult", "PairStats", "dedup", "dedup_against"]
