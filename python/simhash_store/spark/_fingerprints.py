@@ -39,7 +39,7 @@ def fingerprints(
     Raises:
         ValueError: ``text_col`` is missing, or ``out_col`` already exists.
         TypeError: ``text_col`` is not a string column.
-        simhash_store.InvalidArgumentError: bad settings.
+        TypeError, ValueError: an unknown setting or a bad value (as ``Simhasher``).
     """
     require_pyspark()
     from pyspark.sql.types import LongType, StringType, StructField, StructType
