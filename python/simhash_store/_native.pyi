@@ -31,9 +31,16 @@ __all__ = [
     "Simhasher",
     "Store",
     "VerifyReport",
+    "WarcBatches",
     "__version__",
     "default_settings",
     "distance",
+    "spark_chunk_plan",
+    "spark_components",
+    "spark_explode",
+    "spark_fingerprint_utf8",
+    "spark_old_needed",
+    "spark_pairs",
 ]
 
 _IntArrayLike = Union[npt.NDArray[np.uint64], npt.NDArray[np.int64], Iterable[int]]
@@ -453,3 +460,56 @@ class Store:
         """Fills the query cache from the block families; the number of key ranges cached."""
     def disk_usage(self) -> Dict[str, int]:
         """Bytes on disk per column family."""
+
+# The array functions of `simhash_store.spark` (python/src/kernels.rs): internal, called on
+# Spark executors with the columns of Arrow batches. Use `simhash_store.spark` instead.
+
+def spark_fingerprint_utf8(
+    hasher: Simhasher,
+    offsets: Union[npt.NDArray[np.int32], npt.NDArray[np.int64]],
+    data: npt.NDArray[np.uint8],
+    valid: npt.NDArray[np.bool_],
+) -> Tuple[npt.NDArray[np.int64], npt.NDArray[np.bool_]]: ...
+def spark_chunk_plan(
+    counts: npt.NDArray[np.uint64], k: int, chunk_size: int
+) -> Tuple[npt.NDArray[np.uint32], npt.NDArray[np.uint32]]: ...
+def spark_old_needed(
+    new_counts: npt.NDArray[np.uint64], k: int
+) -> Tuple[npt.NDArray[np.uint8], npt.NDArray[np.uint8]]: ...
+def spark_explode(
+    ids: npt.NDArray[np.int64],
+    fingerprints: npt.NDArray[np.int64],
+    old: Optional[npt.NDArray[np.bool_]],
+    k: int,
+    home_chunks: npt.NDArray[np.uint32],
+    guest_chunks: npt.NDArray[np.uint32],
+    old_home: Optional[npt.NDArray[np.uint8]] = None,
+    old_guest: Optional[npt.NDArray[np.uint8]] = None,
+) -> Tuple[npt.NDArray[np.int64], npt.NDArray[np.uint8], npt.NDArray[np.int64], npt.NDArray[np.int64]]: ...
+def spark_pairs(
+    task: npt.NDArray[np.int64],
+    side: npt.NDArray[np.uint8],
+    fingerprint: npt.NDArray[np.int64],
+    id: npt.NDArray[np.int64],
+    k: int,
+    last: bool,
+) -> Dict[str, Any]: ...
+def spark_components(
+    a: npt.NDArray[np.int64], b: npt.NDArray[np.int64]
+) -> Tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]: ...
+@final
+class WarcBatches(Iterator[Dict[str, Any]]):
+    def __new__(
+        cls,
+        path: Union[str, "os.PathLike[str]"],
+        *,
+        batch_size: int = 1024,
+        extract_main_text: bool = True,
+        max_doc_bytes: int = ...,
+        strict: bool = False,
+    ) -> WarcBatches: ...
+    def __next__(self) -> Dict[str, Any]: ...
+    @property
+    def bad(self) -> int: ...
+    @property
+    def skipped(self) -> int: ...
