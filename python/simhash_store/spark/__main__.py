@@ -6,6 +6,7 @@ import argparse
 import sys
 from typing import List, Optional
 
+from ..errors import Error
 from ._load import load_parquet
 
 
@@ -40,7 +41,7 @@ def main(argv: Optional[List[str]] = None) -> int:
             batch_rows=args.batch_rows,
             progress=args.progress,
         )
-    except (ValueError, OSError) as e:
+    except (Error, ValueError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
     print(f"loaded {n} documents into {args.store}")

@@ -89,8 +89,10 @@ class DedupResult:
         representative: str,
         stats: PairStats,
         make_clusters: Callable[["DataFrame"], "DataFrame"],
+        docs: Optional["DataFrame"] = None,
     ) -> None:
         self.k = k
+        self._docs = docs
         self.representative = representative
         self.stats = stats
         self._pairs = pairs
@@ -115,8 +117,10 @@ class DedupResult:
         return self.clusters.where(~self.clusters["keep"]).select("id", "representative")
 
     def unpersist(self) -> None:
-        """Releases the cached pairs and clusters."""
+        """Releases the cached documents, pairs and clusters."""
         self._pairs.unpersist()
+        if self._docs is not None:
+            self._docs.unpersist()
         if self._clusters is not None:
             self._clusters.unpersist()
 
@@ -552,7 +556,7 @@ def dedup(
         members = _components(pairs, n_pairs, driver_edge_budget)
         return _persisted(_representatives(members, docs, representative))
 
-    return DedupResult(pairs, k, representative, stats, make_clusters)
+    return DedupResult(pairs, k, representative, stats, make_clusters, docs)
 
 
 def dedup_against(
@@ -621,7 +625,7 @@ def dedup_against(
         )
         return _persisted(out)
 
-    return DedupResult(pairs, k, representative, stats, make_clusters)
+    return DedupResult(pairs, k, representative, stats, make_clusters, docs)
 
 
 def _check_tuning(chunk_size: Any, partitions: Any, budget: Any) -> None:
