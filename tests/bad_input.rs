@@ -448,8 +448,8 @@ fn nested(depth: usize, inner: &str) -> String {
     format!("{}{inner}{}", "<div>".repeat(depth), "</div>".repeat(depth))
 }
 
-/// 100,000 nested `<div>`s, formatting elements that every paragraph re-opens, and
-/// malformed markup: each gives its text (the first two through the flat fallback).
+/// 100,000 nested `<div>`s, formatting elements that every paragraph leaves open, and
+/// malformed markup: each gives its text.
 #[test]
 fn deep_and_malformed_html_give_their_text() -> Result {
     let article = "<p>Heavy rain is expected in the north of the city tomorrow.</p>";

@@ -31,7 +31,7 @@
 mod gzip;
 mod html;
 mod jsonl;
-mod nesting;
+mod open_elements;
 mod text;
 mod warc;
 
