@@ -63,6 +63,9 @@ const KIND_GUEST: i64 = 2;
 const SIDE_B: u8 = 1;
 const OLD: u8 = 2;
 
+/// Two numpy arrays returned together.
+type ArrayPair<'py, A, B> = (Bound<'py, PyArray1<A>>, Bound<'py, PyArray1<B>>);
+
 fn task_key(group: usize, kind: i64, x: u64, y: u64) -> i64 {
     ((group as i64) << 40) | (kind << 38) | ((x as i64) << 19) | (y as i64)
 }
@@ -118,7 +121,7 @@ fn spark_fingerprint_utf8<'py>(
     offsets: &Bound<'py, PyAny>,
     data: PyReadonlyArray1<'py, u8>,
     valid: PyReadonlyArray1<'py, bool>,
-) -> PyResult<(Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<bool>>)> {
+) -> PyResult<ArrayPair<'py, i64, bool>> {
     let offsets: Vec<i64> = if let Ok(a) = offsets.cast::<PyArray1<i32>>() {
         a.readonly()
             .as_array()
@@ -206,7 +209,7 @@ fn spark_chunk_plan<'py>(
     counts: PyReadonlyArray1<'py, u64>,
     k: u32,
     chunk_size: u64,
-) -> PyResult<(Bound<'py, PyArray1<u32>>, Bound<'py, PyArray1<u32>>)> {
+) -> PyResult<ArrayPair<'py, u32, u32>> {
     if chunk_size == 0 {
         return Err(PyValueError::new_err("chunk_size must be at least 1"));
     }
@@ -231,7 +234,7 @@ fn spark_old_needed<'py>(
     py: Python<'py>,
     new_counts: PyReadonlyArray1<'py, u64>,
     k: u32,
-) -> PyResult<(Bound<'py, PyArray1<u8>>, Bound<'py, PyArray1<u8>>)> {
+) -> PyResult<ArrayPair<'py, u8, u8>> {
     let counts = table(&new_counts, "new_counts")?;
     let masks = neighbour_masks(k)?;
     let (home, guest) = py.detach(|| {
@@ -559,7 +562,7 @@ fn spark_components<'py>(
     py: Python<'py>,
     a: PyReadonlyArray1<'py, i64>,
     b: PyReadonlyArray1<'py, i64>,
-) -> PyResult<(Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<i64>>)> {
+) -> PyResult<ArrayPair<'py, i64, i64>> {
     let a = slice(&a, "a")?;
     let b = slice(&b, "b")?;
     same_len(a.len(), b.len(), "b")?;
@@ -602,7 +605,7 @@ impl StringColumn {
     }
 
     fn push(&mut self, s: Option<&str>) {
-        if self.len % 8 == 0 {
+        if self.len.is_multiple_of(8) {
             self.valid.push(0);
         }
         if let Some(s) = s {

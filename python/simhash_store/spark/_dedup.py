@@ -373,8 +373,6 @@ def _persisted(df: "DataFrame") -> "DataFrame":
 
 def _components_on_driver(pairs: "DataFrame") -> "DataFrame":
     """``id``, ``cluster`` (lowest id of the component) by the crate's union-find."""
-    import pyarrow as pa
-
     from .._native import spark_components
 
     spark = session_of(pairs)
@@ -382,12 +380,27 @@ def _components_on_driver(pairs: "DataFrame") -> "DataFrame":
     a = table.column("a").to_numpy()
     b = table.column("b").to_numpy()
     ids, clusters = spark_components(a.astype("int64", copy=False), b.astype("int64", copy=False))
-    members = pa.table({"id": ids, "cluster": clusters})
-    try:
-        # Spark 4 takes an Arrow table as it is.
-        return spark.createDataFrame(members, "id long, cluster long")
-    except (TypeError, ValueError):  # pragma: no cover - Spark 3.5
-        return spark.createDataFrame(members.to_pandas(), "id long, cluster long")
+    # Shipped to the executors as a broadcast and expanded there, not as a local relation
+    # (which Spark keeps on the driver's heap, and copies into every plan that uses it).
+    shared = spark.sparkContext.broadcast((ids, clusters))
+    pieces = max(1, min(64, len(ids) // 1_000_000 + 1))
+
+    def expand(batches: Iterator["pa.RecordBatch"]) -> Iterator["pa.RecordBatch"]:
+        import pyarrow as pa
+
+        all_ids, all_clusters = shared.value
+        step = -(-len(all_ids) // pieces)
+        for batch in batches:
+            for piece in batch.column("piece").to_pylist():
+                lo, hi = piece * step, min(len(all_ids), (piece + 1) * step)
+                if lo < hi:
+                    yield pa.RecordBatch.from_arrays(
+                        [pa.array(all_ids[lo:hi]), pa.array(all_clusters[lo:hi])],
+                        names=["id", "cluster"],
+                    )
+
+    seeds = spark.range(0, pieces, numPartitions=pieces).selectExpr("cast(id as int) as piece")
+    return seeds.mapInArrow(expand, "id long, cluster long")
 
 
 def _to_arrow(df: "DataFrame") -> "pa.Table":
