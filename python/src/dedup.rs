@@ -39,7 +39,10 @@ fn scan_progress(progress: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Py<PyAn
         if !p.is_truthy()? {
             return Ok(None);
         }
-        let bar = p.py().import("simhash_store._progress")?.call_method0("scan_bar")?;
+        let bar = p
+            .py()
+            .import("simhash_store._progress")?
+            .call_method0("scan_bar")?;
         return Ok(Some(bar.unbind()));
     }
     if !p.is_callable() {

@@ -1,8 +1,8 @@
 //! `Store` and what its methods return: `Match`, `Document`, `VerifyReport`.
 
 use std::path::PathBuf;
-use std::sync::{Arc, RwLock};
 use std::sync::atomic::Ordering;
+use std::sync::{Arc, RwLock};
 
 use numpy::{IntoPyArray, PyArray1};
 use pyo3::exceptions::{PyStopIteration, PyValueError};
