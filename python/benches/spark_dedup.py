@@ -7,7 +7,8 @@ value, written once to Parquet. Then, in one run:
 - one process: ``Store.bulk_load_fingerprints`` then ``Store.pairs_numpy(k)`` and
   ``Store.clusters(k)`` (what ``simhash-store dedup`` does), all cores;
 - ``simhash_store.spark.dedup`` on ``local-cluster[W,1,MEM]`` for each W in ``--workers``
-  (one core per worker): pairs, clusters and drop list computed and counted.
+  (one core per worker): pairs, clusters and drop list computed and counted, with about
+  2 million rows per pair-stage partition (``--partitions``).
 
 For each Spark run: wall time, shuffle bytes written (Spark's REST API), the pair stage's
 task times (the largest task's share) and the comparisons of the largest Spark partition and
@@ -147,11 +148,17 @@ def main() -> int:
     parser.add_argument("--k", type=int, default=3)
     parser.add_argument("--workers", default="1,2")
     parser.add_argument("--worker-memory-mb", type=int, default=6144)
-    parser.add_argument("--partitions", type=int, default=64)
+    parser.add_argument(
+        "--partitions",
+        type=int,
+        help="pair-stage partitions (default: about 2 million rows each, 4N / 2M, at least 2)",
+    )
     parser.add_argument("--chunk-size", type=int, default=20_000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--json", help="write every measurement here")
     args = parser.parse_args()
+    if args.partitions is None:
+        args.partitions = max(2, round(4 * args.n / 2_000_000))
 
     import pyarrow as pa
     import pyarrow.parquet as pq

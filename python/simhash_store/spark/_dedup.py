@@ -175,29 +175,30 @@ def _documents(
 
 
 def _group_counts(docs: "DataFrame", old: Optional[bool] = None) -> "np.ndarray":
-    """Documents per (block family, block value): uint64, ``family * 65536 + value``."""
+    """Documents per (block family, block value): uint64, ``family * 65536 + value``.
+
+    One histogram of 262,144 counts per input partition (numpy over the Arrow batches, no
+    exploded rows and no shuffle), summed on the driver."""
     import numpy as np
     from pyspark.sql import functions as F
 
     if old is not None:
         docs = docs.where(F.col("old") == F.lit(old))
-    groups = F.explode(
-        F.array(
-            *[
-                F.shiftrightunsigned(F.col("fingerprint"), 48 - 16 * i).bitwiseAND(
-                    F.lit(0xFFFF).cast("long")
-                )
-                + F.lit(i * 65536).cast("long")
-                for i in range(4)
-            ]
-        )
-    ).alias("group")
-    rows = docs.select(groups).groupBy("group").count().collect()
+
+    def histogram(batches: Iterator["pa.RecordBatch"]) -> Iterator["pa.RecordBatch"]:
+        import pyarrow as pa
+
+        counts = np.zeros(GROUPS, dtype=np.int64)
+        for batch in batches:
+            fps = batch.column("fingerprint").to_numpy(zero_copy_only=False).view(np.uint64)
+            for i in range(4):
+                values = ((fps >> np.uint64(48 - 16 * i)) & np.uint64(0xFFFF)).astype(np.intp)
+                counts[i * 65536 : (i + 1) * 65536] += np.bincount(values, minlength=65536)
+        yield pa.RecordBatch.from_arrays([pa.array([counts.tobytes()], pa.binary())], names=["counts"])
+
     counts = np.zeros(GROUPS, dtype=np.uint64)
-    if rows:
-        at = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-        n = np.fromiter((r[1] for r in rows), dtype=np.uint64, count=len(rows))
-        counts[at] = n
+    for row in docs.select("fingerprint").mapInArrow(histogram, "counts binary").collect():
+        counts += np.frombuffer(row[0], dtype=np.int64).astype(np.uint64)
     return counts
 
 
@@ -303,15 +304,36 @@ def _pairs(
             and partition == fail_first_attempt
             and ctx.attemptNumber() == 0
         )
-        carry: Optional["pa.Table"] = None
         work = 0
-
-        def run(table: "pa.Table", last: bool) -> Tuple[Optional["pa.RecordBatch"], int, Dict[str, Any]]:
-            cols = [table.column(c).to_numpy() for c in ("task", "side", "fingerprint", "id")]
-            found = spark_pairs(cols[0], cols[1].view(np.uint8), cols[2], cols[3], k, last)
-            out = None
+        # The whole partition, sorted by task here (numpy) rather than by Spark's external
+        # sorter: a partition is a few hundred thousand narrow rows.
+        parts: Dict[str, List["np.ndarray"]] = {c: [] for c in ("task", "side", "fingerprint", "id")}
+        for batch in batches:
+            for c in parts:
+                parts[c].append(batch.column(c).to_numpy(zero_copy_only=False))
+        if parts["task"]:
+            cols = {c: np.concatenate(v) if len(v) > 1 else v[0] for c, v in parts.items()}
+            del parts
+            order = np.argsort(cols["task"], kind="stable")
+            found = spark_pairs(
+                cols["task"][order],
+                cols["side"][order].view(np.uint8),
+                cols["fingerprint"][order],
+                cols["id"][order],
+                k,
+                True,
+            )
+            del cols, order
+            work += found["total_work"]
+            acc_tasks.add(found["tasks"])
+            acc_total.add(found["total_work"])
+            acc_max.add(found["max_task_work"])
+            if fail:
+                raise RuntimeError(
+                    f"injected failure of partition {partition}, attempt 0 (a test of retries)"
+                )
             if len(found["a"]):
-                out = pa.RecordBatch.from_arrays(
+                yield pa.RecordBatch.from_arrays(
                     [
                         pa.array(found["a"]),
                         pa.array(found["b"]),
@@ -319,41 +341,11 @@ def _pairs(
                     ],
                     names=["a", "b", "distance"],
                 )
-            return out, found["consumed"], found
-
-        def account(found: Dict[str, Any]) -> None:
-            nonlocal work
-            work += found["total_work"]
-            acc_tasks.add(found["tasks"])
-            acc_total.add(found["total_work"])
-            acc_max.add(found["max_task_work"])
-
-        for batch in batches:
-            table = pa.Table.from_batches([batch])
-            if carry is not None and carry.num_rows:
-                table = pa.concat_tables([carry, table])
-            table = table.combine_chunks()
-            out, consumed, found = run(table, last=False)
-            account(found)
-            carry = table.slice(consumed)
-            if out is not None:
-                yield out
-            if fail:
-                raise RuntimeError(
-                    f"injected failure of partition {partition}, attempt 0 (a test of retries)"
-                )
-        if carry is not None and carry.num_rows:
-            out, _, found = run(carry.combine_chunks(), last=True)
-            account(found)
-            if out is not None:
-                yield out
         acc_partitions.add({partition: work})
 
     rows = docs.mapInArrow(explode, ROW_SCHEMA)
     n = partitions or int(spark.conf.get("spark.sql.shuffle.partitions") or 200)
-    pairs = rows.repartition(n, "task").sortWithinPartitions("task").mapInArrow(
-        pairs_of, PAIR_SCHEMA
-    )
+    pairs = rows.repartition(n, "task").mapInArrow(pairs_of, PAIR_SCHEMA)
     stats = PairStats()
 
     def fill() -> None:
