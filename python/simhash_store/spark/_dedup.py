@@ -6,7 +6,8 @@ The pigeonhole join by block, as ``Store.pairs`` does it on one machine:
    16-bit block value, and for a group too big for one task, a pair of chunks of it. For
    ``k >= 4`` (radius ``r = k // 4``) it is also sent, as a *guest*, to every non-empty group
    of the same family whose value is higher and within ``r`` bits of its own.
-2. The rows are shuffled by task and sorted within each partition; each task's rows go to
+2. The rows are shuffled by task, packed into one binary value per (input batch, target
+   partition), and sorted by task within each partition (numpy); each task's rows go to
    the crate's pair kernel (``PairKernel``, the code of ``Store::pairs``), which reports a
    pair only in the first family whose blocks are within ``r`` bits, so each pair once.
 3. Connected components of the pairs: on the driver (the crate's union-find) while the
@@ -42,8 +43,38 @@ DEFAULT_DRIVER_EDGE_BUDGET = 10_000_000
 
 GROUPS = 4 * 65536
 
-ROW_SCHEMA = "task long, side byte, fingerprint long, id long"
 PAIR_SCHEMA = "a long, b long, distance int"
+#: The exploded rows as shuffled: ``rows`` packs n rows as task, fingerprint, id (n int64
+#: each) then side (n bytes); ``key`` is hashed by Spark to the pair-stage partition.
+BLOB_SCHEMA = "key int, rows binary"
+
+
+def _partition_of(task: "np.ndarray", n: int) -> "np.ndarray":
+    """The pair-stage partition (0..n) of each task key (a multiplicative hash)."""
+    import numpy as np
+
+    mixed = task.view(np.uint64) * np.uint64(0x9E37_79B9_7F4A_7C15)
+    return ((mixed >> np.uint64(32)) % np.uint64(n)).astype(np.int64)
+
+
+def _partition_keys(spark: "SparkSession", n: int) -> List[int]:
+    """For each partition p in 0..n, an int key that Spark's hash partitioning
+    (``pmod(hash(key), n)``) sends to partition p, so that each target gets its own."""
+    from pyspark.sql import functions as F
+
+    candidates = spark.range(0, 64 * n + 64, numPartitions=1).select(
+        F.col("id").cast("int").alias("key")
+    )
+    rows = (
+        candidates.select("key", F.expr(f"pmod(hash(key), {n})").alias("p"))
+        .groupBy("p")
+        .agg(F.min("key").alias("key"))
+        .collect()
+    )
+    keys = list(range(n))  # a missing target shares a partition: slower, still right
+    for row in rows:
+        keys[int(row["p"])] = int(row["key"])
+    return keys
 
 
 @dataclass
@@ -251,6 +282,9 @@ def _pairs(
         old_home, old_guest = spark_old_needed(_group_counts(docs, old=False), k)
     plan = (home_chunks, guest_chunks, old_home, old_guest)
 
+    n = partitions or int(spark.conf.get("spark.sql.shuffle.partitions") or 200)
+    keys = _partition_keys(spark, n)
+
     def explode(batches: Iterator["pa.RecordBatch"]) -> Iterator["pa.RecordBatch"]:
         import pyarrow as pa
 
@@ -272,9 +306,30 @@ def _pairs(
                 need_home,
                 need_guest,
             )
+            if not len(task):
+                continue
+            # Rows go to the pair stage packed, one binary value per (batch, partition):
+            # Spark shuffles a few large values instead of millions of rows.
+            part = _partition_of(task, n)
+            order = np.argsort(part, kind="stable")
+            part = part[order]
+            bounds = np.searchsorted(part, np.arange(n + 1))
+            out_keys, blobs = [], []
+            for p in range(n):
+                lo, hi = bounds[p], bounds[p + 1]
+                if lo == hi:
+                    continue
+                at = order[lo:hi]
+                blobs.append(
+                    task[at].tobytes()
+                    + fp[at].tobytes()
+                    + id_[at].tobytes()
+                    + side[at].view(np.uint8).tobytes()
+                )
+                out_keys.append(keys[p])
             yield pa.RecordBatch.from_arrays(
-                [pa.array(task), pa.array(side.view(np.int8)), pa.array(fp), pa.array(id_)],
-                names=["task", "side", "fingerprint", "id"],
+                [pa.array(out_keys, pa.int32()), pa.array(blobs, pa.binary())],
+                names=["key", "rows"],
             )
 
     class MaxDictParam(AccumulatorParam):  # type: ignore[type-arg]
@@ -309,12 +364,16 @@ def _pairs(
         # sorter: a partition is a few hundred thousand narrow rows.
         parts: Dict[str, List["np.ndarray"]] = {c: [] for c in ("task", "side", "fingerprint", "id")}
         for batch in batches:
-            for c in parts:
-                parts[c].append(batch.column(c).to_numpy(zero_copy_only=False))
+            for blob in batch.column("rows").to_pylist():
+                m = len(blob) // 25
+                parts["task"].append(np.frombuffer(blob, np.int64, m, 0))
+                parts["fingerprint"].append(np.frombuffer(blob, np.int64, m, 8 * m))
+                parts["id"].append(np.frombuffer(blob, np.int64, m, 16 * m))
+                parts["side"].append(np.frombuffer(blob, np.uint8, m, 24 * m))
         if parts["task"]:
             cols = {c: np.concatenate(v) if len(v) > 1 else v[0] for c, v in parts.items()}
             del parts
-            order = np.argsort(cols["task"], kind="stable")
+            order = np.argsort(cols["task"])
             found = spark_pairs(
                 cols["task"][order],
                 cols["side"][order].view(np.uint8),
@@ -343,9 +402,8 @@ def _pairs(
                 )
         acc_partitions.add({partition: work})
 
-    rows = docs.mapInArrow(explode, ROW_SCHEMA)
-    n = partitions or int(spark.conf.get("spark.sql.shuffle.partitions") or 200)
-    pairs = rows.repartition(n, "task").mapInArrow(pairs_of, PAIR_SCHEMA)
+    rows = docs.mapInArrow(explode, BLOB_SCHEMA)
+    pairs = rows.repartition(n, "key").mapInArrow(pairs_of, PAIR_SCHEMA)
     stats = PairStats()
 
     def fill() -> None:
