@@ -271,7 +271,8 @@ def peers_texts(texts: list[str], nq: int) -> list[dict]:
 
 def ctrl_c(rounds: int) -> dict:
     script = f"""
-import sys, numpy as np, simhash_store
+import signal, sys, numpy as np, simhash_store
+signal.signal(signal.SIGINT, signal.default_int_handler)  # even if started with SIGINT ignored
 s = simhash_store.Store.open(sys.argv[1])
 rng = np.random.default_rng(3)
 s.bulk_load_fingerprints(np.arange(300_000, dtype=np.uint64), rng.integers(0, 2**64, size=300_000, dtype=np.uint64))

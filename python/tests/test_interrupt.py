@@ -16,7 +16,11 @@ import simhash_store
 # The child prints READY when the long call has begun, then INTERRUPTED if
 # KeyboardInterrupt reached Python.
 PRELUDE = """
-import sys, numpy as np, simhash_store
+import signal, sys, numpy as np, simhash_store
+# Python installs its KeyboardInterrupt handler only when SIGINT is not ignored at start-up,
+# and a shell without job control starts background jobs with SIGINT ignored (CI may run the
+# tests that way): install it, as an interactive Python has it.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 store = simhash_store.Store.open(sys.argv[1])
 """
 
