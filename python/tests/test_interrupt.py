@@ -65,13 +65,19 @@ def interrupt(tmp_path, body: str) -> float:
         text=True,
     )
     assert child.stdout is not None
-    line = child.stdout.readline()
-    assert line.strip() == "READY", (line, child.stderr.read() if child.stderr else "")
-    time.sleep(0.5)
-    os.kill(child.pid, signal.SIGINT)
-    sent = time.monotonic()
-    out, err = child.communicate(timeout=60)
-    elapsed = time.monotonic() - sent
+    try:
+        line = child.stdout.readline()
+        assert line.strip() == "READY", (line, child.stderr.read() if child.stderr else "")
+        time.sleep(0.5)
+        os.kill(child.pid, signal.SIGINT)
+        sent = time.monotonic()
+        out, err = child.communicate(timeout=60)
+        elapsed = time.monotonic() - sent
+    finally:
+        # A child that ignored the signal must not outlive the test (it loads or scans forever).
+        if child.poll() is None:
+            child.kill()
+            child.wait()
     assert "INTERRUPTED" in out, (out, err)
     assert child.returncode == 0, err
     return elapsed
