@@ -34,7 +34,7 @@ from typing import Any, Dict, List
 import numpy as np
 
 
-def planted(n: int, k: int, seed: int = 1) -> np.ndarray:
+def planted(n: int, k: int, seed: int = 1, hot: float = 0.05) -> np.ndarray:
     rng = np.random.default_rng(seed)
     fps = rng.integers(0, 2**64, size=n, dtype=np.uint64)
     copies = rng.random(n) < 0.25
@@ -47,8 +47,8 @@ def planted(n: int, k: int, seed: int = 1) -> np.ndarray:
         pick = distance > bit
         flipped[pick] ^= np.uint64(1) << rng.integers(0, 64, size=int(pick.sum())).astype(np.uint64)
     fps[idx] = flipped
-    hot = rng.random(n) < 0.05
-    fps[hot] = (fps[hot] & np.uint64(0x0000_FFFF_FFFF_FFFF)) | np.uint64(0xBEEF_0000_0000_0000)
+    in_hot = rng.random(n) < hot
+    fps[in_hot] = (fps[in_hot] & np.uint64(0x0000_FFFF_FFFF_FFFF)) | np.uint64(0xBEEF_0000_0000_0000)
     return fps
 
 
@@ -146,6 +146,13 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--n", type=int, default=10_000_000)
     parser.add_argument("--k", type=int, default=3)
+    parser.add_argument(
+        "--hot",
+        type=float,
+        default=0.05,
+        help="share of the documents given one value of block 0 (a group that big is split "
+        "into chunk tasks whose rows grow as its size squared over --chunk-size)",
+    )
     parser.add_argument("--workers", default="1,2")
     parser.add_argument("--worker-memory-mb", type=int, default=6144)
     parser.add_argument(
@@ -165,7 +172,7 @@ def main() -> int:
 
     workdir = tempfile.mkdtemp(prefix="spark_dedup_bench_")
     try:
-        fps = planted(args.n, args.k)
+        fps = planted(args.n, args.k, hot=args.hot)
         parquet = os.path.join(workdir, "docs.parquet")
         pq.write_table(
             pa.table({"id": np.arange(args.n, dtype=np.int64), "fingerprint": fps.view(np.int64)}),
