@@ -111,63 +111,43 @@ pub(crate) fn u64_vec(obj: &Bound<'_, PyAny>, what: &str, signed: Signed) -> PyR
             )));
         }
     }
+    each(obj, what, "ints (or a numpy array of them)", u64_arg)
+}
+
+/// `item(x, "what[i]")` of each `x` of the iterable `obj`, which must not be a single `str`;
+/// `of` names what the items should be, for the errors.
+fn each<T>(
+    obj: &Bound<'_, PyAny>,
+    what: &str,
+    of: &str,
+    mut item: impl FnMut(&Bound<'_, PyAny>, &str) -> PyResult<T>,
+) -> PyResult<Vec<T>> {
     if obj.is_instance_of::<PyString>() {
         return Err(PyTypeError::new_err(format!(
-            "{what} must be a sequence of ints, not a str"
+            "{what} must be a sequence of {of}, not a single str (wrap it in a list)"
         )));
     }
     let iter = obj.try_iter().map_err(|_| {
         PyTypeError::new_err(format!(
-            "{what} must be a numpy array or an iterable of ints, not {}",
+            "{what} must be an iterable of {of}, not {}",
             type_name(obj)
         ))
     })?;
     let mut out = Vec::with_capacity(obj.len().unwrap_or(0));
-    for (i, item) in iter.enumerate() {
-        out.push(u64_arg(&item?, &format!("{what}[{i}]"))?);
+    for (i, x) in iter.enumerate() {
+        out.push(item(&x?, &format!("{what}[{i}]"))?);
     }
     Ok(out)
 }
 
 /// A sequence of texts (any iterable of `str`).
 pub(crate) fn text_vec(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<PyBackedStr>> {
-    if obj.is_instance_of::<PyString>() {
-        return Err(PyTypeError::new_err(format!(
-            "{what} must be a sequence of str, not a single str (wrap it in a list)"
-        )));
-    }
-    let iter = obj.try_iter().map_err(|_| {
-        PyTypeError::new_err(format!(
-            "{what} must be an iterable of str, not {}",
-            type_name(obj)
-        ))
-    })?;
-    let mut out = Vec::with_capacity(obj.len().unwrap_or(0));
-    for (i, item) in iter.enumerate() {
-        out.push(text_ref(&item?, &format!("{what}[{i}]"))?);
-    }
-    Ok(out)
+    each(obj, what, "str", text_ref)
 }
 
 /// A sequence of optional keys (`str` or `None`).
 pub(crate) fn key_vec(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<Option<String>>> {
-    if obj.is_instance_of::<PyString>() {
-        return Err(PyTypeError::new_err(format!(
-            "{what} must be a sequence of str or None, not a single str"
-        )));
-    }
-    let iter = obj.try_iter().map_err(|_| {
-        PyTypeError::new_err(format!(
-            "{what} must be an iterable of str or None, not {}",
-            type_name(obj)
-        ))
-    })?;
-    let mut out = Vec::with_capacity(obj.len().unwrap_or(0));
-    for (i, item) in iter.enumerate() {
-        let item = item?;
-        out.push(key_arg(Some(&item), &format!("{what}[{i}]"))?);
-    }
-    Ok(out)
+    each(obj, what, "str or None", |x, name| key_arg(Some(x), name))
 }
 
 /// `k`: a distance in `0..=64`.

@@ -1,7 +1,7 @@
 //! `Store` and what its methods return: `Match`, `Document`, `VerifyReport`.
 
 use std::path::PathBuf;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, RwLock};
 
 use numpy::{IntoPyArray, PyArray1};
@@ -458,14 +458,7 @@ impl PyStore {
     fn documents(&self) -> PyResult<PyDocumentIter> {
         let store = self.store()?;
         let stream = Stream::start(move |stop, emit| {
-            for item in store.documents()? {
-                if stop.load(Ordering::Relaxed) {
-                    return Err(Error::Cancelled);
-                }
-                let (id, d) = item?;
-                emit((id, d.fingerprint.0, d.key))?;
-            }
-            Ok(())
+            each_document(&store, stop, |id, d| emit((id, d.fingerprint.0, d.key)))
         });
         Ok(PyDocumentIter { stream })
     }
@@ -476,19 +469,33 @@ impl PyStore {
         let (ids, fps) = crate::interrupt::run(py, |stop| {
             let mut ids = Vec::with_capacity(store.len() as usize);
             let mut fps = Vec::with_capacity(store.len() as usize);
-            for item in store.documents()? {
-                if stop.load(Ordering::Relaxed) {
-                    return Err(Error::Cancelled);
-                }
-                let (id, d) = item?;
+            each_document(&store, stop, |id, d| {
                 ids.push(id);
                 fps.push(d.fingerprint.0);
-            }
-            Ok((ids, fps))
+                Ok(())
+            })?;
+            Ok::<_, Error>((ids, fps))
         })?
         .py()?;
         Ok((ids.into_pyarray(py), fps.into_pyarray(py)))
     }
+}
+
+/// `f(id, document)` of every document in id order, from one snapshot; stops with
+/// [`Error::Cancelled`] once `stop` is set, or with the first error of `f`.
+fn each_document(
+    store: &Store,
+    stop: &AtomicBool,
+    mut f: impl FnMut(u64, Document) -> Result<(), Error>,
+) -> Result<(), Error> {
+    for item in store.documents()? {
+        if stop.load(Ordering::Relaxed) {
+            return Err(Error::Cancelled);
+        }
+        let (id, d) = item?;
+        f(id, d)?;
+    }
+    Ok(())
 }
 
 /// Ids and fingerprints, as arrays.

@@ -58,6 +58,25 @@ def popcount64(x: np.ndarray) -> np.ndarray:
     return np.unpackbits(x.view(np.uint8).reshape(-1, 8), axis=1).sum(axis=1)
 
 
+def components(pairs) -> dict[int, int]:
+    """Each id in a pair `(a, b, ...)` -> the lowest id of its connected component, by a
+    plain union-find (the reference for the clusters)."""
+    parent: dict[int, int] = {}
+
+    def find(x: int) -> int:
+        parent.setdefault(x, x)
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for a, b, *_ in pairs:
+        ra, rb = find(a), find(b)
+        if ra != rb:
+            parent[max(ra, rb)] = min(ra, rb)
+    return {x: find(x) for x in list(parent)}
+
+
 def brute_pairs(ids: np.ndarray, fps: np.ndarray, k: int) -> set[tuple[int, int, int]]:
     """Every pair within `k`, by comparing every fingerprint with every later one."""
     out: set[tuple[int, int, int]] = set()

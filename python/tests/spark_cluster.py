@@ -1,8 +1,8 @@
-"""The Spark session of the Spark tests: a real cluster, `local-cluster[2,1,1024]` (a master
+"""The Spark cluster of the Spark tests: a real one, `local-cluster[2,1,1024]` (a master
 and two worker JVMs with one core and 1 GiB each, started by the driver), whose Python
 workers run this interpreter so that they import the installed `simhash_store`.
 
-One session per pytest process, shared by the test modules (`spark` fixture of
+One per pytest process, shared by the test modules (`spark` fixture of
 `test_spark_*.py`), stopped at exit. Skips when pyspark, pyarrow or Java is missing."""
 
 from __future__ import annotations
@@ -15,13 +15,13 @@ from typing import Any, Optional
 
 import pytest
 
-_SESSION: Optional[Any] = None
+_SPARK: Optional[Any] = None
 
 
-def session() -> Any:
-    global _SESSION
-    if _SESSION is not None:
-        return _SESSION
+def cluster() -> Any:
+    global _SPARK
+    if _SPARK is not None:
+        return _SPARK
     pytest.importorskip("pyarrow")
     pytest.importorskip("pyspark")
     if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
@@ -44,20 +44,20 @@ def session() -> Any:
         .getOrCreate()
     )
     spark.sparkContext.setLogLevel("ERROR")
-    _SESSION = spark
+    _SPARK = spark
     atexit.register(_stop)
     return spark
 
 
 def _stop() -> None:
-    """Stops the session and removes the executors' work folder (local-cluster writes it
+    """Stops Spark and removes the executors' work folder (local-cluster writes it
     under $SPARK_HOME/work/<application id>)."""
-    global _SESSION
-    if _SESSION is None:
+    global _SPARK
+    if _SPARK is None:
         return
-    app = _SESSION.sparkContext.applicationId
-    _SESSION.stop()
-    _SESSION = None
+    app = _SPARK.sparkContext.applicationId
+    _SPARK.stop()
+    _SPARK = None
     import pyspark
 
     home = os.environ.get("SPARK_HOME") or os.path.dirname(pyspark.__file__)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import simhash_store
-from conftest import brute_pairs, planted, popcount64
+from conftest import brute_pairs, components, planted, popcount64
 
 N = 3000
 
@@ -65,21 +65,9 @@ def test_pairs_and_clusters_equal_brute_force(loaded, k):
     assert set(zip(a.tolist(), b.tolist(), d.tolist())) == expected
     assert list(zip(a.tolist(), b.tolist())) == sorted(zip(a.tolist(), b.tolist()))
 
-    # Components of the brute-force pairs, by a plain union-find.
-    parent: dict[int, int] = {}
-
-    def find(x: int) -> int:
-        parent.setdefault(x, x)
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    for x, y, _ in expected:
-        parent[find(x)] = find(y)
     groups: dict[int, list[int]] = {}
-    for x in list(parent):
-        groups.setdefault(find(x), []).append(x)
+    for x, lowest in components(expected).items():
+        groups.setdefault(lowest, []).append(x)
     want = sorted(sorted(g) for g in groups.values())
 
     clusters = store.clusters(k)

@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 import simhash_store
-from spark_cluster import session
+from conftest import components
+from spark_cluster import cluster
 
 N = 50_000
 #: Small enough that the shared block value's group (5% of N) is split into chunks.
@@ -21,7 +22,7 @@ CHUNK = 600
 
 @pytest.fixture(scope="module")
 def spark():
-    return session()
+    return cluster()
 
 
 def planted(seed: int, n: int, k: int) -> np.ndarray:
@@ -162,24 +163,6 @@ def test_distributed_components_equal_the_driver_ones(spark, data):
     result.unpersist()
 
 
-def union_find(pairs: List[Tuple[int, int]]) -> Dict[int, int]:
-    """Each id in a pair -> the lowest id of its connected component."""
-    parent: Dict[int, int] = {}
-
-    def find(x: int) -> int:
-        parent.setdefault(x, x)
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    for a, b in pairs:
-        ra, rb = find(a), find(b)
-        if ra != rb:
-            parent[max(ra, rb)] = min(ra, rb)
-    return {x: find(x) for x in list(parent)}
-
-
 def test_dedup_against_equals_the_restricted_batch_answer(spark, data):
     from simhash_store.spark import dedup_against
 
@@ -190,7 +173,7 @@ def test_dedup_against_equals_the_restricted_batch_answer(spark, data):
     old_ids: Set[int] = set(ids[is_old].tolist())
     want_pairs = [p for p in all_pairs if not (p[0] in old_ids and p[1] in old_ids)]
     assert len(want_pairs) < len(all_pairs), "the data has no old-old pair to leave out"
-    component = union_find([(a, b) for a, b, _ in want_pairs])
+    component = components(want_pairs)
     members: Dict[int, List[int]] = {}
     for x, c in component.items():
         members.setdefault(c, []).append(x)

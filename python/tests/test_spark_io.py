@@ -14,7 +14,7 @@ import pytest
 
 import simhash_store
 from simhash_store import Simhasher, to_signed, to_unsigned
-from spark_cluster import session
+from spark_cluster import cluster
 
 TEXTS = [
     "SimHash gives similar texts fingerprints that differ in only a few bits.",
@@ -30,7 +30,7 @@ TEXTS = [
 
 @pytest.fixture(scope="module")
 def spark():
-    return session()
+    return cluster()
 
 
 def expected(hasher: Simhasher, text):

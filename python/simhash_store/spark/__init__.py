@@ -23,8 +23,8 @@ cluster and what it costs.
 
 >>> from pyspark.sql import SparkSession, functions as F       # doctest: +SKIP
 >>> from simhash_store import spark as sss                     # doctest: +SKIP
->>> session = SparkSession.builder.getOrCreate()               # doctest: +SKIP
->>> pages = sss.read_warc(session, "crawl/*.warc.gz")          # doctest: +SKIP
+>>> spark = SparkSession.builder.getOrCreate()                 # doctest: +SKIP
+>>> pages = sss.read_warc(spark, "crawl/*.warc.gz")            # doctest: +SKIP
 >>> pages = sss.fingerprints(pages.withColumn("id", F.monotonically_increasing_id()))  # doctest: +SKIP
 >>> result = sss.dedup(pages, k=3)                             # doctest: +SKIP
 >>> result.drop.write.parquet("drop/")                         # doctest: +SKIP
