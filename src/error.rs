@@ -69,7 +69,7 @@ pub enum Error {
     },
 
     /// The caller asked for a fingerprint configuration other than the one the store records.
-    #[error("store at {path} fingerprints with other settings than requested ({differences}): open it without settings to use its own, or use a new store (stored: {stored}; requested: {requested})")]
+    #[error("store at {path} fingerprints with other settings than requested ({differences}): open it without a configuration to use the stored one, or use a new store (stored: {stored}; requested: {requested})")]
     ConfigMismatch {
         /// The store directory.
         path: PathBuf,

@@ -153,7 +153,10 @@ fn the_0_3_settings_are_recorded_kept_and_checked() -> Result {
         );
         assert!(err.contains(&asked), "{err}");
         // And name each setting that differs, with both values.
-        let differs = format!("`latin_count_pieces` is 0 in the store, {} requested", other[1]);
+        let differs = format!(
+            "`latin_count_pieces` is 0 in the store, {} requested",
+            other[1]
+        );
         assert!(err.contains(&differs), "{err}");
         assert!(
             err.contains("`latin_count_pieces_ratio` is 0 in the store, 2 requested"),

@@ -218,11 +218,18 @@ fn v6_with_record(edit: impl FnOnce(&mut serde_json::Value)) -> tempfile::TempDi
     copy_dir(&fixture(6), dir.path());
     let db = DB::open_cf(&Options::default(), dir.path(), ALL_FAMILIES).expect("raw open");
     let meta = db.cf_handle(META_FAMILY).expect("meta family");
-    let bytes = db.get_cf(meta, b"simhasher").expect("read").expect("record");
+    let bytes = db
+        .get_cf(meta, b"simhasher")
+        .expect("read")
+        .expect("record");
     let mut record: serde_json::Value = serde_json::from_slice(&bytes).expect("JSON");
     edit(&mut record);
-    db.put_cf(meta, b"simhasher", serde_json::to_vec(&record).expect("JSON"))
-        .expect("write");
+    db.put_cf(
+        meta,
+        b"simhasher",
+        serde_json::to_vec(&record).expect("JSON"),
+    )
+    .expect("write");
     drop(db);
     dir
 }
@@ -253,10 +260,21 @@ fn a_record_is_read_by_name_and_checked_against_this_build() -> Result<()> {
     let err = Store::open(edited.path()).unwrap_err();
     let message = err.to_string();
     assert!(
-        matches!(&err, simhash_store::Error::WordListChanged { list: "stop-word lists", .. }),
+        matches!(
+            &err,
+            simhash_store::Error::WordListChanged {
+                list: "stop-word lists",
+                ..
+            }
+        ),
         "{err}"
     );
-    for part in ["stop-word lists", "0123456789abcdef", &stored, "into a new store"] {
+    for part in [
+        "stop-word lists",
+        "0123456789abcdef",
+        &stored,
+        "into a new store",
+    ] {
         assert!(message.contains(part), "{part}: {message}");
     }
     // Read-only opens refuse it too.
@@ -279,4 +297,32 @@ fn a_record_is_read_by_name_and_checked_against_this_build() -> Result<()> {
         &SimhashConfig::default().with_latin_count_pieces_ratio(0)
     );
     Ok(())
+}
+
+#[test]
+fn damaged_records_of_old_and_new_formats_fail_to_open_naming_them() {
+    for (version, what) in [
+        (5, "fingerprint configuration (format 5)"),
+        (6, "settings record"),
+    ] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        copy_dir(&fixture(version), dir.path());
+        {
+            let db = DB::open_cf(&Options::default(), dir.path(), ALL_FAMILIES).expect("open");
+            let meta = db.cf_handle(META_FAMILY).expect("meta family");
+            db.put_cf(meta, b"simhasher", [0xff; 40]).expect("write");
+        }
+        let err = Store::open(dir.path()).unwrap_err();
+        assert!(
+            matches!(
+                &err,
+                simhash_store::Error::Decode {
+                    column_family: "meta",
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        assert!(err.to_string().contains(what), "{err}");
+    }
 }

@@ -57,7 +57,10 @@ struct Record {
 /// `u8`). Formats 1 and 2 have the first ten (format 2 only adds `Tf::LengthAdaptive`).
 const APPENDED: [(u32, &[&str]); 3] = [
     (3, &["drop_boilerplate"]),
-    (4, &["word_char_shingles_within_words", "latin_count_pieces"]),
+    (
+        4,
+        &["word_char_shingles_within_words", "latin_count_pieces"],
+    ),
     (5, &["latin_count_pieces_ratio"]),
 ];
 
@@ -210,7 +213,12 @@ mod tests {
         // those formats are then refused (Error::WordListChanged), as they must be.
         for list in SimhashConfig::WORD_LISTS {
             let old = WORD_LISTS.iter().find(|(name, _)| *name == list.name);
-            assert_eq!(old.map(|(_, h)| *h), Some((list.content_hash)()), "{}", list.name);
+            assert_eq!(
+                old.map(|(_, h)| *h),
+                Some((list.content_hash)()),
+                "{}",
+                list.name
+            );
         }
     }
 
@@ -296,7 +304,11 @@ mod tests {
     fn every_release_default_reads_back_from_its_format() {
         for (minor, format) in [(2, 1), (3, 3), (4, 4), (5, 5)] {
             let old = SimhashConfig::release_default(minor).unwrap();
-            assert_eq!(config(&encode(&old, format), format).unwrap(), old, "0.{minor}");
+            assert_eq!(
+                config(&encode(&old, format), format).unwrap(),
+                old,
+                "0.{minor}"
+            );
         }
     }
 

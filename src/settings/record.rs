@@ -187,7 +187,10 @@ mod tests {
             ] {
                 settings.remove(newer).unwrap();
             }
-            r["word_lists"].as_object_mut().unwrap().remove("boilerplate");
+            r["word_lists"]
+                .as_object_mut()
+                .unwrap()
+                .remove("boilerplate");
         });
         let recorded = decode(&bytes, Path::new("s")).unwrap();
         assert_eq!(Some(recorded.config), SimhashConfig::release_default(2));
@@ -197,7 +200,10 @@ mod tests {
         });
         assert!(matches!(
             decode(&bytes, Path::new("s")),
-            Err(Error::Decode { what: "settings record", .. })
+            Err(Error::Decode {
+                what: "settings record",
+                ..
+            })
         ));
     }
 

@@ -231,10 +231,22 @@ pub struct SimhashConfig {
 /// to 5 in bincode, the same fields by name here): a field added since reads as its serde
 /// default, the behaviour from before it, so a new field needs no change here.
 const RELEASE_DEFAULTS: [(u32, &str); 4] = [
-    (2, r#"{"normalize":true,"hmm":true,"stop_words":true,"words":true,"word_shingles":0,"cjk_char_shingles":1,"word_char_shingles":3,"tf":"Raw","idf":"None","seed":0}"#),
-    (3, r#"{"normalize":true,"hmm":true,"stop_words":true,"words":true,"word_shingles":0,"cjk_char_shingles":1,"word_char_shingles":3,"tf":"Raw","idf":"None","seed":0,"drop_boilerplate":true}"#),
-    (4, r#"{"normalize":true,"hmm":true,"stop_words":true,"words":true,"word_shingles":0,"cjk_char_shingles":1,"word_char_shingles":3,"tf":"Raw","idf":"None","seed":0,"drop_boilerplate":true,"word_char_shingles_within_words":true,"latin_count_pieces":4}"#),
-    (5, r#"{"normalize":true,"hmm":true,"stop_words":true,"words":true,"word_shingles":0,"cjk_char_shingles":1,"word_char_shingles":3,"tf":"Raw","idf":"None","seed":0,"drop_boilerplate":true,"word_char_shingles_within_words":true,"latin_count_pieces":4,"latin_count_pieces_ratio":2}"#),
+    (
+        2,
+        r#"{"normalize":true,"hmm":true,"stop_words":true,"words":true,"word_shingles":0,"cjk_char_shingles":1,"word_char_shingles":3,"tf":"Raw","idf":"None","seed":0}"#,
+    ),
+    (
+        3,
+        r#"{"normalize":true,"hmm":true,"stop_words":true,"words":true,"word_shingles":0,"cjk_char_shingles":1,"word_char_shingles":3,"tf":"Raw","idf":"None","seed":0,"drop_boilerplate":true}"#,
+    ),
+    (
+        4,
+        r#"{"normalize":true,"hmm":true,"stop_words":true,"words":true,"word_shingles":0,"cjk_char_shingles":1,"word_char_shingles":3,"tf":"Raw","idf":"None","seed":0,"drop_boilerplate":true,"word_char_shingles_within_words":true,"latin_count_pieces":4}"#,
+    ),
+    (
+        5,
+        r#"{"normalize":true,"hmm":true,"stop_words":true,"words":true,"word_shingles":0,"cjk_char_shingles":1,"word_char_shingles":3,"tf":"Raw","idf":"None","seed":0,"drop_boilerplate":true,"word_char_shingles_within_words":true,"latin_count_pieces":4,"latin_count_pieces_ratio":2}"#,
+    ),
 ];
 
 /// A built-in word list ([`SimhashConfig::WORD_LISTS`]).
