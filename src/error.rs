@@ -95,7 +95,7 @@ pub enum Error {
     /// A built-in word list that the store's fingerprints depend on (stop words, the IDF
     /// table, boilerplate markers) is not the one this build has: the same text would get
     /// another fingerprint now.
-    #[error("store at {path} was fingerprinted with built-in {list} of content hash {stored}, but this build's have {current}: new fingerprints would not match the stored ones; load the texts again into a new store with this build, or open this one with the simhash-store that made it")]
+    #[error("store at {path} was fingerprinted with a different version of the built-in {list} (content hash {stored} recorded, {current} in this build): new fingerprints would not match the stored ones; load the texts again into a new store with this build, or open this one with the simhash-store that made it")]
     WordListChanged {
         /// The store directory.
         path: PathBuf,
