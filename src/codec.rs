@@ -1,22 +1,23 @@
-//! Encoding of every value the store writes, behind one module. Values use bincode 2 (its
-//! `standard` configuration: little-endian varints) through serde; decoding is bounded to
+//! Encoding of every value the store writes, behind one module (the settings record, its
+//! own concept, is in `crate::settings`). Values use bincode 2 (its `standard`
+//! configuration: little-endian varints) through serde; decoding is bounded to
 //! [`MAX_VALUE_LEN`] bytes of allocation so a damaged or hostile value cannot exhaust memory.
 //!
 //! | family | value | encoding |
 //! |---|---|---|
 //! | `block0..3` | empty | — |
-//! | `docs` | [`Document`] | bincode: fingerprint (varint u64) · key (option: 0, or 1 · varint length · UTF-8) · text_len (option of varint u64) · added (varint u64, µs since the Unix epoch) |
-//! | `keys` | document id | 8 bytes big-endian (see [`crate::keys`]) |
+//! | `docs` | [`Document`] | bincode: fingerprint (varint u64) · key (option: 0, or 1 · varint length · UTF-8) · text_len (option: 0, or 1 · varint u64) · added (varint u64, µs since the Unix epoch) |
+//! | `keys` | document id | 8 bytes big-endian (see [`crate::keys`], which lays out every key) |
 //! | `meta` `format_version` | u32 | 4 bytes big-endian |
-//! | `meta` `simhasher` | [`SimhashConfig`] | bincode of the serde form (formats 1 and 2: without its last field, `drop_boilerplate`) |
+//! | `meta` `simhasher` | fingerprint settings | format 6 on: JSON naming every setting and the content hash of each built-in word list they use (`settings/record.rs`); formats 1 to 5: bincode of the configuration's fields in order, without names (`settings/legacy.rs`) |
 //! | `meta` `doc_count` | u64 | 8 bytes big-endian |
+//! | `meta` `bulk_journal` (while a bulk run is ingested) | journal | bincode: doc_count (varint u64) · files (varint count · each: family, path as varint length · UTF-8) |
 
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::fingerprint::Fingerprint;
 use crate::keys;
-use crate::simhash::SimhashConfig;
 
 /// The largest value decoding will allocate for.
 pub(crate) const MAX_VALUE_LEN: usize = 64 * 1024;
@@ -138,51 +139,6 @@ pub(crate) fn decode_document(bytes: &[u8], key: &[u8]) -> Result<Document> {
     decode(bytes, keys::DOCS_FAMILY, key, "document")
 }
 
-/// How many bytes at the end of the configuration record a store of `format_version` does
-/// not have: bincode writes the fields in order, and each format appended some, all of one
-/// byte (a bool or a `u8`): format 3 `drop_boilerplate`, format 4
-/// `word_char_shingles_within_words` and `latin_count_pieces`, format 5
-/// `latin_count_pieces_ratio`. A store of an older format did not do what they do, so they
-/// read as off (0).
-fn fields_missing_in(format_version: u32) -> usize {
-    match format_version {
-        0..=2 => 4,
-        3 => 3,
-        4 => 1,
-        _ => 0,
-    }
-}
-
-/// Encodes `config` as a store of `format_version` records it: the current record less the
-/// fields that format did not have (see [`fields_missing_in`]), which must then be off.
-pub(crate) fn encode_config(config: &SimhashConfig, format_version: u32) -> Vec<u8> {
-    let mut bytes = encode(config);
-    let missing = fields_missing_in(format_version);
-    debug_assert!(
-        bytes[bytes.len() - missing..].iter().all(|&b| b == 0),
-        "format {format_version} cannot hold {config:?}"
-    );
-    bytes.truncate(bytes.len() - missing);
-    bytes
-}
-
-/// Decodes the configuration recorded by a store of `format_version` (an older format's
-/// record reads with the fields it lacks off, see [`encode_config`]).
-pub(crate) fn decode_config(bytes: &[u8], format_version: u32) -> Result<SimhashConfig> {
-    let (family, key) = (keys::META_FAMILY, keys::META_SIMHASHER);
-    let missing = fields_missing_in(format_version);
-    if missing == 0 {
-        return decode(bytes, family, key, "fingerprint configuration");
-    }
-    let current = [bytes, &[0; 4][..missing]].concat();
-    let what = match format_version {
-        0..=2 => "fingerprint configuration (format 1 or 2)",
-        3 => "fingerprint configuration (format 3)",
-        _ => "fingerprint configuration (format 4)",
-    };
-    decode(&current, family, key, what)
-}
-
 /// Encodes another `meta` record (the bulk loader's journal) in the same bincode configuration.
 pub(crate) fn encode_meta<T: Serialize>(value: &T) -> Vec<u8> {
     encode(value)
@@ -239,28 +195,7 @@ pub(crate) fn check_decoders(bytes: &[u8]) {
         let again = decode_document(&encode_document(&doc), b"k");
         assert!(again.as_ref().ok() == Some(&doc), "{doc:?} -> {again:?}");
     }
-    if let Ok(config) = decode_config(bytes, 1) {
-        // Formats 1 and 2 read as format 3 without `drop_boilerplate`.
-        assert!(!config.drop_boilerplate);
-        let mut v3 = bytes.to_vec();
-        v3.push(0);
-        assert_eq!(decode_config(&v3, 3).ok().as_ref(), Some(&config));
-        assert_eq!(
-            decode_config(&encode_config(&config, 1), 1).ok().as_ref(),
-            Some(&config)
-        );
-    }
-    for version in 3..=5 {
-        if let Ok(config) = decode_config(bytes, version) {
-            let again = decode_config(&encode_config(&config, version), version);
-            assert!(
-                again.as_ref().ok() == Some(&config),
-                "{config:?} -> {again:?}"
-            );
-            // A stored configuration is validated on open, never trusted.
-            let _ = crate::Simhasher::new(config);
-        }
-    }
+    crate::settings::check_decoders(bytes);
     // The bulk loader's journal has this shape (`bulk::journal::Journal`).
     type Journal = (u64, Vec<(String, String)>);
     if let Ok(journal) = decode_meta::<Journal>(bytes, b"bulk_journal", "bulk load journal") {
@@ -325,95 +260,7 @@ mod tests {
         #[test]
         fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..64)) {
             let _ = decode_document(&bytes, b"k");
-            let _ = decode_config(&bytes, 1);
-            let _ = decode_config(&bytes, 3);
-            let _ = decode_config(&bytes, 4);
-            let _ = decode_config(&bytes, 5);
         }
-    }
-
-    #[test]
-    fn tf_scalings_keep_their_recorded_form() {
-        // A store records its configuration in bincode, which writes an enum variant as its
-        // index: a new `TfScaling` goes last, and these bytes must never change (format v1
-        // stores hold 0..=3).
-        use crate::simhash::TfScaling;
-        let default = encode_config(&SimhashConfig::default(), 5);
-        // Seven one-byte fields (four bools, three u8) come first.
-        const TF_BYTE: usize = 7;
-        for (tf, index) in [
-            (TfScaling::Raw, 0u8),
-            (TfScaling::Sqrt, 1),
-            (TfScaling::Log, 2),
-            (TfScaling::Binary, 3),
-            (TfScaling::LengthAdaptive, 4),
-        ] {
-            let config = SimhashConfig::default().with_tf(tf);
-            let bytes = encode_config(&config, 5);
-            assert_eq!(bytes[TF_BYTE], index, "{tf:?}");
-            assert_eq!(bytes[..TF_BYTE], default[..TF_BYTE]);
-            assert_eq!(decode_config(&bytes, 5).unwrap(), config);
-        }
-    }
-
-    #[test]
-    fn older_formats_read_with_the_newer_fields_off() {
-        use crate::simhash::TfScaling;
-        // Format 3 appended `drop_boilerplate` (a bool), format 4
-        // `word_char_shingles_within_words` (a bool) and `latin_count_pieces` (a u8), format
-        // 5 `latin_count_pieces_ratio` (a u8): one byte each.
-        let v1_config = SimhashConfig::default()
-            .with_drop_boilerplate(false)
-            .with_word_char_shingles_within_words(false)
-            .with_latin_count_pieces(0)
-            .with_latin_count_pieces_ratio(0)
-            .with_tf(TfScaling::LengthAdaptive)
-            .with_seed(300);
-        let v3_config = v1_config.clone().with_drop_boilerplate(true);
-        let v4_config = v3_config
-            .clone()
-            .with_word_char_shingles_within_words(true)
-            .with_latin_count_pieces(4);
-        let current = encode_config(&v1_config, 5);
-        assert_eq!(current[current.len() - 4..], [0, 0, 0, 0]);
-        let v1 = &current[..current.len() - 4];
-        for version in [1, 2] {
-            assert_eq!(encode_config(&v1_config, version), v1);
-            assert_eq!(decode_config(v1, version).unwrap(), v1_config);
-            // A newer record in a store that says 1 or 2 is damage, not a configuration.
-            assert!(matches!(
-                decode_config(&current, version),
-                Err(Error::Decode { .. })
-            ));
-        }
-        let v3 = encode_config(&v3_config, 3);
-        assert_eq!(v3, encode_config(&v3_config, 5)[..v3.len()]);
-        assert_eq!(v3.last(), Some(&1));
-        assert_eq!(decode_config(&v3, 3).unwrap(), v3_config);
-        let v4 = encode_config(&v4_config, 4);
-        assert_eq!(v4, encode_config(&v4_config, 5)[..v4.len()]);
-        assert_eq!(v4[v4.len() - 3..], [1, 1, 4]);
-        assert_eq!(decode_config(&v4, 4).unwrap(), v4_config);
-        // Each format's record is too short or too long for the others.
-        let records = [(v1, [1, 2]), (&v3[..], [3, 3]), (&v4[..], [4, 4])];
-        for (bytes, [from, to]) in records {
-            for version in 1..=5 {
-                if !(from..=to).contains(&version) {
-                    assert!(
-                        matches!(decode_config(bytes, version), Err(Error::Decode { .. })),
-                        "a format {from} record read as format {version}"
-                    );
-                }
-            }
-        }
-        let new = SimhashConfig::default();
-        let bytes = encode_config(&new, 5);
-        assert_eq!(bytes[bytes.len() - 4..], [1, 1, 4, 2]);
-        assert_eq!(decode_config(&bytes, 5).unwrap(), new);
-        assert!(matches!(
-            decode_config(&bytes, 4),
-            Err(Error::Decode { .. })
-        ));
     }
 
     #[test]
@@ -467,11 +314,5 @@ mod tests {
             n += 1;
         }
         assert!(n > 0, "no corpus in {}", dir.display());
-    }
-
-    #[test]
-    fn config_round_trips() {
-        let c = SimhashConfig::default();
-        assert_eq!(decode_config(&encode_config(&c, 5), 5).unwrap(), c);
     }
 }

@@ -69,14 +69,42 @@ pub enum Error {
     },
 
     /// The caller asked for a fingerprint configuration other than the one the store records.
-    #[error("store at {path} fingerprints with {stored}, but {requested} was requested: open it without a configuration to use the stored one, or use a new store")]
+    #[error("store at {path} fingerprints with other settings than requested ({differences}): open it without a configuration to use the stored one, or use a new store (stored: {stored}; requested: {requested})")]
     ConfigMismatch {
         /// The store directory.
         path: PathBuf,
+        /// Each setting that differs, by name, with its stored and its requested value.
+        differences: String,
         /// The configuration recorded in the store, as JSON.
         stored: String,
         /// The configuration passed to the builder, as JSON.
         requested: String,
+    },
+
+    /// The store records a fingerprint setting this build does not know: a newer
+    /// simhash-store made it, and fingerprinting without the setting would give other
+    /// fingerprints.
+    #[error("store at {path} was made with setting `{name}`, which this build does not know: upgrade simhash-store")]
+    UnknownSetting {
+        /// The store directory.
+        path: PathBuf,
+        /// The setting's name in the store's settings record.
+        name: String,
+    },
+
+    /// A built-in word list that the store's fingerprints depend on (stop words, the IDF
+    /// table, boilerplate markers) is not the one this build has: the same text would get
+    /// another fingerprint now.
+    #[error("store at {path} was fingerprinted with a different version of the built-in {list} (content hash {stored} recorded, {current} in this build): new fingerprints would not match the stored ones; load the texts again into a new store with this build, or open this one with the simhash-store that made it")]
+    WordListChanged {
+        /// The store directory.
+        path: PathBuf,
+        /// Which list, e.g. "stop-word lists".
+        list: &'static str,
+        /// The content hash (xxh3-64, hex) the store records, or "none".
+        stored: String,
+        /// This build's.
+        current: String,
     },
 
     /// A value in the store could not be decoded.

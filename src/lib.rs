@@ -60,6 +60,7 @@ mod query;
 #[cfg(feature = "readers")]
 mod readers;
 mod secondary;
+mod settings;
 mod simhash;
 mod store;
 mod verify;

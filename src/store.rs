@@ -18,39 +18,17 @@ use crate::keys::{self, ALL_FAMILIES, BLOCK_FAMILIES, DOCS_FAMILY, KEYS_FAMILY, 
 use crate::options::{Durability, StoreBuilder};
 use crate::postings::PostingsCache;
 use crate::secondary::open_secondary;
-use crate::simhash::{SimhashConfig, Simhasher, TfScaling};
+use crate::settings;
+use crate::simhash::{SimhashConfig, Simhasher};
 
 /// The size of the MANIFEST at which the writer starts a new one (see `open_with`).
 const MAX_MANIFEST_BYTES: usize = 256 * 1024;
 
-/// The newest on-disk format this build writes (a new store records the oldest version that
-/// can hold it: see `format_version_for` in `src/store.rs`).
-pub const FORMAT_VERSION: u32 = 5;
+/// The on-disk format this build writes. It changes only with the layout of keys or values:
+/// fingerprint settings and built-in word lists are recorded by name (`src/settings/`).
+pub const FORMAT_VERSION: u32 = 6;
 /// The oldest on-disk format this build reads.
 pub const MIN_FORMAT_VERSION: u32 = 1;
-
-/// The format version a new store with this configuration records: the oldest that can hold
-/// it, so that it stays readable by older builds when it can, and they refuse the others
-/// with [`Error::UnsupportedFormat`] instead of failing to decode the configuration.
-/// 5 if it sets a count pieces ratio (the default since 0.5), else 4 if it takes Latin
-/// shingles within words or count pieces (format 4 records both), else 3 if it drops
-/// boilerplate lines (format 3 records `drop_boilerplate`), else 2 with
-/// [`TfScaling::LengthAdaptive`] (which format 1 readers cannot decode), else 1.
-fn format_version_for(config: &SimhashConfig) -> u32 {
-    if config.latin_count_pieces_ratio > 0 {
-        return 5;
-    }
-    if config.word_char_shingles_within_words || config.latin_count_pieces > 0 {
-        return 4;
-    }
-    if config.drop_boilerplate {
-        return 3;
-    }
-    match config.tf {
-        TfScaling::LengthAdaptive => 2,
-        TfScaling::Raw | TfScaling::Sqrt | TfScaling::Log | TfScaling::Binary => 1,
-    }
-}
 
 /// A persistent near-duplicate index: documents (a `u64` id, a [`Fingerprint`], an optional
 /// external key) in RocksDB, indexed by the four 16-bit blocks of the fingerprint.
@@ -261,14 +239,10 @@ impl Store {
             }
             let config = requested.unwrap_or_default();
             self.simhasher = Simhasher::new(config.clone())?;
-            let version = format_version_for(&config);
+            let version = FORMAT_VERSION;
             let mut batch = WriteBatch::default();
             let meta = self.cf(META_FAMILY)?;
-            batch.put_cf(
-                meta,
-                keys::META_SIMHASHER,
-                codec::encode_config(&config, version),
-            );
+            batch.put_cf(meta, keys::META_SIMHASHER, settings::encode(&config));
             batch.put_cf(meta, keys::META_DOC_COUNT, codec::encode_u64(0));
             // The version goes last in the same atomic batch: its presence means "initialised".
             batch.put_cf(meta, keys::META_FORMAT_VERSION, codec::encode_u32(version));
@@ -293,17 +267,9 @@ impl Store {
                 path: self.path.clone(),
                 reason: "no fingerprint configuration recorded".into(),
             })?;
-        let stored = codec::decode_config(&stored, version)?;
+        let stored = settings::decode(&stored, version, &self.path)?;
         if let Some(requested) = requested {
-            if requested != stored {
-                let json =
-                    |c: &SimhashConfig| serde_json::to_string(c).unwrap_or_else(|e| e.to_string());
-                return Err(Error::ConfigMismatch {
-                    path: self.path.clone(),
-                    stored: json(&stored),
-                    requested: json(&requested),
-                });
-            }
+            settings::check_requested(&self.path, &stored, &requested)?;
         }
         self.simhasher = Simhasher::new(stored)?;
         let count = match self.get_raw(META_FAMILY, keys::META_DOC_COUNT)? {
@@ -554,51 +520,6 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn stores_record_the_oldest_format_that_holds_them() {
-        assert_eq!(
-            format_version_for(&SimhashConfig::default()),
-            FORMAT_VERSION
-        );
-        assert_eq!(FORMAT_VERSION, 5);
-        let release = |minor| SimhashConfig::release_default(minor).unwrap();
-        for (minor, format) in [(2, 1), (3, 3), (4, 4), (5, 5)] {
-            assert_eq!(format_version_for(&release(minor)), format, "0.{minor}");
-        }
-        let (v4, v3, keep) = (release(4), release(3), release(2));
-        for tf in [
-            TfScaling::Raw,
-            TfScaling::Sqrt,
-            TfScaling::Log,
-            TfScaling::Binary,
-        ] {
-            assert_eq!(format_version_for(&keep.clone().with_tf(tf)), 1);
-            assert_eq!(format_version_for(&v3.clone().with_tf(tf)), 3);
-            assert_eq!(format_version_for(&v4.clone().with_tf(tf)), 4);
-            assert_eq!(format_version_for(&SimhashConfig::default().with_tf(tf)), 5);
-        }
-        let adaptive = keep.with_tf(TfScaling::LengthAdaptive);
-        assert_eq!(format_version_for(&adaptive), 2);
-        assert_eq!(
-            format_version_for(&adaptive.clone().with_drop_boilerplate(true)),
-            3
-        );
-        assert_eq!(
-            format_version_for(&adaptive.clone().with_latin_count_pieces(8)),
-            4
-        );
-        assert_eq!(
-            format_version_for(&adaptive.clone().with_word_char_shingles_within_words(true)),
-            4
-        );
-        // A ratio is recorded even without pieces, where it changes nothing: the store
-        // must give back the configuration it was given.
-        assert_eq!(
-            format_version_for(&adaptive.with_latin_count_pieces_ratio(2)),
-            5
-        );
-    }
 
     fn assert_send_sync<T: Send + Sync>() {}
 

@@ -680,10 +680,13 @@ fn garbage_keys_and_block_entries_give_decode_errors_not_panics() -> Result {
 
 #[test]
 fn garbage_metadata_fails_open_with_a_clear_error() -> Result {
-    let mut hostile_config = simhash_store::SimhashConfig::default();
+    // A store records its settings by name (format 6); these use no built-in word list, so
+    // only `validate` can refuse them.
+    let mut hostile_config = simhash_store::SimhashConfig::default()
+        .with_stop_words(false)
+        .with_drop_boilerplate(false);
     hostile_config.word_shingles = 255;
-    let hostile_config =
-        bincode::serde::encode_to_vec(&hostile_config, bincode::config::standard())?;
+    let hostile_config = serde_json::to_vec(&serde_json::json!({ "settings": hostile_config }))?;
     let missing_sst = bincode::serde::encode_to_vec(
         (
             7u64,
@@ -700,12 +703,7 @@ fn garbage_metadata_fails_open_with_a_clear_error() -> Result {
     )?;
     let cases: [(&str, &[u8], Vec<u8>, &str); 7] = [
         ("format_version", b"format_version", vec![1, 2, 3], "u32"),
-        (
-            "simhasher",
-            b"simhasher",
-            vec![0xff; 40],
-            "fingerprint configuration",
-        ),
+        ("simhasher", b"simhasher", vec![0xff; 40], "settings record"),
         ("simhasher", b"simhasher", hostile_config, "shingle"),
         ("doc_count", b"doc_count", vec![7], "u64"),
         (

@@ -152,6 +152,16 @@ fn the_0_3_settings_are_recorded_kept_and_checked() -> Result {
             other[1]
         );
         assert!(err.contains(&asked), "{err}");
+        // And name each setting that differs, with both values.
+        let differs = format!(
+            "`latin_count_pieces` is 0 in the store, {} requested",
+            other[1]
+        );
+        assert!(err.contains(&differs), "{err}");
+        assert!(
+            err.contains("`latin_count_pieces_ratio` is 0 in the store, 2 requested"),
+            "{err}"
+        );
     }
     // A new store gets the defaults.
     let fresh = case.dir.path().join("fresh");
@@ -225,6 +235,11 @@ fn the_0_4_ratio_is_recorded_kept_and_checked() -> Result {
         assert!(err.contains(r#""latin_count_pieces_ratio":0}"#), "{err}");
         let asked = format!(r#""latin_count_pieces_ratio":{}}}"#, other[1]);
         assert!(err.contains(&asked), "{err}");
+        let differs = format!(
+            "(`latin_count_pieces_ratio` is 0 in the store, {} requested)",
+            other[1]
+        );
+        assert!(err.contains(&differs), "{err}");
     }
     case.assert_refused(
         "--count-pieces-ratio",

@@ -1,11 +1,15 @@
 //! A store written by each released format version is kept under `tests/fixtures/` and must
-//! keep opening, answering and fingerprinting the same way. Regenerate a fixture only when a
-//! new format version is released:
-//! `cargo test --release --test format_fixtures -- --ignored write_fixture`.
+//! keep opening, answering and fingerprinting the same way, without its records being
+//! rewritten. Write the fixture of a new format version (`FORMAT_VERSION`) once, when it is
+//! released: `cargo test --release --test format_fixtures -- --ignored write_fixture`
+//! (`tests/fixtures/README.md`).
 
 use std::path::{Path, PathBuf};
 
-use simhash_store::{Entry, Result, SimhashConfig, Store, TfScaling, FORMAT_VERSION};
+use rocksdb::{Options, DB};
+use simhash_store::{
+    Entry, Result, SimhashConfig, Store, TfScaling, ALL_FAMILIES, FORMAT_VERSION, META_FAMILY,
+};
 
 /// The texts stored in the fixture: id i is `text(i)`, with key `fixture/{i}`.
 fn text(i: u64) -> String {
@@ -58,8 +62,8 @@ fn copy_dir(from: &Path, to: &Path) {
 /// configuration of its time (raw TF); format 2 exists for `TfScaling::LengthAdaptive`;
 /// format 3 for `drop_boilerplate`, the default since 0.3; format 4 for Latin shingles within
 /// words and count pieces, the default since 0.4; format 5 for the count pieces' ratio, the
-/// default since 0.5. A store of an older format did not do what the newer fields do, and
-/// reads so.
+/// default since 0.5; format 6 for the settings record by name, with the default settings.
+/// A store of an older format did not do what the newer fields do, and reads so.
 fn fixture_config(version: u32) -> SimhashConfig {
     let release = |minor| SimhashConfig::release_default(minor).expect("a release");
     match version {
@@ -67,8 +71,19 @@ fn fixture_config(version: u32) -> SimhashConfig {
         2 => release(2).with_tf(TfScaling::LengthAdaptive),
         3 => release(3),
         4 => release(4),
+        5 => release(5),
         _ => SimhashConfig::default(),
     }
+}
+
+/// The `format_version` and `simhasher` records of the store at `path`, read with RocksDB
+/// alone.
+fn raw_records(path: &Path) -> (Vec<u8>, Vec<u8>) {
+    let db = DB::open_cf_for_read_only(&Options::default(), path, ALL_FAMILIES, false)
+        .expect("raw open");
+    let meta = db.cf_handle(META_FAMILY).expect("meta family");
+    let get = |key: &[u8]| db.get_cf(meta, key).expect("read").expect("record");
+    (get(b"format_version"), get(b"simhasher"))
 }
 
 /// A line that format 3 leaves out of the fingerprint, and formats 1 and 2 do not.
@@ -80,6 +95,10 @@ const BOILERPLATE: &str =
 fn check_fixture(version: u32) -> Result<()> {
     let dir = tempfile::tempdir().expect("tempdir");
     copy_dir(&fixture(version), dir.path());
+    let records = raw_records(dir.path());
+    assert_eq!(records.0, version.to_be_bytes());
+    // Format 6 on names the settings; older formats wrote bincode.
+    assert_eq!(records.1.first() == Some(&b'{'), version >= 6);
     let store = Store::open(dir.path())?;
     assert_eq!(store.len(), 40);
     assert_eq!(store.simhasher().config(), &fixture_config(version));
@@ -114,9 +133,12 @@ fn check_fixture(version: u32) -> Result<()> {
     if version < 3 {
         assert!(moved_by_boilerplate >= 20, "{moved_by_boilerplate} of 40");
     }
-    // Every older format's fixture holds fingerprints that today's default would not give,
-    // so the checks above are about the recorded configuration, not the default.
-    if version < FORMAT_VERSION {
+    drop(store);
+    // Opening (for writing) left the records as the build that made them wrote them.
+    assert_eq!(raw_records(dir.path()), records);
+    // Every fixture of other settings than today's default holds fingerprints the default
+    // would not give, so the checks above are about the recorded configuration.
+    if fixture_config(version) != SimhashConfig::default() {
         assert!(
             unlike_the_current_default >= 10,
             "{unlike_the_current_default} of 40"
@@ -153,6 +175,11 @@ fn format_v5_fixture_opens_and_answers() -> Result<()> {
 }
 
 #[test]
+fn format_v6_fixture_opens_and_answers() -> Result<()> {
+    check_fixture(6)
+}
+
+#[test]
 #[ignore = "writes tests/fixtures: run only when releasing a new format version"]
 fn write_fixture() -> Result<()> {
     let path = fixture(FORMAT_VERSION);
@@ -183,4 +210,119 @@ fn write_fixture() -> Result<()> {
         std::fs::copy(entry.path(), path.join(&name)).expect("copy");
     }
     Ok(())
+}
+
+/// A copy of the format 6 fixture whose settings record is `edit` of its own.
+fn v6_with_record(edit: impl FnOnce(&mut serde_json::Value)) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    copy_dir(&fixture(6), dir.path());
+    let db = DB::open_cf(&Options::default(), dir.path(), ALL_FAMILIES).expect("raw open");
+    let meta = db.cf_handle(META_FAMILY).expect("meta family");
+    let bytes = db
+        .get_cf(meta, b"simhasher")
+        .expect("read")
+        .expect("record");
+    let mut record: serde_json::Value = serde_json::from_slice(&bytes).expect("JSON");
+    edit(&mut record);
+    db.put_cf(
+        meta,
+        b"simhasher",
+        serde_json::to_vec(&record).expect("JSON"),
+    )
+    .expect("write");
+    drop(db);
+    dir
+}
+
+#[test]
+fn a_record_is_read_by_name_and_checked_against_this_build() -> Result<()> {
+    // A setting this build does not know (a newer build's) is refused, naming it.
+    let newer = v6_with_record(|r| r["settings"]["stem_words"] = true.into());
+    let err = Store::open(newer.path()).unwrap_err();
+    assert!(
+        matches!(&err, simhash_store::Error::UnknownSetting { name, .. } if name == "stem_words"),
+        "{err}"
+    );
+    let message = err.to_string();
+    assert!(
+        message.contains("setting `stem_words`, which this build does not know: upgrade"),
+        "{message}"
+    );
+
+    // A stop-word list other than this build's (the store's settings use stop words) is
+    // refused, naming the list, both hashes and what to do.
+    let mut stored = String::new();
+    let edited = v6_with_record(|r| {
+        let hash = &mut r["word_lists"]["stop_words"];
+        stored = hash.as_str().expect("a hash").to_string();
+        *hash = "0123456789abcdef".into();
+    });
+    let err = Store::open(edited.path()).unwrap_err();
+    let message = err.to_string();
+    assert!(
+        matches!(
+            &err,
+            simhash_store::Error::WordListChanged {
+                list: "stop-word lists",
+                ..
+            }
+        ),
+        "{err}"
+    );
+    for part in [
+        "stop-word lists",
+        "0123456789abcdef",
+        &stored,
+        "into a new store",
+    ] {
+        assert!(message.contains(part), "{part}: {message}");
+    }
+    // Read-only opens refuse it too.
+    assert!(matches!(
+        Store::builder().read_only(true).open(edited.path()),
+        Err(simhash_store::Error::WordListChanged { .. })
+    ));
+
+    // A record without a newer setting (as a build before it wrote) reads as the behaviour
+    // from before it.
+    let older = v6_with_record(|r| {
+        r["settings"]
+            .as_object_mut()
+            .expect("settings")
+            .remove("latin_count_pieces_ratio");
+    });
+    let store = Store::open(older.path())?;
+    assert_eq!(
+        store.simhasher().config(),
+        &SimhashConfig::default().with_latin_count_pieces_ratio(0)
+    );
+    Ok(())
+}
+
+#[test]
+fn damaged_records_of_old_and_new_formats_fail_to_open_naming_them() {
+    for (version, what) in [
+        (5, "fingerprint configuration (format 5)"),
+        (6, "settings record"),
+    ] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        copy_dir(&fixture(version), dir.path());
+        {
+            let db = DB::open_cf(&Options::default(), dir.path(), ALL_FAMILIES).expect("open");
+            let meta = db.cf_handle(META_FAMILY).expect("meta family");
+            db.put_cf(meta, b"simhasher", [0xff; 40]).expect("write");
+        }
+        let err = Store::open(dir.path()).unwrap_err();
+        assert!(
+            matches!(
+                &err,
+                simhash_store::Error::Decode {
+                    column_family: "meta",
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        assert!(err.to_string().contains(what), "{err}");
+    }
 }

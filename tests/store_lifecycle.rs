@@ -108,7 +108,7 @@ fn external_keys_identify_documents() -> Result<()> {
 
 #[test]
 fn every_configuration_is_recorded_and_read_back() -> Result<()> {
-    // These record format versions 1, 2, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5.
+    // The settings of every release, and variations: each is recorded by name and read back.
     let release = |minor| SimhashConfig::release_default(minor).expect("a release");
     let (v4, v3, keep) = (release(4), release(3), release(2));
     for config in [

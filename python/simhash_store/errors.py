@@ -58,7 +58,8 @@ class RocksDbError(Error):
 
 
 class UnsupportedFormatError(Error):
-    """The store was written by a format version this build cannot read."""
+    """The store was written by a format version this build cannot read, or records a
+    fingerprint setting it does not know (a newer simhash-store made it): upgrade."""
 
 
 class NotAStoreError(Error):
@@ -66,9 +67,13 @@ class NotAStoreError(Error):
 
 
 class SettingsMismatchError(Error):
-    """The fingerprint settings given to ``Store.open`` differ from those the store records.
+    """The fingerprint settings given to ``Store.open`` differ from those the store records
+    (the message names each setting that differs, with both values): open it without
+    settings to use the stored ones, or use a new store.
 
-    Open it without settings to use the stored ones, or use a new store.
+    Also raised when a built-in word list the store's fingerprints depend on (stop words,
+    the IDF table, boilerplate markers) differs in this build: load the texts again into a
+    new store.
     """
 
 

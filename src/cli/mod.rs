@@ -119,7 +119,7 @@ impl TfArg {
 /// How texts are fingerprinted, as asked on the command line: `load` records it in a new
 /// store, `fingerprint` uses it without `--store`. Each setting left out is the default's
 /// (or, for an existing store, the store's own).
-#[derive(clap::Args, Debug, Clone, Default)]
+#[derive(clap::Args, Debug, Clone, Default, PartialEq, Eq)]
 pub struct ConfigArgs {
     /// How feature counts are weighted. Default: `raw`.
     #[arg(long, value_enum, value_name = "WEIGHTING")]
@@ -155,13 +155,30 @@ pub struct ConfigArgs {
 }
 
 impl ConfigArgs {
+    /// `config` with each setting given on the command line. A new flag adds its line here;
+    /// what is given, asked for and checked below follows from it.
+    fn apply(&self, mut config: SimhashConfig) -> SimhashConfig {
+        if let Some(tf) = self.tf {
+            config.tf = tf.tf();
+        }
+        if self.keep_boilerplate_lines {
+            config.drop_boilerplate = false;
+        }
+        if self.shingles_across_words {
+            config.word_char_shingles_within_words = false;
+        }
+        if let Some(base) = self.count_pieces {
+            config.latin_count_pieces = base;
+        }
+        if let Some(ratio) = self.count_pieces_ratio {
+            config.latin_count_pieces_ratio = ratio;
+        }
+        config
+    }
+
     /// Whether any setting is given.
     pub fn given(&self) -> bool {
-        self.tf.is_some()
-            || self.keep_boilerplate_lines
-            || self.shingles_across_words
-            || self.count_pieces.is_some()
-            || self.count_pieces_ratio.is_some()
+        *self != ConfigArgs::default()
     }
 
     /// The configuration asked for: the default with the settings given, or `None` when none
@@ -170,37 +187,18 @@ impl ConfigArgs {
         if !self.given() {
             return None;
         }
-        let mut config = SimhashConfig::default()
-            .with_drop_boilerplate(!self.keep_boilerplate_lines)
-            .with_word_char_shingles_within_words(!self.shingles_across_words);
-        if let Some(tf) = self.tf {
-            config = config.with_tf(tf.tf());
+        let mut base = SimhashConfig::default();
+        if self.count_pieces == Some(0) {
+            // No pieces, no ratio (unless one is given): the record of a store before 0.4.
+            base.latin_count_pieces_ratio = 0;
         }
-        if let Some(base) = self.count_pieces {
-            config = config.with_latin_count_pieces(base);
-            if base == 0 {
-                // No pieces: no ratio either, so that the store can keep an older format.
-                config = config.with_latin_count_pieces_ratio(0);
-            }
-        }
-        if let Some(ratio) = self.count_pieces_ratio {
-            config = config.with_latin_count_pieces_ratio(ratio);
-        }
-        Some(config)
+        Some(self.apply(base))
     }
 
     /// Whether the settings given agree with a store's configuration (those not given
-    /// always do).
+    /// always do): they change nothing in it.
     fn agrees_with(&self, stored: &SimhashConfig) -> bool {
-        self.tf.is_none_or(|tf| stored.tf == tf.tf())
-            && (!self.keep_boilerplate_lines || !stored.drop_boilerplate)
-            && (!self.shingles_across_words || !stored.word_char_shingles_within_words)
-            && self
-                .count_pieces
-                .is_none_or(|base| stored.latin_count_pieces == base)
-            && self
-                .count_pieces_ratio
-                .is_none_or(|ratio| stored.latin_count_pieces_ratio == ratio)
+        self.apply(stored.clone()) == *stored
     }
 }
 

@@ -108,6 +108,22 @@ const PREV_NEXT: [&str; 3] = ["previous", "prev", "next"];
 /// Separators of a breadcrumb's parts.
 const CRUMB_SEPARATORS: [&str; 5] = [" > ", " » ", " › ", " >> ", " / "];
 
+/// xxh3-64 of the marker lists and limits above (each item and a NUL, each list ended by a
+/// second NUL): what a store records to tell whether its fingerprints were made with them.
+pub(crate) fn content_hash() -> u64 {
+    let (width, words) = (MAX_WIDTH.to_string(), NAV_MAX_WORDS.to_string());
+    let lists: [&[&str]; 4] = [MARKERS, &PREV_NEXT, &CRUMB_SEPARATORS, &[&width, &words]];
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    for list in lists {
+        for item in list {
+            h.update(item.as_bytes());
+            h.update(b"\0");
+        }
+        h.update(b"\0");
+    }
+    h.digest()
+}
+
 /// One automaton for the markers and the previous/next words (pattern ids from
 /// `MARKERS.len()` on), ASCII case-insensitive, reporting overlapping matches so that a
 /// marker inside a longer word (`tweets`) does not hide a whole-word one after it.

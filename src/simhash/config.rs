@@ -1,8 +1,12 @@
 //! [`SimhashConfig`]: every parameter that changes a fingerprint.
 //!
-//! A store records the whole configuration and refuses to open with a different one, so any
-//! field added here must keep its serde form stable (bincode stores fields in order, without
-//! names: a new field changes the format).
+//! A store records the configuration by field name (its serde form, `src/settings/`) and
+//! refuses to open with a different one. A new field needs, here and nowhere else in the
+//! library: its doc, its value in `Default`, a `with_*` setter, a check in `validate` if not
+//! every value is valid, and a serde default that gives the behaviour from before it
+//! existed (`#[serde(default)]` for `false` / `0`, else `#[serde(default = "...")]`): a
+//! record written before the field reads with it. Stores need no new format version.
+//! Renaming a field or an enum variant changes the record: never do it.
 
 use serde::{Deserialize, Serialize};
 
@@ -223,6 +227,41 @@ pub struct SimhashConfig {
     pub latin_count_pieces_ratio: u8,
 }
 
+/// The default record of each release before this one, as that release wrote it (formats 1
+/// to 5 in bincode, the same fields by name here): a field added since reads as its serde
+/// default, the behaviour from before it, so a new field needs no change here.
+const RELEASE_DEFAULTS: [(u32, &str); 4] = [
+    (
+        2,
+        r#"{"normalize":true,"hmm":true,"stop_words":true,"words":true,"word_shingles":0,"cjk_char_shingles":1,"word_char_shingles":3,"tf":"Raw","idf":"None","seed":0}"#,
+    ),
+    (
+        3,
+        r#"{"normalize":true,"hmm":true,"stop_words":true,"words":true,"word_shingles":0,"cjk_char_shingles":1,"word_char_shingles":3,"tf":"Raw","idf":"None","seed":0,"drop_boilerplate":true}"#,
+    ),
+    (
+        4,
+        r#"{"normalize":true,"hmm":true,"stop_words":true,"words":true,"word_shingles":0,"cjk_char_shingles":1,"word_char_shingles":3,"tf":"Raw","idf":"None","seed":0,"drop_boilerplate":true,"word_char_shingles_within_words":true,"latin_count_pieces":4}"#,
+    ),
+    (
+        5,
+        r#"{"normalize":true,"hmm":true,"stop_words":true,"words":true,"word_shingles":0,"cjk_char_shingles":1,"word_char_shingles":3,"tf":"Raw","idf":"None","seed":0,"drop_boilerplate":true,"word_char_shingles_within_words":true,"latin_count_pieces":4,"latin_count_pieces_ratio":2}"#,
+    ),
+];
+
+/// A built-in word list ([`SimhashConfig::WORD_LISTS`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct WordList {
+    /// Its name in a store's settings record.
+    pub(crate) name: &'static str,
+    /// What it is, for messages.
+    pub(crate) what: &'static str,
+    /// xxh3-64 of its content.
+    pub(crate) content_hash: fn() -> u64,
+    /// Whether fingerprints under a configuration depend on it.
+    pub(crate) used_by: fn(&SimhashConfig) -> bool,
+}
+
 impl Default for SimhashConfig {
     fn default() -> Self {
         SimhashConfig {
@@ -245,35 +284,46 @@ impl Default for SimhashConfig {
 }
 
 impl SimhashConfig {
-    /// The default configuration of simhash-store 0.`minor`, for `minor` in 2..=5, else
-    /// `None`: what a store made by that release with its defaults records. A store made
-    /// with it records the oldest format that release reads (0.2: format 1, 0.3: 3, 0.4: 4,
-    /// 0.5: 5), so that release can still open it.
+    /// The default configuration of simhash-store 0.`minor`, for `minor` from 2 to this
+    /// release, else `None`: what a store made by that release with its defaults records.
     ///
     /// ```
     /// use simhash_store::SimhashConfig;
     /// assert_eq!(SimhashConfig::release_default(5), Some(SimhashConfig::default()));
     /// let v4 = SimhashConfig::release_default(4).unwrap();
     /// assert_eq!(v4.latin_count_pieces_ratio, 0);
-    /// assert_eq!(SimhashConfig::release_default(6), None);
+    /// assert_eq!(SimhashConfig::release_default(99), None);
     /// ```
     pub fn release_default(minor: u32) -> Option<SimhashConfig> {
-        if !(2..=5).contains(&minor) {
-            return None;
+        if let Some((_, record)) = RELEASE_DEFAULTS.iter().find(|(m, _)| *m == minor) {
+            return serde_json::from_str(record).ok();
         }
-        let mut config = SimhashConfig::default();
-        if minor < 5 {
-            config.latin_count_pieces_ratio = 0;
-        }
-        if minor < 4 {
-            config.word_char_shingles_within_words = false;
-            config.latin_count_pieces = 0;
-        }
-        if minor < 3 {
-            config.drop_boilerplate = false;
-        }
-        Some(config)
+        let this_release = env!("CARGO_PKG_VERSION_MINOR").parse::<u32>().ok();
+        (this_release == Some(minor)).then(SimhashConfig::default)
     }
+
+    /// The built-in word lists fingerprints can depend on, each with the settings that use
+    /// it. A store records the content hashes of those its settings use.
+    pub(crate) const WORD_LISTS: [WordList; 3] = [
+        WordList {
+            name: "stop_words",
+            what: "stop-word lists",
+            content_hash: super::stopwords::content_hash,
+            used_by: |c| c.stop_words,
+        },
+        WordList {
+            name: "idf",
+            what: "IDF table",
+            content_hash: super::idf::content_hash,
+            used_by: |c| c.idf == IdfWeighting::Jieba,
+        },
+        WordList {
+            name: "boilerplate",
+            what: "boilerplate marker lists",
+            content_hash: super::boilerplate::content_hash,
+            used_by: |c| c.drop_boilerplate,
+        },
+    ];
 
     /// Sets [`normalize`](Self::normalize).
     #[must_use]

@@ -17,7 +17,8 @@
 //!   idf.txt > grouped.txt && zstd -19 grouped.txt -o idf.txt.zst
 //! ```
 //!
-//! Changing the table changes fingerprints made with `IdfWeighting::Jieba`.
+//! Changing the table changes fingerprints made with `IdfWeighting::Jieba`: a store records
+//! [`content_hash`] of the table and refuses to open with another one.
 
 use std::sync::LazyLock;
 
@@ -33,6 +34,12 @@ pub(crate) struct IdfTable {
 
 /// The process-wide table, built on first use.
 pub(crate) static IDF: LazyLock<IdfTable> = LazyLock::new(IdfTable::load);
+
+/// xxh3-64 of the table's text (decompressed, so that compressing it again changes
+/// nothing): what a store records to tell whether its fingerprints were made with it.
+pub(crate) fn content_hash() -> u64 {
+    zstd::stream::decode_all(COMPRESSED).map_or(0, |text| xxhash_rust::xxh3::xxh3_64(&text))
+}
 
 impl IdfTable {
     /// The IDF of `word`, or the median IDF if the table does not have it.

@@ -2,8 +2,8 @@
 //! in `stopwords_zh.txt` and `stopwords_en.txt` (lowercase, as tokens are after
 //! normalization). Both lists were written for this crate.
 //!
-//! Changing either list changes fingerprints: a store records only the configuration, not
-//! the lists, so edit them only together with a new store format version.
+//! Changing either list changes fingerprints: a store records [`content_hash`] of the lists
+//! it fingerprints with and refuses to open with other lists.
 
 #[cfg(test)]
 use std::sync::LazyLock;
@@ -74,6 +74,16 @@ pub(crate) fn all() -> impl Iterator<Item = &'static str> {
         .chain(EN.lines())
         .map(str::trim)
         .filter(|w| !w.is_empty())
+}
+
+/// xxh3-64 of both lists' bytes (Chinese, a NUL, English): what a store records to tell
+/// whether its fingerprints were made with these lists.
+pub(crate) fn content_hash() -> u64 {
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    h.update(ZH.as_bytes());
+    h.update(b"\0");
+    h.update(EN.as_bytes());
+    h.digest()
 }
 
 /// Whether `word` (normalized: lowercase) is a built-in stop word. (Feature extraction uses
