@@ -10,7 +10,8 @@ use std::sync::LazyLock;
 
 use jieba_rs::{Jieba, Token};
 
-use super::config::MAX_CHAR_SHINGLES;
+use crate::simhash::config::MAX_CHAR_SHINGLES;
+
 use super::normalize::{is_caseless_punctuation, is_cjk, is_main_cjk, is_word_char};
 
 /// The process-wide jieba segmenter: loading its dictionary takes a while, so it is done
