@@ -47,7 +47,10 @@ fn configs() -> Vec<(String, SimhashConfig)> {
         ("stop_words=off".into(), d().with_stop_words(false)),
         ("words=off".into(), d().with_words(false)),
         ("idf=jieba".into(), d().with_idf(IdfWeighting::Jieba)),
-        ("drop_boilerplate=off".into(), d().with_drop_boilerplate(false)),
+        (
+            "drop_boilerplate=off".into(),
+            d().with_drop_boilerplate(false),
+        ),
         (
             "within_words=off".into(),
             d().with_word_char_shingles_within_words(false),
@@ -57,10 +60,16 @@ fn configs() -> Vec<(String, SimhashConfig)> {
         c.push((format!("word_shingles={n}"), d().with_word_shingles(n)));
     }
     for n in [0, 2, 3, 5, 16] {
-        c.push((format!("cjk_char_shingles={n}"), d().with_cjk_char_shingles(n)));
+        c.push((
+            format!("cjk_char_shingles={n}"),
+            d().with_cjk_char_shingles(n),
+        ));
     }
     for n in [0, 1, 2, 4, 16] {
-        c.push((format!("word_char_shingles={n}"), d().with_word_char_shingles(n)));
+        c.push((
+            format!("word_char_shingles={n}"),
+            d().with_word_char_shingles(n),
+        ));
     }
     for tf in TFS {
         c.push((format!("tf={tf:?}"), d().with_tf(tf)));
@@ -69,7 +78,10 @@ fn configs() -> Vec<(String, SimhashConfig)> {
         c.push((format!("seed={seed}"), d().with_seed(seed)));
     }
     for n in [0, 2, 3, 8, 16] {
-        c.push((format!("latin_count_pieces={n}"), d().with_latin_count_pieces(n)));
+        c.push((
+            format!("latin_count_pieces={n}"),
+            d().with_latin_count_pieces(n),
+        ));
     }
     for n in [0, 3, 4, 16] {
         c.push((
@@ -93,7 +105,9 @@ fn configs() -> Vec<(String, SimhashConfig)> {
     }
     c.push((
         "word_shingles=3,words=off,idf=jieba".into(),
-        d().with_word_shingles(3).with_words(false).with_idf(IdfWeighting::Jieba),
+        d().with_word_shingles(3)
+            .with_words(false)
+            .with_idf(IdfWeighting::Jieba),
     ));
     for minor in 2..=5 {
         if let Some(config) = SimhashConfig::release_default(minor) {
@@ -137,6 +151,10 @@ fn run() -> Result<(), String> {
         }
     }
     w.flush().map_err(|e| format!("{out}: {e}"))?;
-    eprintln!("{} configurations x {} documents", configs.len(), docs.len());
+    eprintln!(
+        "{} configurations x {} documents",
+        configs.len(),
+        docs.len()
+    );
     Ok(())
 }

@@ -8,7 +8,6 @@
 
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
-
 /// The hash of piece `piece` (>= 1) of the feature of hash `hash`: xxh3-64, with the
 /// configuration's seed, of the feature's hash and the piece's number, 8 + 4 bytes
 /// little-endian.

@@ -1,11 +1,11 @@
 //! Feature extraction: text -> the occurrences of its hashed features, with their IDF, handed
 //! to a [`Sink`] (the SimHash sums directly under raw TF, or a count per distinct feature).
 //!
-//! The text goes through one chunk at a time (`text/chunks.rs`): normalized (`text/normalize.rs`),
-//! then walked run by run (`text::tokenize::Words`): each word of ideographs gives its ideographs
-//! (the ideograph shingles) and itself, each other word itself and its letters (the word
-//! character shingles). The ideograph and letter streams and the word shingles carry over
-//! from chunk to chunk.
+//! The text goes through one chunk at a time (`text/chunks.rs`): normalized
+//! (`text/normalize.rs`), then walked run by run (`text::tokenize::Words`): each word of
+//! ideographs gives its ideographs (the ideograph shingles) and itself, each other word
+//! itself and its letters (the word character shingles). The ideograph and letter streams and
+//! the word shingles carry over from chunk to chunk.
 //!
 //! Features are kept by their 64-bit hash only: no per-token `String` is ever made. Two
 //! distinct features with the same xxh3-64 hash would be merged, which at the sizes of a

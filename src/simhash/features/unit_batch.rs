@@ -3,7 +3,7 @@
 //! occurrence.
 
 /// How many hashes are handed over together: a multiple of 16, the bit counters' fastest
-/// path (`sums.rs`).
+/// path (`sums/bit_counter.rs`).
 pub(crate) const UNIT_BATCH: usize = 64;
 
 /// Hashes of weight 1 not yet handed over: the batch is full at [`UNIT_BATCH`], and the

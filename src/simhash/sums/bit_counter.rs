@@ -142,7 +142,6 @@ static SPREAD: [u64; 256] = {
     table
 };
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -196,7 +195,6 @@ mod tests {
         assert!(counter.counts().iter().all(|&c| c == 300 * 17));
     }
 
-
     #[test]
     fn spread_table_matches_bits() {
         for (b, spread) in SPREAD.iter().enumerate() {
@@ -205,5 +203,4 @@ mod tests {
             }
         }
     }
-
 }

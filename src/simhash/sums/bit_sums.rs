@@ -197,7 +197,6 @@ mod tests {
         assert_eq!(sums.occurrences(), 1);
     }
 
-
     #[test]
     fn sign_table_matches_bits() {
         for (b, signs) in SIGNS.iter().enumerate() {
