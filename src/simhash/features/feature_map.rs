@@ -19,7 +19,7 @@ pub(crate) struct Feature {
     /// can come first; the IDF of the first occurrence with one wins all the same.
     idf_given: bool,
     /// Whether it is a feature of a non-CJK word, counted in pieces (only under
-    /// [`SimhashConfig::latin_count_pieces`]).
+    /// [`SimhashConfig::latin_count_pieces`](crate::SimhashConfig::latin_count_pieces)).
     pub(crate) latin: bool,
 }
 

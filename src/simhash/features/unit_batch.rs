@@ -1,4 +1,4 @@
-//! [`UnitBatch`]: feature hashes of weight 1 collected for a [`Sink`](super::features::Sink)
+//! [`UnitBatch`]: feature hashes of weight 1 collected for a [`Sink`](super::sink::Sink)
 //! and handed over together: summing them in a tight loop is cheaper than one call per
 //! occurrence.
 
