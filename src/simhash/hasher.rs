@@ -321,6 +321,43 @@ mod tests {
         }
     }
 
+    /// Under raw TF without count pieces (and without IDF, whose weights are not whole
+    /// numbers) the occurrences go straight to the bit sums: exactly the fingerprint and the
+    /// count of the map path, for texts short and long and every kind of feature.
+    #[test]
+    fn raw_tf_path_matches_the_map_path() {
+        let vocabulary: Vec<&str> = MIXED_TOKENS.iter().copied().chain(["Ωμέγα"]).collect();
+        let mut next = xorshift(0x0bad_5eed_1234_5678);
+        let mut texts = 0;
+        let configs = [
+            SimhashConfig::default().with_latin_count_pieces(0),
+            SimhashConfig::release_default(3).unwrap(),
+            SimhashConfig::default()
+                .with_latin_count_pieces(0)
+                .with_word_shingles(3)
+                .with_cjk_char_shingles(2),
+        ];
+        for config in configs {
+            let hasher = Simhasher::new(config).unwrap();
+            for round in 0..100 {
+                let len = [3, 12, 60, 400, 3000][round % 5];
+                let text: String = (0..len)
+                    .map(|_| vocabulary[next(vocabulary.len())])
+                    .collect();
+                let Ok(fast) = hasher.fingerprint_with_count(&text) else {
+                    continue;
+                };
+                assert_eq!(
+                    hasher.fingerprint_through_map(&text).unwrap(),
+                    fast,
+                    "{text:?}"
+                );
+                texts += 1;
+            }
+        }
+        assert!(texts > 250, "{texts}");
+    }
+
     /// The fast path of count pieces under raw TF (raw sums of the CJK features, and each
     /// non-CJK feature's pieces added from a count table at the end) gives exactly the
     /// fingerprint of the map path, which weighs every piece of every feature, for grids of
