@@ -13,13 +13,15 @@ pub(crate) trait Sink {
     fn add_units(&mut self, hashes: &[u64]);
 
     /// [`add`](Self::add) for a feature of a non-CJK word, under
-    /// [`SimhashConfig::latin_count_pieces`](crate::SimhashConfig::latin_count_pieces) (the only case it is called in).
+    /// [`SimhashConfig::latin_count_pieces`](crate::SimhashConfig::latin_count_pieces) (the
+    /// only case it is called in).
     fn add_latin(&mut self, hash: u64, idf: impl FnOnce() -> f64) {
         self.add(hash, idf);
     }
 
     /// [`add_units`](Self::add_units) for features of non-CJK words, under
-    /// [`SimhashConfig::latin_count_pieces`](crate::SimhashConfig::latin_count_pieces) (the only case it is called in).
+    /// [`SimhashConfig::latin_count_pieces`](crate::SimhashConfig::latin_count_pieces) (the
+    /// only case it is called in).
     fn add_latin_units(&mut self, hashes: &[u64]) {
         self.add_units(hashes);
     }

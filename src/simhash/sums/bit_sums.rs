@@ -6,9 +6,9 @@
 //! Under the default configuration every feature has weight exactly 1, so the sums are
 //! `2 * ones[i] - units`, where `ones[i]` counts the hashes with bit `i` set: an exact integer,
 //! whatever the order of the features. Counting those bits is the hot part, done bit-sliced
-//! ([`add_units`](Sink::add_units), `bit_counter.rs`): the 64 per-bit counters are kept as bit planes (one
-//! `u64` per binary digit of all 64 counters), and a carry-save adder tree adds 16 hashes to
-//! them in about 80 bitwise operations, instead of 64 additions per hash.
+//! ([`add_units`](Sink::add_units), `bit_counter.rs`): the 64 per-bit counters are kept as bit
+//! planes (one `u64` per binary digit of all 64 counters), and a carry-save adder tree adds 16
+//! hashes to them in about 80 bitwise operations, instead of 64 additions per hash.
 
 use crate::error::{Error, Result};
 use crate::fingerprint::Fingerprint;
