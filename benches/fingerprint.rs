@@ -6,7 +6,8 @@
 //!
 //! For instruction counts (deterministic, unlike time on a shared machine), the same binary
 //! runs a plain loop instead of criterion when `FINGERPRINT_PROFILE` names what to run
-//! (`default`, `words_only` or `cut`; `FINGERPRINT_ITERS` times, default 100), under
+//! (`default`, `words_only`, `cut`, `release_0.3`, `length_adaptive` or
+//! `length_adaptive_no_pieces`; `FINGERPRINT_ITERS` times, default 100), under
 //! callgrind counting only inside that loop:
 //!
 //! ```text
@@ -158,6 +159,19 @@ fn bench(c: &mut Criterion) {
     );
 }
 
+/// The configurations profile mode runs besides the default and words only: 0.3's default
+/// and `TfScaling::LengthAdaptive` with and without count pieces, which take the other ways of
+/// summing features (`src/simhash/sums/`).
+fn profiled_config(what: &str) -> Option<SimhashConfig> {
+    let adaptive = SimhashConfig::default().with_tf(TfScaling::LengthAdaptive);
+    match what {
+        "release_0.3" => SimhashConfig::release_default(3),
+        "length_adaptive" => Some(adaptive),
+        "length_adaptive_no_pieces" => Some(adaptive.with_latin_count_pieces(0)),
+        _ => None,
+    }
+}
+
 /// Profile mode (see the top of the file): returns false when `FINGERPRINT_PROFILE` is unset.
 fn profile() -> bool {
     let Ok(what) = std::env::var("FINGERPRINT_PROFILE") else {
@@ -186,7 +200,16 @@ fn profile() -> bool {
         "cut" => profile_loop(&docs, iters, |d| {
             black_box(JIEBA.cut(d, true));
         }),
-        other => panic!("FINGERPRINT_PROFILE={other}: use default, words_only or cut"),
+        other => match profiled_config(other) {
+            Some(config) => {
+                let hasher = Simhasher::new(config).expect("valid configuration");
+                let _ = hasher.fingerprint("预热");
+                profile_loop(&docs, iters, |d| {
+                    black_box(hasher.fingerprint(d).ok());
+                })
+            }
+            None => panic!("FINGERPRINT_PROFILE={other}: use default, words_only, cut, release_0.3, length_adaptive or length_adaptive_no_pieces"),
+        },
     }
     eprintln!("{what}: {iters} x {bytes} bytes of {source}");
     true

@@ -18,7 +18,8 @@
 //! Code layout moves them between builds as it does the Chinese ratio; the build that
 //! compares across builds is described at the top of `benches/fingerprint.rs`.
 //!
-//! For instruction counts, `FINGERPRINT_PROFILE=default|words_only|words` runs a plain loop
+//! For instruction counts, `FINGERPRINT_PROFILE=default|words_only|words|release_0.3|length_adaptive|
+//! length_adaptive_no_pieces` runs a plain loop
 //! (`FINGERPRINT_ITERS` times, default 20) instead, as in `benches/fingerprint.rs`:
 //!
 //! ```text
@@ -227,6 +228,19 @@ fn bench(c: &mut Criterion) {
     );
 }
 
+/// The configurations profile mode runs besides the default and words only: 0.3's default
+/// and `TfScaling::LengthAdaptive` with and without count pieces, which take the other ways of
+/// summing features (`src/simhash/sums/`).
+fn profiled_config(what: &str) -> Option<SimhashConfig> {
+    let adaptive = SimhashConfig::default().with_tf(TfScaling::LengthAdaptive);
+    match what {
+        "release_0.3" => SimhashConfig::release_default(3),
+        "length_adaptive" => Some(adaptive),
+        "length_adaptive_no_pieces" => Some(adaptive.with_latin_count_pieces(0)),
+        _ => None,
+    }
+}
+
 /// Profile mode (see the top of the file): returns false when `FINGERPRINT_PROFILE` is unset.
 fn profile() -> bool {
     let Ok(what) = std::env::var("FINGERPRINT_PROFILE") else {
@@ -249,7 +263,16 @@ fn profile() -> bool {
         "words" => profile_loop(&docs, iters, |d| {
             black_box(words(d));
         }),
-        other => panic!("FINGERPRINT_PROFILE={other}: use default, words_only or words"),
+        other => match profiled_config(other) {
+            Some(config) => {
+                let hasher = Simhasher::new(config).expect("valid configuration");
+                let _ = hasher.fingerprint("warm up");
+                profile_loop(&docs, iters, |d| {
+                    black_box(hasher.fingerprint(d).ok());
+                })
+            }
+            None => panic!("FINGERPRINT_PROFILE={other}: use default, words_only, words, release_0.3, length_adaptive or length_adaptive_no_pieces"),
+        },
     }
     eprintln!("{what}: {iters} x {bytes} bytes of {source}");
     true

@@ -28,15 +28,15 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-STOP = set((ROOT / "src/simhash/stopwords_en.txt").read_text().split())
+STOP = set((ROOT / "src/simhash/text/stopwords_en.txt").read_text().split())
 FOLD = str.maketrans({"а": "a", "с": "c", "е": "e", "о": "o", "р": "p", "х": "x", "у": "y",
                       "і": "i", "ё": "e", "ј": "j", "ѕ": "s", "ԁ": "d", "һ": "h", "к": "k",
                       "ӏ": "l", "ԛ": "q", "ԝ": "w", "ү": "y", "ї": "i", "ﬁ": "fi", "ﬂ": "fl",
                       "ﬀ": "ff", "ﬃ": "ffi", "ﬄ": "ffl"})
 WORD = re.compile(r"\w+")
 
-# Boilerplate lines, the rule of src/simhash/boilerplate.rs (the markers are read from it).
-_RS = (ROOT / "src/simhash/boilerplate.rs").read_text()
+# Boilerplate lines, the rule of src/simhash/text/boilerplate.rs (the markers are read from it).
+_RS = (ROOT / "src/simhash/text/boilerplate.rs").read_text()
 _MARKERS_SRC = _RS[_RS.index("pub(crate) const MARKERS"):]
 MARKERS = re.findall(r'^\s+"([^"]*)",', _MARKERS_SRC[:_MARKERS_SRC.index("];")], re.M)
 NAV = re.compile(r"(?<![A-Za-z0-9_])(previous|prev|next)(?![A-Za-z0-9_])", re.I)

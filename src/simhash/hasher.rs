@@ -4,12 +4,12 @@ use std::sync::Arc;
 
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
-use super::adaptive::AdaptiveSums;
 use super::config::{IdfWeighting, SimhashConfig, TfScaling};
-use super::count_pieces::{piece_hash, PieceGrid, PieceSums};
-use super::features::{extract, Features};
-use super::seeded::SeedHashes;
-use super::sums::Sums;
+use super::features::count_pieces::PieceGrid;
+use super::features::extract::extract;
+use super::features::feature_map::Features;
+use super::features::seed_hashes::SeedHashes;
+use super::sums::{feature_weights, PieceSums, Sums};
 use crate::error::{Error, Result};
 use crate::fingerprint::Fingerprint;
 
@@ -99,29 +99,22 @@ impl Simhasher {
                 // need to count first.
                 let mut sums = Sums::default();
                 extract(config, seeds, text, &mut sums);
-                return Ok((sums.fingerprint()?, sums.occurrences()));
+                Ok((sums.fingerprint()?, sums.occurrences()))
             }
             (TfScaling::Raw, Some(grid)) if no_idf => {
                 // The default: raw sums, plus counts of the non-CJK features only
-                // (`count_pieces.rs`).
+                // (`sums/piece_sums.rs`).
                 let mut sums = PieceSums::new(text.len(), grid, config.seed);
                 extract(config, seeds, text, &mut sums);
-                return sums.fingerprint();
+                sums.fingerprint()
             }
-            (TfScaling::LengthAdaptive, None) if no_idf => {
-                // Raw sums plus a correction for the repeated features (`adaptive.rs`).
-                let mut sums = AdaptiveSums::with_text_len(text.len());
-                extract(config, seeds, text, &mut sums);
-                return sums.fingerprint();
-            }
-            _ => {}
+            _ => self.fingerprint_through_map(text),
         }
-        self.fingerprint_through_map(text)
     }
 
     /// [`fingerprint_with_count`](Self::fingerprint_with_count) through a map of the text's
-    /// distinct features, each weighed once: every configuration goes this way but the ones
-    /// with a faster path of their own, which must agree with it.
+    /// distinct features, each weighed once (`sums/feature_weights.rs`): every configuration
+    /// goes this way but the ones with a faster path of their own, which must agree with it.
     fn fingerprint_through_map(&self, text: &str) -> Result<(Fingerprint, usize)> {
         let Inner { config, seeds } = &*self.inner;
         let mut features = Features::default();
@@ -130,32 +123,7 @@ impl Simhasher {
         // get a map sized from its length.
         features.reserve((text.len() / 3).min(MAX_RESERVED_FEATURES) + 16);
         extract(config, seeds, text, &mut features);
-        let mut sums = Sums::default();
-        // Weighted features are summed in hash order, so that the result does not depend
-        // on the map's iteration order.
-        let occurrences: u64 = features.values().map(|f| u64::from(f.count)).sum();
-        let grid = PieceGrid::of(config.latin_count_pieces, config.latin_count_pieces_ratio);
-        let mut weighted: Vec<(u64, f64)> = Vec::with_capacity(features.len());
-        for (&hash, f) in &features {
-            let weight = |count| config.tf.apply(count, occurrences) * f64::from(f.idf);
-            if let Some(grid) = grid.filter(|grid| f.latin && f.count >= grid.base) {
-                for (piece, held) in grid.pieces(f.count) {
-                    let hash = if piece == 0 {
-                        hash
-                    } else {
-                        piece_hash(hash, piece, config.seed)
-                    };
-                    weighted.push((hash, weight(held)));
-                }
-            } else {
-                weighted.push((hash, weight(f.count)));
-            }
-        }
-        weighted.sort_unstable_by_key(|&(hash, _)| hash);
-        for (hash, weight) in weighted {
-            sums.add_weighted(hash, weight);
-        }
-        Ok((sums.fingerprint()?, occurrences as usize))
+        feature_weights::fingerprint(config, &features)
     }
 
     /// The fingerprint of features chosen and weighted by the caller: each feature string is
@@ -353,6 +321,43 @@ mod tests {
         }
     }
 
+    /// Under raw TF without count pieces (and without IDF, whose weights are not whole
+    /// numbers) the occurrences go straight to the bit sums: exactly the fingerprint and the
+    /// count of the map path, for texts short and long and every kind of feature.
+    #[test]
+    fn raw_tf_path_matches_the_map_path() {
+        let vocabulary: Vec<&str> = MIXED_TOKENS.iter().copied().chain(["Ωμέγα"]).collect();
+        let mut next = xorshift(0x0bad_5eed_1234_5678);
+        let mut texts = 0;
+        let configs = [
+            SimhashConfig::default().with_latin_count_pieces(0),
+            SimhashConfig::release_default(3).unwrap(),
+            SimhashConfig::default()
+                .with_latin_count_pieces(0)
+                .with_word_shingles(3)
+                .with_cjk_char_shingles(2),
+        ];
+        for config in configs {
+            let hasher = Simhasher::new(config).unwrap();
+            for round in 0..100 {
+                let len = [3, 12, 60, 400, 3000][round % 5];
+                let text: String = (0..len)
+                    .map(|_| vocabulary[next(vocabulary.len())])
+                    .collect();
+                let Ok(fast) = hasher.fingerprint_with_count(&text) else {
+                    continue;
+                };
+                assert_eq!(
+                    hasher.fingerprint_through_map(&text).unwrap(),
+                    fast,
+                    "{text:?}"
+                );
+                texts += 1;
+            }
+        }
+        assert!(texts > 250, "{texts}");
+    }
+
     /// The fast path of count pieces under raw TF (raw sums of the CJK features, and each
     /// non-CJK feature's pieces added from a count table at the end) gives exactly the
     /// fingerprint of the map path, which weighs every piece of every feature, for grids of
@@ -438,11 +443,10 @@ mod tests {
         assert_eq!(fingerprint(4, &twelve), fingerprint(0, &twelve));
     }
 
-    /// The fast `LengthAdaptive` path (raw sums plus corrections for repeated features)
-    /// gives the fingerprint of the weights `count^a` computed the plain way: every bit
-    /// agrees, except where the plain sum is within rounding of zero.
+    /// `LengthAdaptive` gives the fingerprint of the weights `count^a` computed the plain way:
+    /// every bit agrees, except where the plain sum is within rounding of zero.
     #[test]
-    fn length_adaptive_fast_path_matches_the_plain_weights() {
+    fn length_adaptive_matches_the_plain_weights() {
         let config = SimhashConfig::default()
             .with_tf(TfScaling::LengthAdaptive)
             .with_latin_count_pieces(0);

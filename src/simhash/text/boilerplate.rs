@@ -1,8 +1,9 @@
 //! Boilerplate lines: the copyright lines, share buttons, previous/next links, breadcrumbs,
 //! adverts and repost notices that web pages carry around their text. They are not what a
 //! page is about, and one such line added to a short page moved its fingerprint by 3-4 bits
-//! on the quality set; with [`SimhashConfig::drop_boilerplate`](super::SimhashConfig) they
-//! are not features.
+//! on the quality set; with
+//! [`SimhashConfig::drop_boilerplate`](crate::SimhashConfig::drop_boilerplate) they are not
+//! features.
 //!
 //! A line is boilerplate when it is short (at most [`MAX_WIDTH`] columns, a CJK character
 //! counting two) and

@@ -1,29 +1,29 @@
-//! Cutting a text into pieces that are fingerprinted one after the other with exactly the
-//! features of the whole text, so that fingerprinting holds one piece's normalized copy and
+//! Cutting a text into chunks that are fingerprinted one after the other with exactly the
+//! features of the whole text, so that fingerprinting holds one chunk's normalized copy and
 //! jieba tokens at a time, not the whole text's (a 200 MB document used to need 20 times its
 //! size).
 //!
-//! A piece may start at a character that normalizes to itself and that
+//! A chunk may start at a character that normalizes to itself and that
 //!
 //! - jieba keeps out of its blocks (not in its `RE_HAN_DEFAULT` class of ideographs, ASCII
 //!   letters and digits and `+#&._%-`). jieba splits its input into maximal runs of that class
 //!   and segments each run on its own (the word graph and the HMM see one run); every other
 //!   character is a token by itself, except `\r\n`, which is never cut apart. So cutting the
-//!   pieces separately gives the whole text's tokens;
-//! - separates words (`tokenize::Words`), so no word spans two pieces.
+//!   chunks separately gives the whole text's tokens;
+//! - separates words (`tokenize::Words`), so no word spans two chunks.
 //!
-//! Normalization maps each character on its own, so the pieces' normalized texts are the
-//! whole normalized text cut at the same places. What runs across words and pieces (character
-//! and word shingles) carries characters and hashes from one piece to the next, never offsets.
+//! Normalization maps each character on its own, so the chunks' normalized texts are the
+//! whole normalized text cut at the same places. What runs across words and chunks (character
+//! and word shingles) carries characters and hashes from one chunk to the next, never offsets.
 
 use super::normalize::is_caseless_punctuation;
 
-/// The size a piece grows to before it ends at the next character that may start one.
-pub(crate) const PIECE_BYTES: usize = 16 * 1024;
+/// The size a chunk grows to before it ends at the next character that may start one.
+pub(crate) const CHUNK_BYTES: usize = 16 * 1024;
 
-/// Whether a piece may start with the character whose first byte is at `i` of `text`.
+/// Whether a chunk may start with the character whose first byte is at `i` of `text`.
 #[inline]
-fn starts_piece(text: &str, i: usize, c: char) -> bool {
+fn starts_chunk(text: &str, i: usize, c: char) -> bool {
     if c.is_ascii() {
         // ASCII other than letters, digits and jieba's `+#&._%-` (and `_`, part of a word).
         // `\n` only where it does not end a `\r\n`.
@@ -37,9 +37,9 @@ fn starts_piece(text: &str, i: usize, c: char) -> bool {
     }
 }
 
-/// The pieces of `text`, in order: about `size` bytes each ([`PIECE_BYTES`] but in tests),
-/// longer where no character may start a piece (a single piece for a text without one).
-pub(crate) fn pieces(text: &str, size: usize) -> impl Iterator<Item = &str> {
+/// The chunks of `text`, in order: about `size` bytes each ([`CHUNK_BYTES`] but in tests),
+/// longer where no character may start a chunk (a single chunk for a text without one).
+pub(crate) fn chunks(text: &str, size: usize) -> impl Iterator<Item = &str> {
     let mut rest = text;
     let mut consumed = 0;
     std::iter::from_fn(move || {
@@ -54,14 +54,14 @@ pub(crate) fn pieces(text: &str, size: usize) -> impl Iterator<Item = &str> {
             .get(at..)
             .and_then(|tail| {
                 tail.char_indices()
-                    .find(|&(i, c)| starts_piece(text, consumed + at + i, c))
+                    .find(|&(i, c)| starts_chunk(text, consumed + at + i, c))
                     .map(|(i, _)| at + i)
             })
             .unwrap_or(rest.len());
-        let (piece, tail) = rest.split_at(end);
+        let (chunk, tail) = rest.split_at(end);
         rest = tail;
         consumed += end;
-        Some(piece)
+        Some(chunk)
     })
 }
 
@@ -70,35 +70,35 @@ mod tests {
     use super::*;
 
     #[test]
-    fn pieces_cover_the_text_and_start_where_allowed() {
+    fn chunks_cover_the_text_and_start_where_allowed() {
         let unit = "数据库，Sé servers\r\nrun ｔｅｘｔ。“引号”\n\r\n\r\n";
-        let text = unit.repeat(3 * PIECE_BYTES / unit.len());
-        let all: Vec<&str> = pieces(&text, PIECE_BYTES).collect();
+        let text = unit.repeat(3 * CHUNK_BYTES / unit.len());
+        let all: Vec<&str> = chunks(&text, CHUNK_BYTES).collect();
         assert!(all.len() >= 3, "{}", all.len());
         assert_eq!(all.concat(), text);
         let mut at = 0;
-        for piece in &all {
-            assert!(!piece.is_empty());
+        for chunk in &all {
+            assert!(!chunk.is_empty());
             if at > 0 {
-                let c = piece.chars().next().unwrap();
-                assert!(starts_piece(&text, at, c), "{c:?}");
-                assert!(!piece.starts_with('\n') || !text[..at].ends_with('\r'));
+                let c = chunk.chars().next().unwrap();
+                assert!(starts_chunk(&text, at, c), "{c:?}");
+                assert!(!chunk.starts_with('\n') || !text[..at].ends_with('\r'));
             }
-            at += piece.len();
+            at += chunk.len();
         }
     }
 
     #[test]
-    fn text_without_a_place_to_cut_is_one_piece() {
+    fn text_without_a_place_to_cut_is_one_chunk() {
         for text in [
             String::new(),
             "abc".into(),
-            "a-b.c_d".repeat(PIECE_BYTES),
-            "数据".repeat(PIECE_BYTES),
+            "a-b.c_d".repeat(CHUNK_BYTES),
+            "数据".repeat(CHUNK_BYTES),
         ] {
-            let all: Vec<&str> = pieces(&text, PIECE_BYTES).collect();
+            let all: Vec<&str> = chunks(&text, CHUNK_BYTES).collect();
             assert_eq!(all.concat(), text);
-            assert!(all.len() <= 1, "{} pieces", all.len());
+            assert!(all.len() <= 1, "{} chunks", all.len());
         }
     }
 
@@ -106,7 +106,7 @@ mod tests {
     fn allowed_starts_are_not_word_or_jieba_characters() {
         use super::super::normalize::{is_cjk, is_kept, is_word_char};
         let all = (0u32..0x3_0000).filter_map(char::from_u32);
-        for c in all.filter(|&c| starts_piece("", 0, c)) {
+        for c in all.filter(|&c| starts_chunk("", 0, c)) {
             assert!(is_kept(c), "{c:?} changes when normalized");
             assert!(!is_word_char(c) && !is_cjk(c), "{c:?} is part of words");
             assert!(

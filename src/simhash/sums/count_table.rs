@@ -1,5 +1,5 @@
 //! [`CountTable`]: how many times each feature of a text occurs, by its hash, for the weights
-//! that are not linear in the count (`adaptive.rs`, `count_pieces.rs`).
+//! that are not linear in the count (the count pieces of `piece_sums.rs`).
 
 /// Occurrence counts by feature hash: open addressing with linear probing, indexed by the
 /// hash's low bits. Hash 0 marks an empty slot, so the feature whose hash is 0 is counted
@@ -78,21 +78,6 @@ impl CountTable {
         let zero = (self.zero > 0).then_some((0, self.zero));
         self.slots.iter().copied().chain(zero)
     }
-
-    /// The features counted more than once, with their counts.
-    pub(crate) fn repeated(&self) -> impl Iterator<Item = (u64, u32)> + '_ {
-        self.at_least(2)
-    }
-
-    /// The features counted `min` times or more (`min` >= 1), with their counts.
-    pub(crate) fn at_least(&self, min: u32) -> impl Iterator<Item = (u64, u32)> + '_ {
-        let zero = (self.zero >= min.max(1)).then_some((0, self.zero));
-        self.slots
-            .iter()
-            .copied()
-            .filter(move |&(hash, count)| hash != 0 && count >= min.max(1))
-            .chain(zero)
-    }
 }
 
 #[cfg(test)]
@@ -112,7 +97,7 @@ mod tests {
         for _ in 0..4 {
             t.bump(0);
         }
-        let mut repeated: Vec<(u64, u32)> = t.repeated().collect();
+        let mut repeated: Vec<(u64, u32)> = t.slots().filter(|&(_, c)| c > 1).collect();
         repeated.sort_unstable();
         let mut expected: Vec<(u64, u32)> = hashes
             .iter()

@@ -1,140 +1,28 @@
 //! Feature extraction: text -> the occurrences of its hashed features, with their IDF, handed
 //! to a [`Sink`] (the SimHash sums directly under raw TF, or a count per distinct feature).
 //!
-//! The text goes through one piece at a time (`pieces.rs`): normalized (`normalize.rs`),
-//! then walked run by run (`tokenize::Words`): each word of ideographs gives its ideographs
-//! (the ideograph shingles) and itself, each other word itself and its letters (the word
-//! character shingles). The ideograph and letter streams and the word shingles carry over
-//! from piece to piece.
+//! The text goes through one chunk at a time (`text/chunks.rs`): normalized
+//! (`text/normalize.rs`), then walked run by run (`text::tokenize::Words`): each word of
+//! ideographs gives its ideographs (the ideograph shingles) and itself, each other word
+//! itself and its letters (the word character shingles). The ideograph and letter streams and
+//! the word shingles carry over from chunk to chunk.
 //!
 //! Features are kept by their 64-bit hash only: no per-token `String` is ever made. Two
 //! distinct features with the same xxh3-64 hash would be merged, which at the sizes of a
 //! document (thousands of features) has probability around 10^-12.
 
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
+use crate::simhash::config::{IdfWeighting, SimhashConfig, MAX_WORD_SHINGLES};
+use crate::simhash::text::boilerplate::drop_lines;
+use crate::simhash::text::chunks::{chunks, CHUNK_BYTES};
+use crate::simhash::text::normalize::normalize_into;
+use crate::simhash::text::stopwords::is_stop_code_point;
+use crate::simhash::text::tokenize::{CharShingles, Kind, Words};
 
-use super::boilerplate::drop_lines;
-use super::config::{IdfWeighting, SimhashConfig, MAX_WORD_SHINGLES};
 use super::hash::SeededXxh3;
 use super::idf::IDF;
-use super::normalize::normalize_into;
-use super::pieces::{pieces, PIECE_BYTES};
-use super::seeded::{IdeographHashes, SeedHashes};
-use super::stopwords::is_stop_code_point;
-use super::tokenize::{CharShingles, Kind, Words};
+use super::seed_hashes::{IdeographHashes, SeedHashes};
+use super::sink::Sink;
 use super::unit_batch::UnitBatch;
-
-/// One distinct feature of a text.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Feature {
-    /// How many times it occurs.
-    pub(crate) count: u32,
-    /// Its IDF factor (1 without IDF weighting).
-    pub(crate) idf: f32,
-    /// Whether `idf` came from an occurrence with an IDF ([`Sink::add`]) rather than from a
-    /// unit one ([`Sink::add_units`]). Units are handed over in batches, so a unit occurrence
-    /// can come first; the IDF of the first occurrence with one wins all the same.
-    idf_given: bool,
-    /// Whether it is a feature of a non-CJK word, counted in pieces (only under
-    /// [`SimhashConfig::latin_count_pieces`]).
-    pub(crate) latin: bool,
-}
-
-impl Feature {
-    const NEW: Feature = Feature {
-        count: 0,
-        idf: 1.0,
-        idf_given: false,
-        latin: false,
-    };
-}
-
-/// A `Hasher` for keys that are already uniform 64-bit hashes: the key is its own hash.
-#[derive(Default)]
-pub(crate) struct IdentityHasher(u64);
-
-impl Hasher for IdentityHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        // Not used for u64 keys; a simple fold keeps it correct for anything else.
-        for &b in bytes {
-            self.0 = self.0.rotate_left(8) ^ u64::from(b);
-        }
-    }
-
-    fn write_u64(&mut self, n: u64) {
-        self.0 = n;
-    }
-}
-
-pub(crate) type BuildIdentity = BuildHasherDefault<IdentityHasher>;
-
-/// The distinct features of a text, by hash.
-pub(crate) type Features = HashMap<u64, Feature, BuildIdentity>;
-
-/// Where extracted feature occurrences go.
-pub(crate) trait Sink {
-    /// One occurrence of the feature with this hash; `idf` gives its IDF factor.
-    fn add(&mut self, hash: u64, idf: impl FnOnce() -> f64);
-
-    /// One occurrence of each of these features, of IDF factor 1. The order of occurrences
-    /// must not matter.
-    fn add_units(&mut self, hashes: &[u64]);
-
-    /// [`add`](Self::add) for a feature of a non-CJK word, under
-    /// [`SimhashConfig::latin_count_pieces`] (the only case it is called in).
-    fn add_latin(&mut self, hash: u64, idf: impl FnOnce() -> f64) {
-        self.add(hash, idf);
-    }
-
-    /// [`add_units`](Self::add_units) for features of non-CJK words, under
-    /// [`SimhashConfig::latin_count_pieces`] (the only case it is called in).
-    fn add_latin_units(&mut self, hashes: &[u64]) {
-        self.add_units(hashes);
-    }
-}
-
-/// One occurrence of the feature `hash` with an IDF factor, a non-CJK one if `latin`.
-#[inline]
-fn add_with_idf(features: &mut Features, hash: u64, idf: impl FnOnce() -> f64, latin: bool) {
-    let f = features.entry(hash).or_insert(Feature::NEW);
-    f.count = f.count.saturating_add(1);
-    f.latin |= latin;
-    if !f.idf_given {
-        f.idf = idf() as f32;
-        f.idf_given = true;
-    }
-}
-
-impl Sink for Features {
-    #[inline]
-    fn add(&mut self, hash: u64, idf: impl FnOnce() -> f64) {
-        add_with_idf(self, hash, idf, false);
-    }
-
-    fn add_units(&mut self, hashes: &[u64]) {
-        for &hash in hashes {
-            let f = self.entry(hash).or_insert(Feature::NEW);
-            f.count = f.count.saturating_add(1);
-        }
-    }
-
-    fn add_latin(&mut self, hash: u64, idf: impl FnOnce() -> f64) {
-        add_with_idf(self, hash, idf, true);
-    }
-
-    fn add_latin_units(&mut self, hashes: &[u64]) {
-        for &hash in hashes {
-            let f = self.entry(hash).or_insert(Feature::NEW);
-            f.count = f.count.saturating_add(1);
-            f.latin = true;
-        }
-    }
-}
 
 /// The code point of the character whose UTF-8 is `utf8`.
 #[inline(always)]
@@ -183,33 +71,33 @@ pub(crate) fn extract(
 ) {
     if config.drop_boilerplate {
         let text = drop_lines(text);
-        extract_in_pieces(config, seeds, &text, sink, PIECE_BYTES);
+        extract_in_chunks(config, seeds, &text, sink, CHUNK_BYTES);
     } else {
-        extract_in_pieces(config, seeds, text, sink, PIECE_BYTES);
+        extract_in_chunks(config, seeds, text, sink, CHUNK_BYTES);
     }
 }
 
-/// [`extract`], with pieces of about `piece_bytes` bytes.
-fn extract_in_pieces(
+/// [`extract`], with chunks of about `chunk_bytes` bytes.
+fn extract_in_chunks(
     config: &SimhashConfig,
     seeds: &SeedHashes,
     text: &str,
     sink: &mut impl Sink,
-    piece_bytes: usize,
+    chunk_bytes: usize,
 ) {
     let mut extractor = Extractor::new(config, seeds, sink);
-    // One piece's normalized text at a time: the features are those of the whole text (see
-    // `pieces.rs`), and memory does not grow with the text.
+    // One chunk's normalized text at a time: the features are those of the whole text (see
+    // `text/chunks.rs`), and memory does not grow with the text.
     let mut norm = String::new();
-    for piece in pieces(text, piece_bytes) {
+    for chunk in chunks(text, chunk_bytes) {
         norm.clear();
-        let has_cjk = normalize_into(piece, config.normalize, &mut norm);
-        extractor.piece(&norm, has_cjk);
+        let has_cjk = normalize_into(chunk, config.normalize, &mut norm);
+        extractor.chunk(&norm, has_cjk);
     }
     extractor.finish();
 }
 
-/// The state of feature extraction that carries over from one piece of a text to the next.
+/// The state of feature extraction that carries over from one chunk of a text to the next.
 struct Extractor<'a, S: Sink> {
     config: &'a SimhashConfig,
     seeds: &'a SeedHashes,
@@ -309,14 +197,14 @@ impl<'a, S: Sink> Extractor<'a, S> {
         self.sink.add_units(self.units.take());
     }
 
-    /// Takes the features of a normalized piece of the text.
-    fn piece(&mut self, norm: &str, has_cjk: bool) {
+    /// Takes the features of a normalized chunk of the text.
+    fn chunk(&mut self, norm: &str, has_cjk: bool) {
         let config = self.config;
         let segment = self.segmented_words;
         if !segment && config.word_char_shingles == 0 && config.cjk_char_shingles == 0 {
             return;
         }
-        // A piece without ideographs need not be segmented (see `Words`).
+        // A chunk without ideographs need not be segmented (see `Words`).
         for (run, kind) in Words::new(norm, config.hmm, segment && has_cjk) {
             match kind {
                 Kind::CjkWord => self.cjk_word(run),
@@ -528,6 +416,7 @@ impl<'a, S: Sink> Extractor<'a, S> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::simhash::features::feature_map::Features;
 
     fn only_words() -> SimhashConfig {
         SimhashConfig::default()
@@ -645,7 +534,7 @@ mod tests {
         assert_eq!(ka, kb);
     }
 
-    /// A long text of everything the pieces must not change: Chinese sentences, Latin and
+    /// A long text of everything the chunks must not change: Chinese sentences, Latin and
     /// mixed words, digits, full-width and upper-case letters, `\r\n`, ideographs outside the
     /// main block, jieba's dictionary words with letters (`T恤`).
     fn mixed_text(len: usize) -> String {
@@ -705,7 +594,7 @@ mod tests {
     }
 
     #[test]
-    fn pieces_give_the_features_of_the_whole_text() {
+    fn chunks_give_the_features_of_the_whole_text() {
         let text = mixed_text(60_000);
         let configs = [
             SimhashConfig::default(),
@@ -716,7 +605,7 @@ mod tests {
             SimhashConfig::default()
                 .with_word_shingles(3)
                 .with_idf(IdfWeighting::Jieba)
-                .with_tf(super::super::config::TfScaling::Log),
+                .with_tf(crate::simhash::config::TfScaling::Log),
             SimhashConfig::default()
                 .with_cjk_char_shingles(2)
                 .with_word_char_shingles(4),
@@ -730,9 +619,9 @@ mod tests {
         ];
         for config in configs {
             let seeds = SeedHashes::new(config.seed);
-            let features = |piece_bytes: usize| {
+            let features = |chunk_bytes: usize| {
                 let mut f = Features::default();
-                extract_in_pieces(&config, &seeds, &text, &mut f, piece_bytes);
+                extract_in_chunks(&config, &seeds, &text, &mut f, chunk_bytes);
                 let mut f: Vec<(u64, u32, u32, bool)> = f
                     .into_iter()
                     .map(|(h, x)| (h, x.count, x.idf.to_bits(), x.latin))
@@ -740,16 +629,16 @@ mod tests {
                 f.sort_unstable();
                 f
             };
-            let sums = |piece_bytes: usize| {
-                let mut s = super::super::sums::Sums::default();
-                extract_in_pieces(&config, &seeds, &text, &mut s, piece_bytes);
+            let sums = |chunk_bytes: usize| {
+                let mut s = crate::simhash::sums::bit_sums::Sums::default();
+                extract_in_chunks(&config, &seeds, &text, &mut s, chunk_bytes);
                 (s.fingerprint().ok(), s.occurrences())
             };
             let whole = (features(usize::MAX), sums(usize::MAX));
             assert!(whole.1 .1 > 5_000, "{config:?}: {} occurrences", whole.1 .1);
-            for piece_bytes in [1, 7, 64, 1000, PIECE_BYTES] {
-                let pieces = (features(piece_bytes), sums(piece_bytes));
-                assert!(pieces == whole, "{config:?}, {piece_bytes}");
+            for chunk_bytes in [1, 7, 64, 1000, CHUNK_BYTES] {
+                let chunks = (features(chunk_bytes), sums(chunk_bytes));
+                assert!(chunks == whole, "{config:?}, {chunk_bytes}");
             }
         }
     }

@@ -1,26 +1,12 @@
-//! Count pieces ([`SimhashConfig::latin_count_pieces`](super::SimhashConfig) and
-//! [`latin_count_pieces_ratio`](super::SimhashConfig::latin_count_pieces_ratio)): a feature of
+//! Count pieces ([`SimhashConfig::latin_count_pieces`](crate::SimhashConfig) and
+//! [`latin_count_pieces_ratio`](crate::SimhashConfig::latin_count_pieces_ratio)): a feature of
 //! a non-CJK word seen `c` times, with base `b` and ratio `r`, is the features "its
 //! occurrences 1 to b - 1", "b to br - 1", "br to br² - 1", ..., as many as `c` reaches, each
 //! weighing the occurrences it holds ([`PieceGrid`]). Piece 0 is the feature itself (its own
-//! hash); piece `i >= 1` is hashed by [`piece_hash`].
-//!
-//! [`PieceSums`] computes the fingerprint under raw TF without a map of features: the
-//! occurrences of CJK features go to the raw sums (the bit-sliced counters of [`Sums`]) as
-//! they come, those of non-CJK features to a count table, and at the end each non-CJK
-//! feature's pieces go to the raw sums too, a piece of `n` occurrences as `n` unit
-//! occurrences of the piece's hash (the counters' cheapest path) or, for a piece beyond
-//! [`MAX_UNIT_COPIES`], as one weighted correction. The weights are integers, so the result
-//! is exact and independent of the order of the features.
+//! hash); piece `i >= 1` is hashed by [`piece_hash`]. How the pieces are summed:
+//! `sums/piece_sums.rs` (raw TF without IDF) and `sums/feature_weights.rs` (every other case).
 
 use xxhash_rust::xxh3::xxh3_64_with_seed;
-
-use super::count_table::CountTable;
-use super::features::Sink;
-use super::sums::{Corrections, Sums};
-use super::unit_batch::UnitBatch;
-use crate::error::{Error, Result};
-use crate::fingerprint::Fingerprint;
 
 /// The hash of piece `piece` (>= 1) of the feature of hash `hash`: xxh3-64, with the
 /// configuration's seed, of the feature's hash and the piece's number, 8 + 4 bytes
@@ -81,110 +67,6 @@ impl PieceGrid {
             piece += 1;
             Some(item)
         })
-    }
-}
-
-/// The SimHash sums of one text under raw TF with count pieces for non-CJK features.
-pub(crate) struct PieceSums {
-    raw: Sums,
-    latin: CountTable,
-    grid: PieceGrid,
-    seed: u64,
-}
-
-impl PieceSums {
-    /// Sums for a text of `text_bytes` bytes, with count pieces cut by `grid` and piece
-    /// hashes of seed `seed`.
-    pub(crate) fn new(text_bytes: usize, grid: PieceGrid, seed: u64) -> Self {
-        PieceSums {
-            raw: Sums::default(),
-            // Non-CJK features are a share of the text's: a small table that grows.
-            latin: CountTable::with_capacity(text_bytes / 32),
-            grid,
-            seed,
-        }
-    }
-
-    /// The fingerprint, and the number of feature occurrences.
-    ///
-    /// # Errors
-    /// [`Error::NoFeatures`] if nothing was added.
-    pub(crate) fn fingerprint(mut self) -> Result<(Fingerprint, usize)> {
-        let mut batch = UnitBatch::new();
-        let mut correction = Corrections::new();
-        let mut corrected = 0usize;
-        // Counts below this are one piece of at most three occurrences.
-        let few = self.grid.base.min(4);
-        for (hash, count) in self.latin.slots() {
-            if count < few {
-                // Most features, and every empty slot (count 0): without a branch on the
-                // count, which follows no pattern.
-                if batch.push_few(hash, count) {
-                    self.raw.add_units(batch.take());
-                }
-                continue;
-            }
-            for (piece, held) in self.grid.pieces(count) {
-                let piece_hash = if piece == 0 {
-                    hash
-                } else {
-                    piece_hash(hash, piece, self.seed)
-                };
-                if held <= MAX_UNIT_COPIES {
-                    add_copies(&mut batch, &mut self.raw, piece_hash, held);
-                } else {
-                    correction.add(piece_hash, i64::from(held));
-                    corrected += held as usize;
-                }
-            }
-        }
-        self.raw.add_units(batch.take());
-        let occurrences = self.raw.occurrences() + corrected;
-        if occurrences == 0 {
-            return Err(Error::NoFeatures);
-        }
-        Ok((correction.apply(&self.raw, 0), occurrences))
-    }
-}
-
-/// The most occurrences of a piece that [`PieceSums::fingerprint`] adds as unit copies of
-/// its hash; a bigger piece is one weighted correction. The bit counters take a unit hash
-/// in a few instructions and a correction costs about as much as a hundred of them.
-const MAX_UNIT_COPIES: u32 = 64;
-
-/// `copies` occurrences of `hash` into `batch`, handed over to `sums` when it is full.
-fn add_copies(batch: &mut UnitBatch, sums: &mut Sums, hash: u64, copies: u32) {
-    for _ in 0..copies {
-        if batch.push_if(hash, true) {
-            sums.add_units(batch.take());
-        }
-    }
-}
-
-impl Sink for PieceSums {
-    /// Without IDF (this path is only taken then) `idf` is 1 and is not called.
-    #[inline]
-    fn add(&mut self, hash: u64, _idf: impl FnOnce() -> f64) {
-        self.raw.add(hash, || 1.0);
-    }
-
-    #[inline]
-    fn add_units(&mut self, hashes: &[u64]) {
-        self.raw.add_units(hashes);
-    }
-
-    /// Counted only: its pieces go to the sums at the end.
-    #[inline]
-    fn add_latin(&mut self, hash: u64, _idf: impl FnOnce() -> f64) {
-        self.latin.bump(hash);
-    }
-
-    /// Counted only: their pieces go to the sums at the end.
-    #[inline]
-    fn add_latin_units(&mut self, hashes: &[u64]) {
-        for &hash in hashes {
-            self.latin.bump(hash);
-        }
     }
 }
 

@@ -10,7 +10,8 @@ use std::sync::LazyLock;
 
 use jieba_rs::{Jieba, Token};
 
-use super::config::MAX_CHAR_SHINGLES;
+use crate::simhash::config::MAX_CHAR_SHINGLES;
+
 use super::normalize::{is_caseless_punctuation, is_cjk, is_main_cjk, is_word_char};
 
 /// The process-wide jieba segmenter: loading its dictionary takes a while, so it is done
@@ -57,7 +58,7 @@ pub(crate) enum Kind {
 /// ideographs: every ideograph of the text is in exactly one [`Kind::CjkWord`] or
 /// [`Kind::Ideographs`] run.
 ///
-/// With segmentation, jieba cuts the whole text (a piece of the document, see `pieces.rs`)
+/// With segmentation, jieba cuts the whole text (a chunk of the document, see `chunks.rs`)
 /// in one call: cutting it run by run costs more than the segmentation itself on punctuated
 /// text. A text without ideographs need not go through jieba: it would return no token of
 /// ideographs, and the other tokens are taken apart character by character anyway. Its
@@ -232,7 +233,7 @@ impl Regroup {
 /// all of them ([`finish`](Self::finish)), so that short texts still have a feature; an empty
 /// stream gives none.
 ///
-/// The stream may skip characters of the text and run across pieces of it (see `pieces.rs`):
+/// The stream may skip characters of the text and run across chunks of it (see `chunks.rs`):
 /// the shingles hold copies of their characters, never positions in a text.
 pub(crate) struct CharShingles {
     n: usize,

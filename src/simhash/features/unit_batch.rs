@@ -1,9 +1,9 @@
-//! [`UnitBatch`]: feature hashes of weight 1 collected for a [`Sink`](super::features::Sink)
+//! [`UnitBatch`]: feature hashes of weight 1 collected for a [`Sink`](super::sink::Sink)
 //! and handed over together: summing them in a tight loop is cheaper than one call per
 //! occurrence.
 
 /// How many hashes are handed over together: a multiple of 16, the bit counters' fastest
-/// path (`sums.rs`).
+/// path (`sums/bit_counter.rs`).
 pub(crate) const UNIT_BATCH: usize = 64;
 
 /// Hashes of weight 1 not yet handed over: the batch is full at [`UNIT_BATCH`], and the

@@ -5,9 +5,10 @@
 use std::collections::HashSet;
 use std::sync::OnceLock;
 
-use super::features::BuildIdentity;
+use crate::simhash::text::stopwords;
+
+use super::feature_map::BuildIdentity;
 use super::hash::SeededXxh3;
-use super::stopwords;
 
 /// Mixed into the seed of character shingles so that the bigram `数据` and the word `数据`
 /// are different features.
