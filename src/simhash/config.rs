@@ -308,19 +308,19 @@ impl SimhashConfig {
         WordList {
             name: "stop_words",
             what: "stop-word lists",
-            content_hash: super::stopwords::content_hash,
+            content_hash: super::text::stopwords::content_hash,
             used_by: |c| c.stop_words,
         },
         WordList {
             name: "idf",
             what: "IDF table",
-            content_hash: super::idf::content_hash,
+            content_hash: super::features::idf::content_hash,
             used_by: |c| c.idf == IdfWeighting::Jieba,
         },
         WordList {
             name: "boilerplate",
             what: "boilerplate marker lists",
-            content_hash: super::boilerplate::content_hash,
+            content_hash: super::text::boilerplate::content_hash,
             used_by: |c| c.drop_boilerplate,
         },
     ];
