@@ -74,9 +74,7 @@ pub use dedup::{
 };
 pub use error::{Error, Result};
 pub use fingerprint::{Fingerprint, BLOCKS};
-pub use keys::{
-    ALL_FAMILIES, BLOCK_FAMILIES, DOCS_FAMILY, KEYS_FAMILY, MAX_EXTERNAL_KEY_LEN, META_FAMILY,
-};
+pub use keys::MAX_EXTERNAL_KEY_LEN;
 pub use options::{Durability, StoreBuilder};
 pub use query::{Match, Strategy, MAX_DISTANCE};
 #[cfg(feature = "readers")]
