@@ -69,8 +69,8 @@ mod write;
 pub use bulk::{BulkLoader, BulkOptions, BulkPhase, BulkProgress, BulkSummary};
 pub use codec::Document;
 pub use dedup::{
-    Cluster, ClusterBuilder, Clusters, DedupSummary, DedupWriter, InsertOutcome, OutputFormat,
-    Pair, PairKernel, PairScan, Representative, ScanProgress, ScanStats,
+    Cluster, ClusterBuilder, Clusters, DedupSummary, InsertOutcome, Pair, PairKernel, PairScan,
+    Representative, ScanProgress, ScanStats,
 };
 pub use error::{Error, Result};
 pub use fingerprint::{Fingerprint, BLOCKS};

@@ -1,5 +1,11 @@
 //! `simhash-store dedup`: every near-duplicate pair of a store, the clusters they form, the
 //! documents to drop, a summary and a picture of the distance and cluster-size distributions.
+//!
+//! - `files.rs`: the pairs, clusters and drop files, as JSON Lines or CSV.
+//! - `svg.rs`: the picture, `summary.svg`.
+
+mod files;
+mod svg;
 
 use std::cell::Cell;
 use std::path::PathBuf;
@@ -8,7 +14,10 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use simhash_store::{ClusterBuilder, DedupSummary, DedupWriter, OutputFormat, Representative};
+use simhash_store::{ClusterBuilder, DedupSummary, Representative};
+
+use self::files::{DedupWriter, OutputFormat};
+use self::svg::summary_svg;
 
 use super::{StoreArg, EXIT_OK};
 
@@ -69,7 +78,7 @@ pub struct Args {
 }
 
 fn parse_format(s: &str) -> Result<OutputFormat, String> {
-    s.parse().map_err(|e: simhash_store::Error| e.to_string())
+    s.parse()
 }
 
 fn parse_representative(s: &str) -> Result<Representative, String> {
@@ -127,7 +136,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 
     let summary = DedupSummary::new(store.len(), &stats, &clusters);
     let svg = args.out.join("summary.svg");
-    std::fs::write(&svg, summary.to_svg()).with_context(|| format!("writing {}", svg.display()))?;
+    std::fs::write(&svg, summary_svg(&summary)).with_context(|| format!("writing {}", svg.display()))?;
     let json_path = args.out.join("summary.json");
     let json = serde_json::to_string_pretty(&summary)?;
     std::fs::write(&json_path, format!("{json}\n"))
