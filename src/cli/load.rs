@@ -1,4 +1,5 @@
-//! `simhash-store load`: read inputs, fingerprint on all cores, store.
+//! `simhash-store load`: read inputs, then fingerprint (on all cores) and store through the
+//! library's bulk loader ([`BulkLoader::add_text`]).
 
 use std::collections::HashMap;
 use std::process::ExitCode;
@@ -6,8 +7,8 @@ use std::process::ExitCode;
 use anyhow::Context;
 use simhash_store::{BulkLoader, BulkOptions, BulkPhase, BulkSummary, Entry, Store};
 
-use super::pipeline::{self, Doc};
 use super::progress::Progress;
+use super::read::{self, Content, Doc, Tally};
 use super::{open_for_writing, ConfigArgs, Exit, InputArgs, StoreArg, EXIT_PROBLEMS};
 
 const EXAMPLES: &str = "\
@@ -117,15 +118,16 @@ impl<'a> Writer<'a> {
                 }
                 self.keys.insert(key.clone(), id);
             }
-            let entry = Entry {
-                id,
-                fingerprint: doc.fingerprint,
-                key: doc.key,
-                text_len: doc.text_len,
+            let added = match doc.content {
+                Content::Text(text) => self.loader.add_text(id, doc.key.as_deref(), &text),
+                Content::Fingerprint(fingerprint) => self.loader.add_entry(&Entry {
+                    id,
+                    fingerprint,
+                    key: doc.key,
+                    text_len: None,
+                }),
             };
-            self.loader
-                .add_entry(&entry)
-                .with_context(|| format!("cannot load the document of {}", doc.location))?;
+            added.with_context(|| format!("cannot load the document of {}", doc.location))?;
         }
         Ok(())
     }
@@ -138,9 +140,10 @@ impl<'a> Writer<'a> {
     }
 }
 
-/// Loads `input` into `store`: returns what happened and how many documents replaced a
-/// stored one (same id, or same key and so the same id). What was read before an error is written before the error
-/// is returned.
+/// Loads `input` into `store`: returns what happened (documents loaded, texts without
+/// features counted as empty) and how many documents replaced a stored one (same id, or same
+/// key and so the same id). What was read before an error is written before the error is
+/// returned.
 ///
 /// # Errors
 /// An input cannot be opened, the store cannot be written.
@@ -148,13 +151,16 @@ pub fn load_inputs(
     store: &Store,
     input: &InputArgs,
     progress: &mut Progress,
-) -> anyhow::Result<(pipeline::Tally, u64)> {
-    let hasher = store.simhasher().clone();
+) -> anyhow::Result<(Tally, u64)> {
     let mut writer = Writer::new(store, progress)?;
-    let result = pipeline::run(input, &hasher, progress, |docs| writer.add(docs));
+    let result = read::run(input, progress, |docs| writer.add(docs));
     let summary = writer.finish()?;
     progress.finish();
-    Ok((result?, summary.replaced))
+    let mut tally = result?;
+    // The bulk loader skipped the texts that have no features.
+    tally.docs -= summary.skipped;
+    tally.empty += summary.skipped;
+    Ok((tally, summary.replaced))
 }
 
 /// Runs `load`.
