@@ -1,8 +1,6 @@
 //! The numbers of a deduplication run: counts, the distance histogram and the cluster-size
 //! distribution, which people look at to choose `k`.
 
-use std::fmt;
-
 use serde::Serialize;
 
 use crate::dedup::clusters::Clusters;
@@ -54,33 +52,6 @@ impl DedupSummary {
     }
 }
 
-impl fmt::Display for DedupSummary {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "documents:           {}", self.documents)?;
-        writeln!(f, "pairs within k = {}:  {}", self.k, self.pairs)?;
-        for (d, n) in self.pairs_per_distance.iter().enumerate() {
-            writeln!(f, "  distance {d:>2}:       {n}")?;
-        }
-        writeln!(f, "clusters:            {}", self.clusters)?;
-        writeln!(f, "clustered documents: {}", self.clustered_documents)?;
-        writeln!(f, "documents to drop:   {}", self.dropped)?;
-        let largest: Vec<String> = self
-            .largest_clusters
-            .iter()
-            .map(ToString::to_string)
-            .collect();
-        write!(
-            f,
-            "largest clusters:    {}",
-            if largest.is_empty() {
-                "-".to_owned()
-            } else {
-                largest.join(", ")
-            }
-        )
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -106,6 +77,5 @@ mod tests {
         assert_eq!((s.clusters, s.clustered_documents, s.dropped), (2, 5, 3));
         assert_eq!(s.largest_clusters, [3, 2]);
         assert_eq!(s.cluster_sizes, [(2, 1), (3, 1)]);
-        assert!(s.to_string().contains("largest clusters:    3, 2"));
     }
 }

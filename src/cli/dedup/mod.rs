@@ -145,7 +145,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if args.json {
         println!("{json}");
     } else {
-        println!("{summary}");
+        println!("{}", summary_text(&summary));
         println!(
             "time:                {:.1} s",
             start.elapsed().as_secs_f64()
@@ -156,4 +156,54 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::from(EXIT_OK))
+}
+
+/// The summary as the lines `dedup` prints: counts, pairs per distance, the largest clusters.
+fn summary_text(summary: &DedupSummary) -> String {
+    let mut text = format!("documents:           {}\n", summary.documents);
+    text += &format!("pairs within k = {}:  {}\n", summary.k, summary.pairs);
+    for (d, n) in summary.pairs_per_distance.iter().enumerate() {
+        text += &format!("  distance {d:>2}:       {n}\n");
+    }
+    text += &format!("clusters:            {}\n", summary.clusters);
+    text += &format!("clustered documents: {}\n", summary.clustered_documents);
+    text += &format!("documents to drop:   {}\n", summary.dropped);
+    let largest: Vec<String> = summary
+        .largest_clusters
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    text += &format!(
+        "largest clusters:    {}",
+        if largest.is_empty() {
+            "-".to_owned()
+        } else {
+            largest.join(", ")
+        }
+    );
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use simhash_store::{ClusterBuilder, ScanStats};
+
+    use super::*;
+
+    #[test]
+    fn summary_lists_the_largest_clusters() {
+        let mut b = ClusterBuilder::new();
+        for (x, y) in [(1, 2), (2, 3), (10, 11)] {
+            b.add_pair(x, y);
+        }
+        let stats = ScanStats {
+            k: 3,
+            pairs: 3,
+            per_distance: vec![1, 0, 2, 0],
+            keys_scanned: 400,
+        };
+        let text = summary_text(&DedupSummary::new(100, &stats, &b.finish()));
+        assert!(text.contains("largest clusters:    3, 2"), "{text}");
+        assert!(text.starts_with("documents:           100\npairs within k = 3:  3\n"), "{text}");
+    }
 }
