@@ -42,6 +42,37 @@ pub struct Args {
     settings: ConfigArgs,
 }
 
+/// What `fingerprint` prints of a document besides its key, id and location.
+struct Fingerprinted {
+    fingerprint: Fingerprint,
+    /// The number of feature occurrences, for a text.
+    features: Option<usize>,
+    /// The text's length in bytes, for a text.
+    text_len: Option<u64>,
+}
+
+impl Fingerprinted {
+    /// The fingerprint of `content`; `None` for a text with no features.
+    fn of(content: &Content, hasher: &Simhasher) -> simhash_store::Result<Option<Fingerprinted>> {
+        match content {
+            Content::Fingerprint(fingerprint) => Ok(Some(Fingerprinted {
+                fingerprint: *fingerprint,
+                features: None,
+                text_len: None,
+            })),
+            Content::Text(text) => match hasher.fingerprint_with_count(text) {
+                Ok((fingerprint, features)) => Ok(Some(Fingerprinted {
+                    fingerprint,
+                    features: Some(features),
+                    text_len: Some(text.len() as u64),
+                })),
+                Err(simhash_store::Error::NoFeatures) => Ok(None),
+                Err(e) => Err(e),
+            },
+        }
+    }
+}
+
 /// Runs `fingerprint`.
 ///
 /// # Errors
@@ -69,20 +100,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut out = std::io::BufWriter::new(stdout.lock());
     let mut empty = 0;
     let mut tally = read::run(&args.input, &mut progress, |docs| {
-        // (fingerprint, features, text length); `None`: the text has no features.
-        let fingerprinted: Vec<simhash_store::Result<Option<(Fingerprint, Option<usize>, Option<u64>)>>> = docs
+        // `None`: the text has no features.
+        let fingerprinted: Vec<simhash_store::Result<Option<Fingerprinted>>> = docs
             .par_iter()
-            .map(|d| match &d.content {
-                Content::Fingerprint(fp) => Ok(Some((*fp, None, None))),
-                Content::Text(text) => match hasher.fingerprint_with_count(text) {
-                    Ok((fp, features)) => Ok(Some((fp, Some(features), Some(text.len() as u64)))),
-                    Err(simhash_store::Error::NoFeatures) => Ok(None),
-                    Err(e) => Err(e),
-                },
-            })
+            .map(|d| Fingerprinted::of(&d.content, &hasher))
             .collect();
         for (d, result) in docs.iter().zip(fingerprinted) {
-            let Some((fingerprint, features, text_len)) = result? else {
+            let Some(Fingerprinted {
+                fingerprint,
+                features,
+                text_len,
+            }) = result?
+            else {
                 empty += 1;
                 continue;
             };

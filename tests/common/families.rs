@@ -12,5 +12,11 @@ pub const KEYS_FAMILY: &str = "keys";
 pub const META_FAMILY: &str = "meta";
 /// Every column family the store opens, besides RocksDB's `default`.
 pub const ALL_FAMILIES: [&str; 7] = [
-    "block0", "block1", "block2", "block3", DOCS_FAMILY, KEYS_FAMILY, META_FAMILY,
+    "block0",
+    "block1",
+    "block2",
+    "block3",
+    DOCS_FAMILY,
+    KEYS_FAMILY,
+    META_FAMILY,
 ];

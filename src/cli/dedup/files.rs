@@ -53,7 +53,9 @@ impl FromStr for OutputFormat {
         match s {
             "jsonl" => Ok(OutputFormat::Jsonl),
             "csv" => Ok(OutputFormat::Csv),
-            _ => Err(format!("unknown output format `{s}`: expected jsonl or csv")),
+            _ => Err(format!(
+                "unknown output format `{s}`: expected jsonl or csv"
+            )),
         }
     }
 }
@@ -93,7 +95,8 @@ struct Out {
 
 impl Out {
     fn create(path: PathBuf) -> Result<Out> {
-        let file = File::create(&path).with_context(|| format!("cannot create {}", path.display()))?;
+        let file =
+            File::create(&path).with_context(|| format!("cannot create {}", path.display()))?;
         Ok(Out {
             path,
             w: BufWriter::with_capacity(1 << 20, file),

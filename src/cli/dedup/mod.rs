@@ -136,7 +136,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 
     let summary = DedupSummary::new(store.len(), &stats, &clusters);
     let svg = args.out.join("summary.svg");
-    std::fs::write(&svg, summary_svg(&summary)).with_context(|| format!("writing {}", svg.display()))?;
+    std::fs::write(&svg, summary_svg(&summary))
+        .with_context(|| format!("writing {}", svg.display()))?;
     let json_path = args.out.join("summary.json");
     let json = serde_json::to_string_pretty(&summary)?;
     std::fs::write(&json_path, format!("{json}\n"))
@@ -204,6 +205,9 @@ mod tests {
         };
         let text = summary_text(&DedupSummary::new(100, &stats, &b.finish()));
         assert!(text.contains("largest clusters:    3, 2"), "{text}");
-        assert!(text.starts_with("documents:           100\npairs within k = 3:  3\n"), "{text}");
+        assert!(
+            text.starts_with("documents:           100\npairs within k = 3:  3\n"),
+            "{text}"
+        );
     }
 }
