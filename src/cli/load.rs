@@ -57,6 +57,11 @@ pub struct Args {
 /// key wins" still leaves one document for it.
 const MAX_REMEMBERED_KEYS: usize = 1 << 20;
 
+/// Bytes of text the bulk loader gathers before it fingerprints them on all cores: about one
+/// or two batches of records (`read.rs`), so that the reading thread, which stays at most two
+/// batches ahead, keeps reading while the texts before are fingerprinted.
+const TEXT_CHUNK_BYTES: usize = /* 1 MiB */ 1 << 20;
+
 /// Assigns ids and hands documents to the store's bulk loader.
 struct Writer<'a> {
     store: &'a Store,
@@ -72,11 +77,13 @@ impl<'a> Writer<'a> {
             .next_id()
             .context("cannot read the largest id of the store")?;
         let bar = progress.bar();
-        let options = BulkOptions::new().progress(move |p| match p.phase {
-            BulkPhase::Writing => bar.set_prefix("writing a sorted run"),
-            BulkPhase::Ingesting => bar.set_prefix("ingesting"),
-            _ => bar.set_prefix("loading"),
-        });
+        let options = BulkOptions::new()
+            .text_chunk_size(TEXT_CHUNK_BYTES)
+            .progress(move |p| match p.phase {
+                BulkPhase::Writing => bar.set_prefix("writing a sorted run"),
+                BulkPhase::Ingesting => bar.set_prefix("ingesting"),
+                _ => bar.set_prefix("loading"),
+            });
         let loader = store.bulk_loader_with(options).with_context(|| {
             format!(
                 "cannot start loading into the store at {}",
