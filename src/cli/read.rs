@@ -52,8 +52,8 @@ pub struct Tally {
     pub docs: u64,
     /// Bad records skipped, by kind.
     pub bad: BTreeMap<BadRecordKind, u64>,
-    /// Documents whose text gave no feature (empty, or only punctuation and stop words).
-    /// Counted by the caller, which fingerprints.
+    /// Documents whose text gave no feature: the empty ones counted here, those of only
+    /// punctuation and stop words by the caller, which fingerprints.
     pub empty: u64,
     /// Records that hold no document (WARC responses that are not 2xx HTML), by reason.
     pub not_documents: BTreeMap<&'static str, u64>,
@@ -137,6 +137,10 @@ fn extract(record: Record, opts: &ReaderOptions) -> Outcome {
             Err(bad) => return Outcome::Bad(bad),
         },
     };
+    if matches!(&content, Content::Text(text) if text.trim().is_empty()) {
+        // No features for certain: counted here, so it takes no id.
+        return Outcome::Empty;
+    }
     Outcome::Doc(Doc {
         key: record.key,
         id: record.id,
