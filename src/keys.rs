@@ -20,15 +20,15 @@ pub(crate) const BLOCK_KEY_LEN: usize = 16;
 pub(crate) const DOC_KEY_LEN: usize = 8;
 
 /// Column family names of the four block indexes, in block order.
-pub const BLOCK_FAMILIES: [&str; BLOCKS] = ["block0", "block1", "block2", "block3"];
+pub(crate) const BLOCK_FAMILIES: [&str; BLOCKS] = ["block0", "block1", "block2", "block3"];
 /// Column family of documents: id -> fingerprint, external key, metadata.
-pub const DOCS_FAMILY: &str = "docs";
+pub(crate) const DOCS_FAMILY: &str = "docs";
 /// Column family of external keys: key -> id.
-pub const KEYS_FAMILY: &str = "keys";
+pub(crate) const KEYS_FAMILY: &str = "keys";
 /// Column family of store metadata: format version, fingerprint configuration, counts.
-pub const META_FAMILY: &str = "meta";
+pub(crate) const META_FAMILY: &str = "meta";
 /// Every column family the store opens, besides RocksDB's `default` (kept empty).
-pub const ALL_FAMILIES: [&str; 7] = [
+pub(crate) const ALL_FAMILIES: [&str; 7] = [
     BLOCK_FAMILIES[0],
     BLOCK_FAMILIES[1],
     BLOCK_FAMILIES[2],

@@ -70,14 +70,12 @@ mod write;
 pub use bulk::{BulkLoader, BulkOptions, BulkPhase, BulkProgress, BulkSummary};
 pub use codec::Document;
 pub use dedup::{
-    Cluster, ClusterBuilder, Clusters, DedupSummary, DedupWriter, InsertOutcome, OutputFormat,
-    Pair, PairKernel, PairScan, Representative, ScanProgress, ScanStats,
+    Cluster, ClusterBuilder, Clusters, DedupSummary, InsertOutcome, Pair, PairKernel, PairScan,
+    Representative, ScanProgress, ScanStats,
 };
 pub use error::{Error, Result};
 pub use fingerprint::{Fingerprint, BLOCKS};
-pub use keys::{
-    ALL_FAMILIES, BLOCK_FAMILIES, DOCS_FAMILY, KEYS_FAMILY, MAX_EXTERNAL_KEY_LEN, META_FAMILY,
-};
+pub use keys::MAX_EXTERNAL_KEY_LEN;
 pub use options::{Durability, StoreBuilder};
 pub use query::{Match, Strategy, MAX_DISTANCE};
 #[cfg(feature = "readers")]

@@ -424,7 +424,8 @@ impl Store {
         self.postings.as_ref().map_or(0, |c| c.weight())
     }
 
-    /// Bytes on disk per column family (live SST files), in [`ALL_FAMILIES`] order.
+    /// Bytes on disk per column family (live SST files), by family name: `block0`..`block3`,
+    /// `docs`, `keys`, `meta`, in that order.
     ///
     /// # Errors
     /// RocksDB errors.

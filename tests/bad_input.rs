@@ -14,10 +14,11 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+use common::families::{ALL_FAMILIES, BLOCK_FAMILIES, DOCS_FAMILY, KEYS_FAMILY, META_FAMILY};
 use common::Rng;
 use simhash_store::{
     html_to_text, read_input, BadRecordKind, Error, Fingerprint, Format, ReaderOptions, Simhasher,
-    Store, ALL_FAMILIES, BLOCK_FAMILIES, DOCS_FAMILY, KEYS_FAMILY, META_FAMILY,
+    Store,
 };
 
 type Result<T = ()> = std::result::Result<T, Box<dyn std::error::Error>>;

@@ -1,7 +1,10 @@
 //! Opening a store that cannot be used gives an error that names the problem.
 
+mod common;
+
+use common::families::{ALL_FAMILIES, META_FAMILY};
 use rocksdb::{ColumnFamilyDescriptor, Options, DB};
-use simhash_store::{Error, Fingerprint, Result, SimhashConfig, Store, ALL_FAMILIES, META_FAMILY};
+use simhash_store::{Error, Fingerprint, Result, SimhashConfig, Store};
 
 #[test]
 fn unknown_format_version_names_both_versions() -> Result<()> {

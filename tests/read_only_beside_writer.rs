@@ -9,12 +9,15 @@
 //! `READ_ONLY_PROBE_REOPEN_EVERY=N` makes the writer close and reopen the store every N
 //! batches (a new MANIFEST each time).
 
+mod common;
+
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use common::families::{ALL_FAMILIES, DOCS_FAMILY};
 use rocksdb::{ColumnFamilyDescriptor, Options, DB};
-use simhash_store::{Entry, Fingerprint, Result, Store, ALL_FAMILIES, DOCS_FAMILY};
+use simhash_store::{Entry, Fingerprint, Result, Store};
 
 const BATCH: u64 = 200;
 

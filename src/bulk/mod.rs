@@ -17,6 +17,9 @@ mod progress;
 mod runs;
 mod sst;
 
+#[cfg(test)]
+mod crash_tests;
+
 use std::path::Path;
 
 use rayon::prelude::*;

@@ -26,6 +26,7 @@ pub struct BulkOptions {
     pub(crate) temp_dir: Option<PathBuf>,
     pub(crate) progress: Option<ProgressFn>,
     pub(crate) text_chunk_bytes: usize,
+    /// Set only by the crate's tests: stop the first run after ingesting this many families.
     pub(crate) crash_after: Option<u32>,
 }
 
@@ -94,11 +95,11 @@ impl BulkOptions {
         self
     }
 
-    /// Test hook: the first run stops with an error after ingesting `families` column
-    /// families, leaving its journal as a crash would. Drop the store and reopen it to
-    /// recover. Not for production use.
-    #[doc(hidden)]
-    pub fn simulate_crash_after_ingestions(mut self, families: u32) -> Self {
+    /// The first run stops with an error after ingesting `families` column families,
+    /// leaving its journal as a crash would: drop the store and reopen it to recover. For the
+    /// crate's own crash tests (`bulk/crash_tests.rs`) only.
+    #[cfg(test)]
+    pub(crate) fn simulate_crash_after_ingestions(mut self, families: u32) -> Self {
         self.crash_after = Some(families);
         self
     }

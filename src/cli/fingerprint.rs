@@ -4,10 +4,12 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use simhash_store::{Simhasher, Store};
+use simhash_store::{Fingerprint, Simhasher, Store};
 
-use super::pipeline;
+use rayon::prelude::*;
+
 use super::progress::Progress;
+use super::read::{self, Content};
 use super::{usage, ConfigArgs, Exit, InputArgs, EXIT_PROBLEMS};
 
 const EXAMPLES: &str = "\
@@ -40,6 +42,37 @@ pub struct Args {
     settings: ConfigArgs,
 }
 
+/// What `fingerprint` prints of a document besides its key, id and location.
+struct Fingerprinted {
+    fingerprint: Fingerprint,
+    /// The number of feature occurrences, for a text.
+    features: Option<usize>,
+    /// The text's length in bytes, for a text.
+    text_len: Option<u64>,
+}
+
+impl Fingerprinted {
+    /// The fingerprint of `content`; `None` for a text with no features.
+    fn of(content: &Content, hasher: &Simhasher) -> simhash_store::Result<Option<Fingerprinted>> {
+        match content {
+            Content::Fingerprint(fingerprint) => Ok(Some(Fingerprinted {
+                fingerprint: *fingerprint,
+                features: None,
+                text_len: None,
+            })),
+            Content::Text(text) => match hasher.fingerprint_with_count(text) {
+                Ok((fingerprint, features)) => Ok(Some(Fingerprinted {
+                    fingerprint,
+                    features: Some(features),
+                    text_len: Some(text.len() as u64),
+                })),
+                Err(simhash_store::Error::NoFeatures) => Ok(None),
+                Err(e) => Err(e),
+            },
+        }
+    }
+}
+
 /// Runs `fingerprint`.
 ///
 /// # Errors
@@ -65,20 +98,37 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut progress = Progress::new("fingerprinting", args.input.quiet);
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
-    let tally = pipeline::run(&args.input, &hasher, &mut progress, |docs| {
-        for d in docs {
+    let mut empty = 0;
+    let mut tally = read::run(&args.input, &mut progress, |docs| {
+        // `None`: the text has no features.
+        let fingerprinted: Vec<simhash_store::Result<Option<Fingerprinted>>> = docs
+            .par_iter()
+            .map(|d| Fingerprinted::of(&d.content, &hasher))
+            .collect();
+        for (d, result) in docs.iter().zip(fingerprinted) {
+            let Some(Fingerprinted {
+                fingerprint,
+                features,
+                text_len,
+            }) = result?
+            else {
+                empty += 1;
+                continue;
+            };
             let line = serde_json::json!({
                 "key": d.key,
                 "id": d.id,
-                "fingerprint": d.fingerprint,
-                "features": d.features,
-                "text_len": d.text_len,
+                "fingerprint": fingerprint,
+                "features": features,
+                "text_len": text_len,
                 "source": d.location.to_string(),
             });
             writeln!(out, "{line}").context("cannot write to standard output")?;
         }
         Ok(())
     })?;
+    tally.docs -= empty;
+    tally.empty += empty;
     out.flush().context("cannot write to standard output")?;
     progress.finish();
     eprintln!(

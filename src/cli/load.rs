@@ -1,4 +1,5 @@
-//! `simhash-store load`: read inputs, fingerprint on all cores, store.
+//! `simhash-store load`: read inputs, then fingerprint (on all cores) and store through the
+//! library's bulk loader ([`BulkLoader::add_text`]).
 
 use std::collections::HashMap;
 use std::process::ExitCode;
@@ -6,8 +7,8 @@ use std::process::ExitCode;
 use anyhow::Context;
 use simhash_store::{BulkLoader, BulkOptions, BulkPhase, BulkSummary, Entry, Store};
 
-use super::pipeline::{self, Doc};
 use super::progress::Progress;
+use super::read::{self, Content, Doc, Tally};
 use super::{open_for_writing, ConfigArgs, Exit, InputArgs, StoreArg, EXIT_PROBLEMS};
 
 const EXAMPLES: &str = "\
@@ -56,6 +57,11 @@ pub struct Args {
 /// key wins" still leaves one document for it.
 const MAX_REMEMBERED_KEYS: usize = 1 << 20;
 
+/// Bytes of text the bulk loader gathers before it fingerprints them on all cores: about one
+/// or two batches of records (`read.rs`), so that the reading thread, which stays at most two
+/// batches ahead, keeps reading while the texts before are fingerprinted.
+const TEXT_CHUNK_BYTES: usize = /* 1 MiB */ 1 << 20;
+
 /// Assigns ids and hands documents to the store's bulk loader.
 struct Writer<'a> {
     store: &'a Store,
@@ -71,11 +77,13 @@ impl<'a> Writer<'a> {
             .next_id()
             .context("cannot read the largest id of the store")?;
         let bar = progress.bar();
-        let options = BulkOptions::new().progress(move |p| match p.phase {
-            BulkPhase::Writing => bar.set_prefix("writing a sorted run"),
-            BulkPhase::Ingesting => bar.set_prefix("ingesting"),
-            _ => bar.set_prefix("loading"),
-        });
+        let options = BulkOptions::new()
+            .text_chunk_size(TEXT_CHUNK_BYTES)
+            .progress(move |p| match p.phase {
+                BulkPhase::Writing => bar.set_prefix("writing a sorted run"),
+                BulkPhase::Ingesting => bar.set_prefix("ingesting"),
+                _ => bar.set_prefix("loading"),
+            });
         let loader = store.bulk_loader_with(options).with_context(|| {
             format!(
                 "cannot start loading into the store at {}",
@@ -117,15 +125,16 @@ impl<'a> Writer<'a> {
                 }
                 self.keys.insert(key.clone(), id);
             }
-            let entry = Entry {
-                id,
-                fingerprint: doc.fingerprint,
-                key: doc.key,
-                text_len: doc.text_len,
+            let added = match doc.content {
+                Content::Text(text) => self.loader.add_text(id, doc.key.as_deref(), &text),
+                Content::Fingerprint(fingerprint) => self.loader.add_entry(&Entry {
+                    id,
+                    fingerprint,
+                    key: doc.key,
+                    text_len: None,
+                }),
             };
-            self.loader
-                .add_entry(&entry)
-                .with_context(|| format!("cannot load the document of {}", doc.location))?;
+            added.with_context(|| format!("cannot load the document of {}", doc.location))?;
         }
         Ok(())
     }
@@ -138,9 +147,10 @@ impl<'a> Writer<'a> {
     }
 }
 
-/// Loads `input` into `store`: returns what happened and how many documents replaced a
-/// stored one (same id, or same key and so the same id). What was read before an error is written before the error
-/// is returned.
+/// Loads `input` into `store`: returns what happened (documents loaded, texts without
+/// features counted as empty) and how many documents replaced a stored one (same id, or same
+/// key and so the same id). What was read before an error is written before the error is
+/// returned.
 ///
 /// # Errors
 /// An input cannot be opened, the store cannot be written.
@@ -148,13 +158,16 @@ pub fn load_inputs(
     store: &Store,
     input: &InputArgs,
     progress: &mut Progress,
-) -> anyhow::Result<(pipeline::Tally, u64)> {
-    let hasher = store.simhasher().clone();
+) -> anyhow::Result<(Tally, u64)> {
     let mut writer = Writer::new(store, progress)?;
-    let result = pipeline::run(input, &hasher, progress, |docs| writer.add(docs));
+    let result = read::run(input, progress, |docs| writer.add(docs));
     let summary = writer.finish()?;
     progress.finish();
-    Ok((result?, summary.replaced))
+    let mut tally = result?;
+    // The bulk loader skipped the texts that have no features.
+    tally.docs -= summary.skipped;
+    tally.empty += summary.skipped;
+    Ok((tally, summary.replaced))
 }
 
 /// Runs `load`.

@@ -1,6 +1,6 @@
 //! The subcommands of `simhash-store`, one file each (an `Args` struct and a `run` function
-//! returning the exit code), and what they share: opening the store, input options, the
-//! read-extract-fingerprint pipeline, progress bars and exit codes.
+//! returning the exit code), and what they share: opening the store, input options, reading
+//! and extracting the inputs' texts (`read.rs`), progress bars and exit codes.
 
 pub mod dedup;
 pub mod demo;
@@ -8,9 +8,9 @@ pub mod export;
 pub mod fingerprint;
 pub mod get;
 pub mod load;
-pub mod pipeline;
 pub mod progress;
 pub mod query;
+pub mod read;
 pub mod remove;
 pub mod stats;
 pub mod verify;

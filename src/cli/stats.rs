@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use simhash_store::{BLOCKS, BLOCK_FAMILIES};
+use simhash_store::BLOCKS;
 
 use super::StoreArg;
 
@@ -41,7 +41,8 @@ pub struct Args {
 /// The spread of documents over the 65536 values of one block.
 #[derive(Debug, serde::Serialize)]
 struct Spread {
-    family: &'static str,
+    /// The block's column family (`block0`..`block3`).
+    family: String,
     values_used: usize,
     min: u64,
     median: u64,
@@ -51,7 +52,7 @@ struct Spread {
     top: Vec<(String, u64)>,
 }
 
-fn spread(family: &'static str, counts: &[u64], top: usize) -> Spread {
+fn spread(family: String, counts: &[u64], top: usize) -> Spread {
     let mut sorted = counts.to_vec();
     sorted.sort_unstable();
     let total: u64 = sorted.iter().sum();
@@ -107,7 +108,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
     };
     let spreads: Vec<Spread> = (0..BLOCKS)
-        .map(|i| spread(BLOCK_FAMILIES[i], &counts[i], args.top))
+        .map(|i| spread(format!("block{i}"), &counts[i], args.top))
         .collect();
     if args.json {
         let disk: serde_json::Map<String, serde_json::Value> = usage
@@ -173,7 +174,7 @@ mod tests {
         let mut counts = vec![0u64; 1 << 16];
         counts[7] = 100;
         counts[9] = 1;
-        let s = spread("block0", &counts, 2);
+        let s = spread("block0".into(), &counts, 2);
         assert_eq!((s.values_used, s.min, s.median, s.max), (2, 0, 0, 100));
         assert_eq!(
             s.top,

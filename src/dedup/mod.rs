@@ -1,8 +1,8 @@
 //! Deduplicating a whole store: every pair of documents within distance `k`
 //! ([`Store::pairs`]), their connected components ([`ClusterBuilder`], [`Clusters`]) with one
-//! representative kept per cluster, writers for the results ([`DedupWriter`]), a picture of
-//! the distance and cluster-size distributions ([`DedupSummary::to_svg`]), and the online form,
-//! check-then-insert ([`Store::insert_if_new`]).
+//! representative kept per cluster, the numbers of a run ([`DedupSummary`]), and the online
+//! form, check-then-insert ([`Store::insert_if_new`]). Writing the results to files is the
+//! command line's (`simhash-store dedup`).
 //!
 //! ## All pairs
 //! Each block family is already sorted by its block value, so one sequential pass per family
@@ -23,14 +23,12 @@
 mod check_insert;
 mod clusters;
 mod kernel;
-mod output;
 mod pairs;
 mod summary;
 
 pub use check_insert::InsertOutcome;
 pub use clusters::{Cluster, ClusterBuilder, Clusters, Representative};
 pub use kernel::PairKernel;
-pub use output::{DedupWriter, OutputFormat};
 pub use pairs::{PairScan, ScanProgress, ScanStats};
 pub use summary::DedupSummary;
 

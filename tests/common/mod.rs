@@ -2,6 +2,9 @@
 //! do not depend on a particular `rand` API, and generators of fingerprint sets.
 #![allow(dead_code)]
 
+/// The store's column family names, for tests that open RocksDB directly.
+pub mod families;
+
 /// Running the command (only built with the `cli` feature).
 #[cfg(feature = "cli")]
 pub mod cli;

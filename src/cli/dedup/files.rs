@@ -1,4 +1,4 @@
-//! Writing the results of a deduplication to a directory, as JSON Lines or CSV:
+//! The files `dedup` writes into `--out`, as JSON Lines or CSV:
 //!
 //! | file | one row per | fields |
 //! |---|---|---|
@@ -15,11 +15,9 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
+use anyhow::{Context, Result};
 use serde::Serialize;
-
-use crate::dedup::clusters::Clusters;
-use crate::dedup::Pair;
-use crate::error::{Error, Result};
+use simhash_store::{Clusters, Pair};
 
 /// The file format of [`DedupWriter`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -49,15 +47,15 @@ impl fmt::Display for OutputFormat {
 }
 
 impl FromStr for OutputFormat {
-    type Err = Error;
+    type Err = String;
 
-    fn from_str(s: &str) -> Result<Self> {
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
         match s {
             "jsonl" => Ok(OutputFormat::Jsonl),
             "csv" => Ok(OutputFormat::Csv),
-            _ => Err(Error::InvalidArgument(format!(
+            _ => Err(format!(
                 "unknown output format `{s}`: expected jsonl or csv"
-            ))),
+            )),
         }
     }
 }
@@ -97,7 +95,8 @@ struct Out {
 
 impl Out {
     fn create(path: PathBuf) -> Result<Out> {
-        let file = File::create(&path).map_err(|e| Error::io("creating", &path, e))?;
+        let file =
+            File::create(&path).with_context(|| format!("cannot create {}", path.display()))?;
         Ok(Out {
             path,
             w: BufWriter::with_capacity(1 << 20, file),
@@ -108,45 +107,27 @@ impl Out {
         self.w
             .write_fmt(args)
             .and_then(|()| self.w.write_all(b"\n"))
-            .map_err(|e| Error::io("writing", &self.path, e))
+            .with_context(|| format!("cannot write {}", self.path.display()))
     }
 
     fn json<T: Serialize>(&mut self, row: &T) -> Result<()> {
         serde_json::to_writer(&mut self.w, row)
             .map_err(std::io::Error::from)
             .and_then(|()| self.w.write_all(b"\n"))
-            .map_err(|e| Error::io("writing", &self.path, e))
+            .with_context(|| format!("cannot write {}", self.path.display()))
     }
 
     fn finish(mut self) -> Result<PathBuf> {
         self.w
             .flush()
             .and_then(|()| self.w.get_ref().sync_all())
-            .map_err(|e| Error::io("writing", &self.path, e))?;
+            .with_context(|| format!("cannot write {}", self.path.display()))?;
         Ok(self.path)
     }
 }
 
 /// Writes pairs as they are found, then the clusters and the drop list, into one directory
-/// (see the table in the module documentation of `dedup::output`).
-///
-/// ```
-/// use simhash_store::{DedupWriter, Fingerprint, OutputFormat, Store};
-/// let dir = tempfile::tempdir()?;
-/// let store = Store::open(dir.path().join("store"))?;
-/// store.insert(1, Fingerprint(0xabcd))?;
-/// store.insert(2, Fingerprint(0xabce))?;
-///
-/// let mut out = DedupWriter::create(dir.path().join("out"), OutputFormat::Csv)?;
-/// let mut builder = simhash_store::ClusterBuilder::new();
-/// store.pairs(3).for_each(|p| {
-///     builder.add_pair(p.a, p.b);
-///     out.write_pair(p)
-/// })?;
-/// let files = out.finish(&builder.finish())?;
-/// assert_eq!(std::fs::read_to_string(&files[2])?, "id,representative,key\n2,1,\n");
-/// # Ok::<_, Box<dyn std::error::Error>>(())
-/// ```
+/// (see the table in the module documentation).
 pub struct DedupWriter {
     dir: PathBuf,
     format: OutputFormat,
@@ -167,10 +148,11 @@ impl DedupWriter {
     /// earlier one.
     ///
     /// # Errors
-    /// [`Error::Io`] naming the directory or file.
+    /// The directory or the file cannot be created (the message names it).
     pub fn create(dir: impl AsRef<Path>, format: OutputFormat) -> Result<DedupWriter> {
         let dir = dir.as_ref().to_path_buf();
-        std::fs::create_dir_all(&dir).map_err(|e| Error::io("creating directory", &dir, e))?;
+        std::fs::create_dir_all(&dir)
+            .with_context(|| format!("cannot create the directory {}", dir.display()))?;
         let mut pairs = Out::create(dir.join(format!("pairs.{}", format.extension())))?;
         if format == OutputFormat::Csv {
             pairs.line(format_args!("a,b,distance"))?;
@@ -178,15 +160,10 @@ impl DedupWriter {
         Ok(DedupWriter { dir, format, pairs })
     }
 
-    /// The directory written to.
-    pub fn dir(&self) -> &Path {
-        &self.dir
-    }
-
     /// Appends one pair.
     ///
     /// # Errors
-    /// [`Error::Io`] naming the file.
+    /// A file cannot be written (the message names it).
     pub fn write_pair(&mut self, pair: Pair) -> Result<()> {
         match self.format {
             OutputFormat::Jsonl => self.pairs.json(&pair),
@@ -200,7 +177,7 @@ impl DedupWriter {
     /// Returns the paths of the pairs, clusters and drop files, in that order.
     ///
     /// # Errors
-    /// [`Error::Io`] naming the file.
+    /// A file cannot be written (the message names it).
     pub fn finish(self, clusters: &Clusters) -> Result<Vec<PathBuf>> {
         let ext = self.format.extension();
         let csv = self.format == OutputFormat::Csv;
@@ -264,6 +241,10 @@ impl DedupWriter {
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
+    use simhash_store::{ClusterBuilder, Entry, Fingerprint, Representative, Store};
+
     use super::*;
 
     #[test]
@@ -283,7 +264,111 @@ mod tests {
         assert_eq!("csv".parse::<OutputFormat>().unwrap(), OutputFormat::Csv);
         assert!(matches!(
             "tsv".parse::<OutputFormat>(),
-            Err(Error::InvalidArgument(_))
+            Err(message) if message.contains("expected jsonl or csv")
         ));
+    }
+
+    #[test]
+    fn a_pair_gives_a_drop_row() -> Result<()> {
+        let dir = tempfile::tempdir()?;
+        let store = Store::open(dir.path().join("store"))?;
+        store.insert(1, Fingerprint(0xabcd))?;
+        store.insert(2, Fingerprint(0xabce))?;
+
+        let mut out = DedupWriter::create(dir.path().join("out"), OutputFormat::Csv)?;
+        let mut builder = ClusterBuilder::new();
+        store.pairs(3).for_each(|p| {
+            builder.add_pair(p.a, p.b);
+            out.write_pair(p)
+        })?;
+        let files = out.finish(&builder.finish())?;
+        assert_eq!(
+            std::fs::read_to_string(&files[2])?,
+            "id,representative,key\n2,1,\n"
+        );
+        Ok(())
+    }
+
+    /// Cluster A = {5, 7, 9} (9 loaded first, 7 longest), cluster B = {2, 4} (4 has no
+    /// length), and a lone document 100.
+    fn store(dir: &Path) -> Result<Store> {
+        let store = Store::open(dir)?;
+        let a = 0x1111_2222_3333_4444u64;
+        let b = 0x9999_8888_7777_6666u64;
+        let docs = [
+            Entry::new(9, Fingerprint(a))
+                .with_text_len(100)
+                .with_key("https://a.example/9"),
+            Entry::new(5, Fingerprint(a ^ 0b1))
+                .with_text_len(100)
+                .with_key("https://a.example/5,\"x\""),
+            Entry::new(7, Fingerprint(a ^ 0b11)).with_text_len(900),
+            Entry::new(4, Fingerprint(b)),
+            Entry::new(2, Fingerprint(b ^ (1 << 40))).with_text_len(10),
+            Entry::new(100, Fingerprint(!a)),
+        ];
+        for entry in docs {
+            store.insert_entry(entry)?;
+            // Distinct `added` times.
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        Ok(store)
+    }
+
+    #[test]
+    fn files_in_both_formats() -> Result<()> {
+        let dir = tempfile::tempdir()?;
+        let store = store(&dir.path().join("store"))?;
+        for format in [OutputFormat::Jsonl, OutputFormat::Csv] {
+            let out = dir.path().join(format.to_string());
+            let mut writer = DedupWriter::create(&out, format)?;
+            let mut builder = ClusterBuilder::new();
+            let mut pairs = store.pairs(3).collect()?;
+            pairs.reverse();
+            for p in pairs {
+                builder.add_pair(p.a, p.b);
+                writer.write_pair(p)?;
+            }
+            let mut clusters = builder.finish();
+            clusters.choose_representatives(&store, Representative::Longest)?;
+            let files = writer.finish(&clusters)?;
+            let read = |i: usize| std::fs::read_to_string(&files[i]);
+            match format {
+                OutputFormat::Jsonl => {
+                    assert_eq!(
+                        read(0)?,
+                        "{\"a\":7,\"b\":9,\"distance\":2}\n{\"a\":5,\"b\":9,\"distance\":1}\n\
+                         {\"a\":5,\"b\":7,\"distance\":1}\n{\"a\":2,\"b\":4,\"distance\":1}\n"
+                    );
+                    assert_eq!(
+                        read(1)?,
+                        "{\"id\":2,\"cluster\":2,\"representative\":2,\"keep\":true}\n\
+                         {\"id\":4,\"cluster\":2,\"representative\":2,\"keep\":false}\n\
+                         {\"id\":5,\"cluster\":5,\"representative\":7,\"keep\":false,\"key\":\"https://a.example/5,\\\"x\\\"\"}\n\
+                         {\"id\":7,\"cluster\":5,\"representative\":7,\"keep\":true}\n\
+                         {\"id\":9,\"cluster\":5,\"representative\":7,\"keep\":false,\"key\":\"https://a.example/9\"}\n"
+                    );
+                    assert_eq!(
+                        read(2)?,
+                        "{\"id\":4,\"representative\":2}\n\
+                         {\"id\":5,\"representative\":7,\"key\":\"https://a.example/5,\\\"x\\\"\"}\n\
+                         {\"id\":9,\"representative\":7,\"key\":\"https://a.example/9\"}\n"
+                    );
+                }
+                OutputFormat::Csv => {
+                    assert_eq!(read(0)?, "a,b,distance\n7,9,2\n5,9,1\n5,7,1\n2,4,1\n");
+                    assert_eq!(
+                        read(1)?,
+                        "id,cluster,representative,keep,key\n2,2,2,true,\n4,2,2,false,\n\
+                         5,5,7,false,\"https://a.example/5,\"\"x\"\"\"\n7,5,7,true,\n9,5,7,false,https://a.example/9\n"
+                    );
+                    assert_eq!(
+                        read(2)?,
+                        "id,representative,key\n4,2,\n5,7,\"https://a.example/5,\"\"x\"\"\"\n9,7,https://a.example/9\n"
+                    );
+                }
+            }
+        }
+        Ok(())
     }
 }

@@ -1,5 +1,11 @@
 //! `simhash-store dedup`: every near-duplicate pair of a store, the clusters they form, the
 //! documents to drop, a summary and a picture of the distance and cluster-size distributions.
+//!
+//! - `files.rs`: the pairs, clusters and drop files, as JSON Lines or CSV.
+//! - `svg.rs`: the picture, `summary.svg`.
+
+mod files;
+mod svg;
 
 use std::cell::Cell;
 use std::path::PathBuf;
@@ -8,7 +14,10 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use simhash_store::{ClusterBuilder, DedupSummary, DedupWriter, OutputFormat, Representative};
+use simhash_store::{ClusterBuilder, DedupSummary, Representative};
+
+use self::files::{DedupWriter, OutputFormat};
+use self::svg::summary_svg;
 
 use super::{StoreArg, EXIT_OK};
 
@@ -69,7 +78,7 @@ pub struct Args {
 }
 
 fn parse_format(s: &str) -> Result<OutputFormat, String> {
-    s.parse().map_err(|e: simhash_store::Error| e.to_string())
+    s.parse()
 }
 
 fn parse_representative(s: &str) -> Result<Representative, String> {
@@ -127,7 +136,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 
     let summary = DedupSummary::new(store.len(), &stats, &clusters);
     let svg = args.out.join("summary.svg");
-    std::fs::write(&svg, summary.to_svg()).with_context(|| format!("writing {}", svg.display()))?;
+    std::fs::write(&svg, summary_svg(&summary))
+        .with_context(|| format!("writing {}", svg.display()))?;
     let json_path = args.out.join("summary.json");
     let json = serde_json::to_string_pretty(&summary)?;
     std::fs::write(&json_path, format!("{json}\n"))
@@ -136,7 +146,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if args.json {
         println!("{json}");
     } else {
-        println!("{summary}");
+        println!("{}", summary_text(&summary));
         println!(
             "time:                {:.1} s",
             start.elapsed().as_secs_f64()
@@ -147,4 +157,57 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::from(EXIT_OK))
+}
+
+/// The summary as the lines `dedup` prints: counts, pairs per distance, the largest clusters.
+fn summary_text(summary: &DedupSummary) -> String {
+    let mut text = format!("documents:           {}\n", summary.documents);
+    text += &format!("pairs within k = {}:  {}\n", summary.k, summary.pairs);
+    for (d, n) in summary.pairs_per_distance.iter().enumerate() {
+        text += &format!("  distance {d:>2}:       {n}\n");
+    }
+    text += &format!("clusters:            {}\n", summary.clusters);
+    text += &format!("clustered documents: {}\n", summary.clustered_documents);
+    text += &format!("documents to drop:   {}\n", summary.dropped);
+    let largest: Vec<String> = summary
+        .largest_clusters
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    text += &format!(
+        "largest clusters:    {}",
+        if largest.is_empty() {
+            "-".to_owned()
+        } else {
+            largest.join(", ")
+        }
+    );
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use simhash_store::{ClusterBuilder, ScanStats};
+
+    use super::*;
+
+    #[test]
+    fn summary_lists_the_largest_clusters() {
+        let mut b = ClusterBuilder::new();
+        for (x, y) in [(1, 2), (2, 3), (10, 11)] {
+            b.add_pair(x, y);
+        }
+        let stats = ScanStats {
+            k: 3,
+            pairs: 3,
+            per_distance: vec![1, 0, 2, 0],
+            keys_scanned: 400,
+        };
+        let text = summary_text(&DedupSummary::new(100, &stats, &b.finish()));
+        assert!(text.contains("largest clusters:    3, 2"), "{text}");
+        assert!(
+            text.starts_with("documents:           100\npairs within k = 3:  3\n"),
+            "{text}"
+        );
+    }
 }

@@ -1,9 +1,10 @@
-//! Read, extract, fingerprint: shared by `load` and `fingerprint`.
+//! Reading inputs for `load` and `fingerprint`: records, decoded and with the main text of
+//! HTML pages extracted, checked, in input order. Fingerprinting is the caller's: `load` hands
+//! the texts to the library's bulk loader ([`simhash_store::BulkLoader::add_text`]).
 //!
-//! One thread reads the inputs in order and sends batches of records; the main thread
-//! decodes, extracts the main text and fingerprints each batch on all cores (rayon), then hands
-//! the documents to the caller's sink in input order. Memory is bounded by two batches in
-//! flight.
+//! One thread reads the inputs in order and sends batches of records; the calling thread
+//! decodes and extracts each batch on all cores (rayon), then hands the documents to the
+//! caller's sink in input order. Memory is bounded by two batches in flight.
 
 use std::collections::BTreeMap;
 use std::sync::mpsc;
@@ -11,7 +12,7 @@ use std::sync::mpsc;
 use rayon::prelude::*;
 use simhash_store::{
     read_input, BadRecord, BadRecordKind, Body, Error, Fingerprint, Location, ReaderOptions,
-    Record, Simhasher, MAX_EXTERNAL_KEY_LEN,
+    Record, MAX_EXTERNAL_KEY_LEN,
 };
 
 use super::progress::Progress;
@@ -22,7 +23,7 @@ const BATCH_RECORDS: usize = 256;
 /// Input bytes per batch.
 const BATCH_BYTES: usize = 32 * 1024 * 1024;
 
-/// A document ready to store or print.
+/// A document read from an input, not yet stored.
 #[derive(Debug, Clone)]
 pub struct Doc {
     /// The external key.
@@ -31,12 +32,17 @@ pub struct Doc {
     pub id: Option<u64>,
     /// Where it was read.
     pub location: Location,
-    /// Its fingerprint.
-    pub fingerprint: Fingerprint,
-    /// The number of distinct features, when fingerprinted here.
-    pub features: Option<usize>,
-    /// The length of its text in bytes, when fingerprinted here.
-    pub text_len: Option<u64>,
+    /// Its text, or the fingerprint the input gave.
+    pub content: Content,
+}
+
+/// What a [`Doc`] holds.
+#[derive(Debug, Clone)]
+pub enum Content {
+    /// The text to fingerprint: decoded, and the main text of an HTML page.
+    Text(String),
+    /// A fingerprint computed before (a line of `simhash-store export`).
+    Fingerprint(Fingerprint),
 }
 
 /// What happened to the records read.
@@ -46,7 +52,8 @@ pub struct Tally {
     pub docs: u64,
     /// Bad records skipped, by kind.
     pub bad: BTreeMap<BadRecordKind, u64>,
-    /// Documents whose text gave no feature (empty, or only punctuation and stop words).
+    /// Documents whose text gave no feature: the empty ones counted here, those of only
+    /// punctuation and stop words by the caller, which fingerprints.
     pub empty: u64,
     /// Records that hold no document (WARC responses that are not 2xx HTML), by reason.
     pub not_documents: BTreeMap<&'static str, u64>,
@@ -105,52 +112,41 @@ enum Outcome {
     NotADocument(&'static str),
 }
 
-fn process(record: Record, opts: &ReaderOptions, hasher: &Simhasher) -> Result<Outcome, Error> {
+fn extract(record: Record, opts: &ReaderOptions) -> Outcome {
     if let Body::Skipped(skipped) = &record.body {
-        return Ok(Outcome::NotADocument(skipped.reason()));
+        return Outcome::NotADocument(skipped.reason());
     }
     if let Some(key) = &record.key {
         if key.len() > MAX_EXTERNAL_KEY_LEN {
-            return Ok(Outcome::Bad(BadRecord {
+            return Outcome::Bad(BadRecord {
                 location: record.location.clone(),
                 kind: BadRecordKind::TooLarge,
                 message: format!(
                     "its key has {} bytes, over the limit of {MAX_EXTERNAL_KEY_LEN}",
                     key.len()
                 ),
-            }));
+            });
         }
     }
-    if let Body::Fingerprint(fp) = record.body {
-        return Ok(Outcome::Doc(Doc {
-            key: record.key,
-            id: record.id,
-            location: record.location,
-            fingerprint: fp,
-            features: None,
-            text_len: None,
-        }));
+    let content = match record.body {
+        Body::Fingerprint(fp) => Content::Fingerprint(fp),
+        Body::Text(text) => Content::Text(text),
+        _ => match record.text(opts) {
+            Ok(Some(text)) => Content::Text(text.into_owned()),
+            Ok(None) => return Outcome::Empty,
+            Err(bad) => return Outcome::Bad(bad),
+        },
+    };
+    if matches!(&content, Content::Text(text) if text.trim().is_empty()) {
+        // No features for certain: counted here, so it takes no id.
+        return Outcome::Empty;
     }
-    let text = match record.text(opts) {
-        Ok(Some(text)) => text,
-        Ok(None) => return Ok(Outcome::Empty),
-        Err(bad) => return Ok(Outcome::Bad(bad)),
-    };
-    let (fingerprint, features) = match hasher.fingerprint_with_count(&text) {
-        Ok(x) => x,
-        Err(Error::NoFeatures) => return Ok(Outcome::Empty),
-        Err(e) => return Err(e),
-    };
-    let text_len = text.len() as u64;
-    drop(text);
-    Ok(Outcome::Doc(Doc {
+    Outcome::Doc(Doc {
         key: record.key,
         id: record.id,
         location: record.location,
-        fingerprint,
-        features: Some(features),
-        text_len: Some(text_len),
-    }))
+        content,
+    })
 }
 
 type Batch = Result<Vec<Result<Record, BadRecord>>, Error>;
@@ -182,7 +178,7 @@ fn read_all(args: &InputArgs, opts: &ReaderOptions, tx: mpsc::SyncSender<Batch>)
     }
 }
 
-/// Reads every input, fingerprints the documents with `hasher` and hands them to `sink` in
+/// Reads every input, decodes and extracts the documents' texts and hands them to `sink` in
 /// input order, a batch at a time. Bad records are printed (above the progress bar) and
 /// counted; under `--strict` the first one stops the run after the documents before it were
 /// handed over.
@@ -191,7 +187,6 @@ fn read_all(args: &InputArgs, opts: &ReaderOptions, tx: mpsc::SyncSender<Batch>)
 /// An input that cannot be opened, or an error of `sink`.
 pub fn run(
     args: &InputArgs,
-    hasher: &Simhasher,
     progress: &mut Progress,
     mut sink: impl FnMut(Vec<Doc>) -> anyhow::Result<()>,
 ) -> anyhow::Result<Tally> {
@@ -207,16 +202,16 @@ pub fn run(
                 .iter()
                 .map(|r| r.as_ref().map_or(0, |r| r.body.len() as u64))
                 .sum();
-            let outcomes: Vec<Result<Outcome, Error>> = batch
+            let outcomes: Vec<Outcome> = batch
                 .into_par_iter()
                 .map(|item| match item {
-                    Ok(record) => process(record, &opts, hasher),
-                    Err(bad) => Ok(Outcome::Bad(bad)),
+                    Ok(record) => extract(record, &opts),
+                    Err(bad) => Outcome::Bad(bad),
                 })
                 .collect();
             let mut docs = Vec::with_capacity(outcomes.len());
             for outcome in outcomes {
-                match outcome? {
+                match outcome {
                     Outcome::Doc(d) => docs.push(d),
                     Outcome::Empty => tally.empty += 1,
                     Outcome::NotADocument(reason) => {

@@ -1,18 +1,23 @@
-//! A crash between the ingestions of a run's column families (simulated with a test hook
-//! that stops after `n` families, leaving the journal as a kill would) is rolled forward by
-//! `Store::open`: the store opens `verify()`-clean with every document of the run.
+//! A crash between the ingestions of a run's column families (simulated with the
+//! crate-private hook [`BulkOptions::simulate_crash_after_ingestions`], which stops after `n`
+//! families and leaves the journal as a kill would) is rolled forward by `Store::open`: the
+//! store opens `verify()`-clean with every document of the run. `tests/bulk_kill.rs` kills a
+//! real loading process instead.
 
-use simhash_store::{BulkOptions, Entry, Fingerprint, Result, Store};
+use crate::bulk::BulkOptions;
+use crate::fingerprint::Fingerprint;
+use crate::store::Store;
+use crate::write::Entry;
 
 fn fp(id: u64) -> Fingerprint {
     Fingerprint(id.wrapping_mul(0x9e37_79b9_7f4a_7c15))
 }
 
 #[test]
-fn an_interrupted_ingestion_is_rolled_forward_on_open() -> Result<()> {
+fn an_interrupted_ingestion_is_rolled_forward_on_open() -> Result<(), Box<dyn std::error::Error>> {
     // docs, keys and block0..3: 6 families; stop before each of them in turn.
     for families in 0..6 {
-        let dir = tempfile::tempdir().expect("tempdir");
+        let dir = tempfile::tempdir()?;
         {
             let store = Store::open(dir.path())?;
             // Something stored before, partly replaced by the load.
@@ -24,8 +29,11 @@ fn an_interrupted_ingestion_is_rolled_forward_on_open() -> Result<()> {
             for id in 25..200 {
                 loader.add_with_key(id, fp(id), &format!("k{id}"))?;
             }
-            let err = loader.finish().unwrap_err();
-            assert!(err.to_string().contains("simulated crash"), "{err}");
+            let result = loader.finish();
+            assert!(
+                matches!(&result, Err(e) if e.to_string().contains("simulated crash")),
+                "{result:?}"
+            );
             if families > 0 {
                 // The families do disagree now: that is what recovery must repair.
                 assert!(
