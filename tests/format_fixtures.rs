@@ -7,9 +7,10 @@
 use std::path::{Path, PathBuf};
 
 use rocksdb::{Options, DB};
-use simhash_store::{
-    Entry, Result, SimhashConfig, Store, TfScaling, ALL_FAMILIES, FORMAT_VERSION, META_FAMILY,
-};
+use simhash_store::{Entry, Result, SimhashConfig, Store, TfScaling, FORMAT_VERSION};
+
+mod common;
+use common::families::{ALL_FAMILIES, META_FAMILY};
 
 /// The texts stored in the fixture: id i is `text(i)`, with key `fixture/{i}`.
 fn text(i: u64) -> String {
