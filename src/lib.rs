@@ -54,17 +54,13 @@ mod dedup;
 mod error;
 mod fingerprint;
 mod keys;
-mod options;
 mod postings;
 mod query;
 #[cfg(feature = "readers")]
 mod readers;
-mod secondary;
 mod simhash;
 mod store;
 mod verify;
-mod view;
-mod write;
 
 pub use bulk::{BulkLoader, BulkOptions, BulkPhase, BulkProgress, BulkSummary};
 pub use codec::Document;
@@ -77,7 +73,6 @@ pub use fingerprint::{Fingerprint, BLOCKS};
 pub use keys::{
     ALL_FAMILIES, BLOCK_FAMILIES, DOCS_FAMILY, KEYS_FAMILY, MAX_EXTERNAL_KEY_LEN, META_FAMILY,
 };
-pub use options::{Durability, StoreBuilder};
 pub use query::{Match, Strategy, MAX_DISTANCE};
 #[cfg(feature = "readers")]
 pub use readers::{
@@ -85,9 +80,8 @@ pub use readers::{
     Position, ReaderOptions, Record, Records, Skipped,
 };
 pub use simhash::{IdfWeighting, SimhashConfig, Simhasher, TfScaling};
-pub use store::{Store, FORMAT_VERSION, MIN_FORMAT_VERSION};
+pub use store::{Durability, Entry, Store, StoreBuilder, FORMAT_VERSION, MIN_FORMAT_VERSION};
 pub use verify::{Problem, VerifyReport, MAX_LISTED_PROBLEMS};
-pub use write::Entry;
 
 /// The `decode_values` fuzz target (`fuzz/`) runs the crate-private value decoders through
 /// this. Compiled only under `cargo fuzz` (`--cfg fuzzing`); not part of the API.

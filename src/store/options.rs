@@ -4,7 +4,7 @@ use std::path::Path;
 
 use crate::error::Result;
 use crate::simhash::SimhashConfig;
-use crate::store::Store;
+use super::Store;
 
 /// What a write has reached when it returns, and so what a crash can lose.
 ///
