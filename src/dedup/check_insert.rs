@@ -6,7 +6,6 @@ use crate::fingerprint::Fingerprint;
 use crate::query::Match;
 use crate::store::{Entry, Store};
 
-
 /// What [`Store::insert_if_new`] did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]

@@ -50,8 +50,7 @@ impl Store {
     /// Records `journal`, synced, before any of its files is ingested. The caller holds the
     /// write lock until [`Store::commit_ingestion`].
     pub(crate) fn begin_ingestion(&self, journal: &Journal) -> Result<()> {
-        self
-            .db
+        self.db
             .put_cf_opt(
                 self.cf(META_FAMILY)?,
                 keys::META_BULK_JOURNAL,
@@ -108,8 +107,7 @@ impl Store {
         let mut batch = WriteBatch::default();
         batch.put_cf(meta, keys::META_DOC_COUNT, codec::encode_u64(doc_count));
         batch.delete_cf(meta, keys::META_BULK_JOURNAL);
-        self
-            .db
+        self.db
             .write_opt(batch, &synced())
             .map_err(|e| self.rocks_err("commit a bulk load run", Some(META_FAMILY), e))?;
         self.doc_count.store(doc_count, Ordering::SeqCst);

@@ -103,7 +103,6 @@ impl Store {
         self.len() == 0
     }
 
-
     /// Writes all memtables to SST files (and so makes [`Durability::NoWal`] writes durable).
     ///
     /// # Errors

@@ -53,7 +53,6 @@ fn format_version_for(config: &SimhashConfig) -> u32 {
     }
 }
 
-
 pub(crate) fn column_family_options(name: &str, cache: &Cache) -> Options {
     let mut opts = Options::default();
     opts.set_block_based_table_factory(&table_options(name, cache));

@@ -206,11 +206,7 @@ impl Store {
                 text_len: entry.text_len,
                 added: plan.added(s, now),
             };
-            batch.put_cf(
-                docs,
-                keys::doc_key(entry.id),
-                codec::encode_document(&doc),
-            );
+            batch.put_cf(docs, keys::doc_key(entry.id), codec::encode_document(&doc));
         }
         self.commit_batch(batch, plan.count_after(self.len()), &touched)
     }
@@ -264,7 +260,12 @@ impl Store {
     /// Writes `batch` with the new document count, keeping the query cache exact for the
     /// fingerprints whose block entries it puts or deletes (`touched`), and publishes the
     /// count once the batch is written. The caller holds the write lock.
-    fn commit_batch(&self, mut batch: WriteBatch, count: u64, touched: &[Fingerprint]) -> Result<()> {
+    fn commit_batch(
+        &self,
+        mut batch: WriteBatch,
+        count: u64,
+        touched: &[Fingerprint],
+    ) -> Result<()> {
         batch.put_cf(
             self.cf(META_FAMILY)?,
             keys::META_DOC_COUNT,
