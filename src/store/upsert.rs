@@ -340,6 +340,7 @@ impl Store {
 /// Plans storing `adds`, in order, in `stored`.
 fn plan<A: Adds + Sync>(stored: &impl Stored, adds: &A) -> Result<UpsertPlan> {
     let (last, superseded_by_id, order) = last_add_per_id(adds);
+    // Only read for adds with keys, and then `last_add_per_id` kept it.
     let order = order.unwrap_or(IdOrder::Ascending);
     let Claims {
         last: claimants,
