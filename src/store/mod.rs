@@ -1,6 +1,8 @@
 //! The [`Store`]: the struct, its accessors and the plumbing every part of it uses.
 //!
 //! Where each `impl Store` block is:
+//! - here: the accessors, `flush`, `compact`, disk and cache usage, and the crate-internal
+//!   plumbing (column family handles, RocksDB errors, the write lock).
 //! - `open.rs`: opening (`open`, `builder`), the column families' options, the format
 //!   version and fingerprint settings recorded in `meta`; `options.rs`: [`StoreBuilder`] and
 //!   [`Durability`]; `secondary.rs`: read-only opens beside a writer.
@@ -42,7 +44,7 @@ pub(crate) use upsert::{check_key, Adds, UpsertPlan};
 pub(crate) use view::View;
 pub use write::Entry;
 
-/// A persistent near-duplicate index: documents (a `u64` id, a [`Fingerprint`], an optional
+/// A persistent near-duplicate index: documents (a `u64` id, a [`Fingerprint`](crate::Fingerprint), an optional
 /// external key) in RocksDB, indexed by the four 16-bit blocks of the fingerprint.
 ///
 /// `Store` is `Send + Sync`: share it in an `Arc` and query from many threads while others
