@@ -44,8 +44,9 @@ pub(crate) use upsert::{check_key, Adds, UpsertPlan};
 pub(crate) use view::View;
 pub use write::Entry;
 
-/// A persistent near-duplicate index: documents (a `u64` id, a [`Fingerprint`](crate::Fingerprint), an optional
-/// external key) in RocksDB, indexed by the four 16-bit blocks of the fingerprint.
+/// A persistent near-duplicate index: documents (a `u64` id, a
+/// [`Fingerprint`](crate::Fingerprint), an optional external key) in RocksDB, indexed by the
+/// four 16-bit blocks of the fingerprint.
 ///
 /// `Store` is `Send + Sync`: share it in an `Arc` and query from many threads while others
 /// write. Writes are serialised internally; each is atomic across all column families.
