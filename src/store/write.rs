@@ -117,7 +117,7 @@ impl Store {
     /// text length are dropped too; use [`Store::insert_entry`] to keep or set them).
     ///
     /// # Errors
-    /// [`Error::ReadOnly`], RocksDB write errors.
+    /// [`Error::ReadOnly`](crate::Error::ReadOnly), RocksDB write errors.
     pub fn insert(&self, id: u64, fp: Fingerprint) -> Result<()> {
         self.insert_batch([Entry::new(id, fp)])
     }
@@ -127,7 +127,8 @@ impl Store {
     /// not create a second one.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] for an empty key or one over 4096 bytes, [`Error::ReadOnly`],
+    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) for an empty key or one over
+    /// 4096 bytes, [`Error::ReadOnly`](crate::Error::ReadOnly),
     /// RocksDB write errors.
     pub fn insert_entry(&self, entry: Entry) -> Result<()> {
         self.insert_batch([entry])
@@ -137,7 +138,8 @@ impl Store {
     /// Returns the fingerprint.
     ///
     /// # Errors
-    /// [`Error::NoFeatures`] for a text with nothing to fingerprint; see [`Store::insert_entry`].
+    /// [`Error::NoFeatures`](crate::Error::NoFeatures) for a text with nothing to fingerprint;
+    /// see [`Store::insert_entry`].
     pub fn insert_text(&self, id: u64, key: Option<&str>, text: &str) -> Result<Fingerprint> {
         let fp = self.simhasher.fingerprint(text)?;
         let mut entry = Entry::new(id, fp).with_text_len(text.len() as u64);
@@ -214,7 +216,7 @@ impl Store {
     /// Removes document `id` and its index entries. Returns whether it was there.
     ///
     /// # Errors
-    /// [`Error::ReadOnly`], RocksDB errors.
+    /// [`Error::ReadOnly`](crate::Error::ReadOnly), RocksDB errors.
     pub fn remove(&self, id: u64) -> Result<bool> {
         self.check_writable()?;
         let _guard = self.lock_writes();
