@@ -196,7 +196,7 @@ pub(crate) fn check_decoders(bytes: &[u8]) {
         assert!(again.as_ref().ok() == Some(&doc), "{doc:?} -> {again:?}");
     }
     crate::settings::check_decoders(bytes);
-    // The bulk loader's journal has this shape (`bulk::journal::Journal`).
+    // The bulk loader's journal has this shape (`store::journal::Journal`).
     type Journal = (u64, Vec<(String, String)>);
     if let Ok(journal) = decode_meta::<Journal>(bytes, b"bulk_journal", "bulk load journal") {
         let again = decode_meta::<Journal>(&encode_meta(&journal), b"j", "journal");

@@ -54,18 +54,14 @@ mod dedup;
 mod error;
 mod fingerprint;
 mod keys;
-mod options;
 mod postings;
 mod query;
 #[cfg(feature = "readers")]
 mod readers;
-mod secondary;
 mod settings;
 mod simhash;
 mod store;
 mod verify;
-mod view;
-mod write;
 
 pub use bulk::{BulkLoader, BulkOptions, BulkPhase, BulkProgress, BulkSummary};
 pub use codec::Document;
@@ -76,7 +72,6 @@ pub use dedup::{
 pub use error::{Error, Result};
 pub use fingerprint::{Fingerprint, BLOCKS};
 pub use keys::MAX_EXTERNAL_KEY_LEN;
-pub use options::{Durability, StoreBuilder};
 pub use query::{Match, Strategy, MAX_DISTANCE};
 #[cfg(feature = "readers")]
 pub use readers::{
@@ -84,9 +79,8 @@ pub use readers::{
     Position, ReaderOptions, Record, Records, Skipped,
 };
 pub use simhash::{IdfWeighting, SimhashConfig, Simhasher, TfScaling};
-pub use store::{Store, FORMAT_VERSION, MIN_FORMAT_VERSION};
+pub use store::{Durability, Entry, Store, StoreBuilder, FORMAT_VERSION, MIN_FORMAT_VERSION};
 pub use verify::{Problem, VerifyReport, MAX_LISTED_PROBLEMS};
-pub use write::Entry;
 
 /// The `decode_values` fuzz target (`fuzz/`) runs the crate-private value decoders through
 /// this. Compiled only under `cargo fuzz` (`--cfg fuzzing`); not part of the API.

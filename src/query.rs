@@ -20,7 +20,7 @@ use crate::error::{Error, Result};
 use crate::fingerprint::{Fingerprint, BLOCKS};
 use crate::keys::{self, BLOCK_FAMILIES, DOCS_FAMILY};
 use crate::store::Store;
-use crate::view::View;
+use crate::store::View;
 
 /// One stored document within the queried distance.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

@@ -321,7 +321,7 @@ impl Store {
 
     fn snapshot_doc(
         &self,
-        snapshot: &crate::view::View<'_>,
+        snapshot: &crate::store::View<'_>,
         id: u64,
     ) -> Result<Option<codec::Document>> {
         let key = keys::doc_key(id);

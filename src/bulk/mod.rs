@@ -2,16 +2,17 @@
 //! writes them as SST files, one set per column family, and ingests those into the store,
 //! bypassing the write-ahead log and the memtables.
 //!
-//! - `runs.rs`: the in-memory run and its net effect on the store (upsert semantics).
-//! - `sst.rs`: sorting and writing a run's SST files, and ingestion.
-//! - `journal.rs`: the crash-safe ingestion of a run across column families, and recovery.
+//! - `runs.rs`: the in-memory run; the store's upsert planner (`src/store/upsert.rs`, the
+//!   same as for [`Store::insert_batch`]) computes its net effect on the store.
+//! - `sst.rs`: sorting and writing a run's SST files.
+//! - The store ingests them under its journal (`src/store/journal.rs`), which makes a run's
+//!   ingestion across column families crash-safe and is what `Store::open` recovers.
 //! - `progress.rs`: progress reports.
 //! - `options.rs`: [`BulkOptions`], [`BulkProgress`], [`BulkSummary`].
 //!
 //! The design, and why runs are ingested one by one rather than merged, is in
 //! `docs/design.md`, "Bulk loading".
 
-mod journal;
 mod options;
 mod progress;
 mod runs;
@@ -24,15 +25,11 @@ use std::path::Path;
 
 use rayon::prelude::*;
 
-pub(crate) use journal::recover;
 pub use options::{BulkOptions, BulkPhase, BulkProgress, BulkSummary};
 
 use crate::error::{Error, Result};
 use crate::fingerprint::Fingerprint;
-use crate::options::Durability;
-use crate::store::Store;
-use crate::write::Entry;
-use journal::Journal;
+use crate::store::{check_key, Durability, Entry, Journal, Store, DEFAULT_TEMP_DIR};
 use progress::Progress;
 use runs::RunBuffer;
 use sst::Destination;
@@ -61,8 +58,8 @@ struct PendingText {
 /// id that is stored replaces the stored document, and a loaded external key that another
 /// stored document carries removes that document. Within a load the last add of an id wins,
 /// and so does the last add of an external key. The result is that of
-/// [`Store::insert_batch`] of the same adds in the same order (up to the `added` time of a
-/// document that an add removed through its key and a later add stored again).
+/// [`Store::insert_batch`] of the same adds in the same order: both are planned by the same
+/// upsert planner.
 ///
 /// **Crashes.** Each run is ingested under a journal: whenever the process dies, the store
 /// opens consistent ([`Store::verify`] clean) with every run that began ingesting, and every
@@ -130,7 +127,7 @@ impl Store {
         let root = options
             .temp_dir
             .clone()
-            .unwrap_or_else(|| self.path.join(journal::DEFAULT_TEMP_DIR));
+            .unwrap_or_else(|| self.path.join(DEFAULT_TEMP_DIR));
         std::fs::create_dir_all(&root)
             .map_err(|e| Error::io("creating the directory", &root, e))?;
         let dir = tempfile::Builder::new()
@@ -175,7 +172,7 @@ impl BulkLoader<'_> {
     /// [`Error::InvalidArgument`] for an empty key or one over 4096 bytes; as
     /// [`BulkLoader::add`].
     pub fn add_with_key(&mut self, id: u64, fp: Fingerprint, key: &str) -> Result<()> {
-        RunBuffer::check_key(id, key)?;
+        check_key(id, key)?;
         self.progress.add(FINGERPRINT_BYTES + key.len() as u64);
         self.push(id, fp, Some(key), None)
     }
@@ -189,7 +186,7 @@ impl BulkLoader<'_> {
     pub fn add_entry(&mut self, entry: &Entry) -> Result<()> {
         let key = entry.key.as_deref();
         if let Some(key) = key {
-            RunBuffer::check_key(entry.id, key)?;
+            check_key(entry.id, key)?;
         }
         self.progress
             .add(FINGERPRINT_BYTES + key.map_or(0, |k| k.len() as u64));
@@ -207,7 +204,7 @@ impl BulkLoader<'_> {
     /// [`BulkLoader::add`].
     pub fn add_text(&mut self, id: u64, key: Option<&str>, text: &str) -> Result<()> {
         if let Some(key) = key {
-            RunBuffer::check_key(id, key)?;
+            check_key(id, key)?;
         }
         self.progress
             .add((text.len() + key.map_or(0, str::len)) as u64);
@@ -289,7 +286,7 @@ impl BulkLoader<'_> {
             store.flush()?;
         }
         let before = store.len();
-        let net = runs::plan(store, &buf)?;
+        let net = store.plan_upserts(&buf)?;
         let dest = if before == 0 {
             Destination::Bottom
         } else {
@@ -308,14 +305,15 @@ impl BulkLoader<'_> {
                 .collect(),
         };
         self.progress.report(BulkPhase::Ingesting);
-        journal::begin(store, &journal)?;
+        store.begin_ingestion(&journal)?;
         let crash_after = if self.summary.runs == 0 {
             self.options.crash_after
         } else {
             None
         };
-        let applied = journal::apply(store, &journal, crash_after)
-            .and_then(|()| journal::commit(store, journal.doc_count));
+        let applied = store
+            .ingest_journal(&journal, crash_after)
+            .and_then(|()| store.commit_ingestion(journal.doc_count));
         if let Err(e) = applied {
             // The journal names files in the directory: keep them for `Store::open` to roll
             // the run forward, instead of deleting them with the loader.

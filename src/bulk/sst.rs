@@ -1,5 +1,5 @@
-//! Writing a run's net effect as sorted SST files, one set per column family, and ingesting
-//! them.
+//! Writing a run's net effect as sorted SST files, one set per column family (the store
+//! ingests them: `Store::ingest_journal`).
 //!
 //! Every file is one task ([`write_run`]): a key range of a block family (its keys sorted by
 //! the task itself, as `u128`, whose numeric order is their byte order because keys are
@@ -13,16 +13,14 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use rayon::prelude::*;
-use rocksdb::{
-    Cache, DBCompressionType, DataBlockIndexType, IngestExternalFileOptions, Options, SstFileWriter,
-};
+use rocksdb::{Cache, DBCompressionType, DataBlockIndexType, Options, SstFileWriter};
 
-use super::runs::{Net, RunBuffer};
+use super::runs::RunBuffer;
 use crate::codec;
 use crate::error::{Error, Result};
 use crate::fingerprint::{Fingerprint, BLOCKS};
 use crate::keys::{self, BLOCK_FAMILIES, DOCS_FAMILY, KEYS_FAMILY};
-use crate::store::{self, Store};
+use crate::store::{self, UpsertPlan};
 
 /// Entries per SST file at most (about 100 MB of block keys): big enough to be cheap to
 /// ingest, small enough for later compactions to work file by file.
@@ -382,7 +380,7 @@ impl Task {
 /// (`16 bytes × survivors / parts` each).
 pub(crate) fn write_run(
     buf: &RunBuffer,
-    net: &Net,
+    net: &UpsertPlan,
     dir: &Path,
     prefix: &str,
     dest: Destination,
@@ -403,13 +401,7 @@ pub(crate) fn write_run(
     let doc_deletes: Vec<u128> = net.doc_deletes.iter().map(|&id| u128::from(id)).collect();
     let rec = |s: u32| buf.recs.get(s as usize);
     let doc_id = |&s: &u32| rec(s).map_or(0, |r| u128::from(r.id));
-    let added = |s: u32| {
-        net.old_added
-            .get(s as usize)
-            .copied()
-            .filter(|&a| a != 0)
-            .unwrap_or(now)
-    };
+    let added = |s: u32| net.added(s, now);
 
     // `keys` (one file that cannot be split) first, then the large block parts, and the
     // small docs parts last, so that they fill the end.
@@ -526,28 +518,6 @@ pub(crate) fn write_run(
         }
     }
     Ok(out)
-}
-
-/// Ingests `files` (of one family) by moving them into the store. Atomic for the family:
-/// all files or none.
-pub(crate) fn ingest(store: &Store, family: &'static str, files: &[PathBuf]) -> Result<()> {
-    if files.is_empty() {
-        return Ok(());
-    }
-    let mut opts = IngestExternalFileOptions::default();
-    opts.set_move_files(true);
-    // The files may touch any block range: no cached range is trusted across the ingestion.
-    if let Some(cache) = &store.postings {
-        cache.begin_ingest();
-    }
-    let ingested = store
-        .db
-        .ingest_external_file_cf_opts(store.cf(family)?, &opts, files.to_vec())
-        .map_err(|e| store.rocks_err("ingest SST files", Some(family), e));
-    if let Some(cache) = &store.postings {
-        cache.end_ingest();
-    }
-    ingested
 }
 
 #[cfg(test)]

@@ -4,8 +4,7 @@
 use crate::error::Result;
 use crate::fingerprint::Fingerprint;
 use crate::query::Match;
-use crate::store::Store;
-use crate::write::Entry;
+use crate::store::{Entry, Store};
 
 /// What [`Store::insert_if_new`] did.
 #[derive(Debug, Clone, PartialEq, Eq)]

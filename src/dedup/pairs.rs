@@ -35,7 +35,7 @@ const CHANNEL_CAPACITY: usize = 64;
 /// Keys scanned between progress messages.
 const PROGRESS_EVERY: u64 = 1 << 16;
 
-type Snapshot<'a> = crate::view::View<'a>;
+type Snapshot<'a> = crate::store::View<'a>;
 type RawIter<'a> = DBRawIteratorWithThreadMode<'a, DB>;
 
 /// How far a [`PairScan`] has got.

@@ -2,9 +2,9 @@
 
 use std::path::Path;
 
+use super::Store;
 use crate::error::Result;
 use crate::simhash::SimhashConfig;
-use crate::store::Store;
 
 /// What a write has reached when it returns, and so what a crash can lose.
 ///

@@ -10,7 +10,7 @@ use rocksdb::{
     SnapshotWithThreadMode, DB,
 };
 
-use crate::store::Store;
+use super::Store;
 
 pub(crate) enum View<'a> {
     /// A snapshot of a writable store.

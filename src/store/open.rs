@@ -1,23 +1,24 @@
-//! The [`Store`]: opening, metadata, point reads. Writes are in `write.rs`, queries in
-//! `query.rs`, the consistency check in `verify.rs`, read-only (secondary) opens in
-//! `secondary.rs`.
+//! Opening a store: the RocksDB options of each column family, creating or checking the
+//! store's format version and fingerprint settings (`load_or_init_meta`), and finishing an
+//! interrupted bulk ingestion (`journal::recover`). [`StoreBuilder`] is in `options.rs`,
+//! read-only (secondary) opens in `secondary.rs`.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::Mutex;
 
 use rocksdb::{
-    BlockBasedOptions, BlockBasedTablePinningTier, Cache, ColumnFamily, ColumnFamilyDescriptor,
+    BlockBasedOptions, BlockBasedTablePinningTier, Cache, ColumnFamilyDescriptor,
     DBCompressionType, DataBlockIndexType, Options, WriteBatch, WriteOptions, DB,
 };
 
-use crate::codec::{self, Document};
+use super::options::StoreBuilder;
+use super::secondary::open_secondary;
+use super::{journal, Store};
+use crate::codec;
 use crate::error::{Error, Result};
-use crate::fingerprint::Fingerprint;
-use crate::keys::{self, ALL_FAMILIES, BLOCK_FAMILIES, DOCS_FAMILY, KEYS_FAMILY, META_FAMILY};
-use crate::options::{Durability, StoreBuilder};
+use crate::keys::{self, ALL_FAMILIES, DOCS_FAMILY, KEYS_FAMILY, META_FAMILY};
 use crate::postings::PostingsCache;
-use crate::secondary::open_secondary;
 use crate::settings;
 use crate::simhash::{SimhashConfig, Simhasher};
 
@@ -29,40 +30,6 @@ const MAX_MANIFEST_BYTES: usize = 256 * 1024;
 pub const FORMAT_VERSION: u32 = 6;
 /// The oldest on-disk format this build reads.
 pub const MIN_FORMAT_VERSION: u32 = 1;
-
-/// A persistent near-duplicate index: documents (a `u64` id, a [`Fingerprint`], an optional
-/// external key) in RocksDB, indexed by the four 16-bit blocks of the fingerprint.
-///
-/// `Store` is `Send + Sync`: share it in an `Arc` and query from many threads while others
-/// write. Writes are serialised internally; each is atomic across all column families.
-pub struct Store {
-    pub(crate) db: DB,
-    pub(crate) path: PathBuf,
-    pub(crate) simhasher: Simhasher,
-    pub(crate) durability: Durability,
-    pub(crate) read_only: bool,
-    /// Held by every write so that read-modify-write upserts and the document count stay
-    /// consistent. Readers never take it.
-    pub(crate) write_lock: Mutex<()>,
-    /// The number of documents; persisted in `meta/doc_count` by every write batch.
-    pub(crate) doc_count: AtomicU64,
-    /// Block-family key ranges read by queries (`None` when turned off).
-    pub(crate) postings: Option<PostingsCache>,
-    /// A read-only store's own directory (RocksDB secondary instance), removed on drop.
-    /// Declared after `db`, so the database closes first.
-    _secondary_dir: Option<tempfile::TempDir>,
-}
-
-impl std::fmt::Debug for Store {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Store")
-            .field("path", &self.path)
-            .field("documents", &self.len())
-            .field("durability", &self.durability)
-            .field("read_only", &self.read_only)
-            .finish()
-    }
-}
 
 pub(crate) fn column_family_options(name: &str, cache: &Cache) -> Options {
     let mut opts = Options::default();
@@ -215,7 +182,7 @@ impl Store {
             _secondary_dir: secondary_dir,
         };
         store.load_or_init_meta(builder.simhash_config)?;
-        crate::bulk::recover(&store)?;
+        journal::recover(&store)?;
         Ok(store)
     }
 
@@ -278,254 +245,5 @@ impl Store {
         };
         self.doc_count.store(count, Ordering::SeqCst);
         Ok(())
-    }
-
-    /// The directory of the store.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
-    /// The fingerprinter configured as recorded in the store: use it for every text that goes
-    /// into or is queried against this store.
-    pub fn simhasher(&self) -> &Simhasher {
-        &self.simhasher
-    }
-
-    /// The durability of writes, as opened.
-    pub fn durability(&self) -> Durability {
-        self.durability
-    }
-
-    /// The number of documents.
-    pub fn len(&self) -> u64 {
-        self.doc_count.load(Ordering::SeqCst)
-    }
-
-    /// Whether the store holds no document.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// The fingerprint of document `id`, if it is stored.
-    ///
-    /// # Errors
-    /// RocksDB read errors; [`Error::Decode`] for a damaged value.
-    pub fn get(&self, id: u64) -> Result<Option<Fingerprint>> {
-        Ok(self.document(id)?.map(|d| d.fingerprint))
-    }
-
-    /// Everything stored about document `id`.
-    ///
-    /// # Errors
-    /// RocksDB read errors; [`Error::Decode`] for a damaged value.
-    pub fn document(&self, id: u64) -> Result<Option<Document>> {
-        let key = keys::doc_key(id);
-        self.get_raw(DOCS_FAMILY, &key)?
-            .map(|bytes| codec::decode_document(&bytes, &key))
-            .transpose()
-    }
-
-    /// The id of the document stored under external key `key` (a URL, a path), if any.
-    ///
-    /// # Errors
-    /// RocksDB read errors; [`Error::Decode`] for a damaged value.
-    pub fn id_for_key(&self, key: &str) -> Result<Option<u64>> {
-        match self.get_raw(KEYS_FAMILY, key.as_bytes())? {
-            None => Ok(None),
-            Some(v) => keys::decode_id_value(&v)
-                .map(Some)
-                .ok_or_else(|| Error::Decode {
-                    column_family: KEYS_FAMILY,
-                    key: keys::hex(key.as_bytes()),
-                    what: "document id",
-                    message: format!("expected 8 bytes, found {}", v.len()),
-                }),
-        }
-    }
-
-    /// The smallest id greater than every stored id (0 for an empty store): where a loader
-    /// that assigns ids can start.
-    ///
-    /// # Errors
-    /// RocksDB read errors; [`Error::Decode`] if the last key of `docs` is not an id (ids
-    /// counted from 0 would overwrite stored documents).
-    pub fn next_id(&self) -> Result<u64> {
-        let mut it = self.db.raw_iterator_cf(self.cf(DOCS_FAMILY)?);
-        it.seek_to_last();
-        it.status()
-            .map_err(|e| self.rocks_err("read the last document", Some(DOCS_FAMILY), e))?;
-        let Some(key) = it.key() else {
-            return Ok(0);
-        };
-        let id = keys::decode_doc_key(key).ok_or_else(|| Error::Decode {
-            column_family: DOCS_FAMILY,
-            key: keys::hex(key),
-            what: "document id",
-            message: format!("expected an 8-byte key, found {} bytes", key.len()),
-        })?;
-        Ok(id.saturating_add(1))
-    }
-
-    /// Every document, in id order. Reads a consistent snapshot.
-    ///
-    /// # Errors
-    /// Each item is an error if RocksDB fails or a value does not decode.
-    pub fn documents(&self) -> Result<impl Iterator<Item = Result<(u64, Document)>> + '_> {
-        let iter = self.raw_iter(DOCS_FAMILY)?;
-        Ok(iter.map(move |item| {
-            let (key, value) =
-                item.map_err(|e| self.rocks_err("iterate documents", Some(DOCS_FAMILY), e))?;
-            let id = keys::decode_doc_key(&key).ok_or_else(|| Error::Decode {
-                column_family: DOCS_FAMILY,
-                key: keys::hex(&key),
-                what: "document id",
-                message: format!("expected an 8-byte key, found {} bytes", key.len()),
-            })?;
-            Ok((id, codec::decode_document(&value, &key)?))
-        }))
-    }
-
-    /// Writes all memtables to SST files (and so makes [`Durability::NoWal`] writes durable).
-    ///
-    /// # Errors
-    /// RocksDB I/O errors.
-    pub fn flush(&self) -> Result<()> {
-        if self.read_only {
-            return Ok(());
-        }
-        // One call for all families: with `atomic_flush` RocksDB then commits their new files
-        // in one step. Flushing them one by one would let a crash (without a write-ahead log)
-        // or a read-only reader see `block0` flushed and `docs` not.
-        let families = ALL_FAMILIES
-            .iter()
-            .map(|name| self.cf(name))
-            .collect::<Result<Vec<_>>>()?;
-        self.db
-            .flush_cfs_opt(&families, &rocksdb::FlushOptions::default())
-            .map_err(|e| self.rocks_err("flush", None, e))
-    }
-
-    /// Compacts every column family fully: smaller on disk, faster to scan. Takes a while on
-    /// a large store.
-    ///
-    /// # Errors
-    /// RocksDB I/O errors, or [`Error::ReadOnly`].
-    pub fn compact(&self) -> Result<()> {
-        self.check_writable()?;
-        for name in ALL_FAMILIES {
-            self.db
-                .compact_range_cf(self.cf(name)?, None::<&[u8]>, None::<&[u8]>);
-        }
-        Ok(())
-    }
-
-    /// Bytes the query cache holds now ([`StoreBuilder::query_cache_size`]).
-    pub fn query_cache_usage(&self) -> u64 {
-        self.postings.as_ref().map_or(0, |c| c.weight())
-    }
-
-    /// Bytes on disk per column family (live SST files), by family name: `block0`..`block3`,
-    /// `docs`, `keys`, `meta`, in that order.
-    ///
-    /// # Errors
-    /// RocksDB errors.
-    pub fn disk_usage(&self) -> Result<Vec<(&'static str, u64)>> {
-        let files = self
-            .db
-            .live_files()
-            .map_err(|e| self.rocks_err("list live files", None, e))?;
-        Ok(ALL_FAMILIES
-            .iter()
-            .map(|name| {
-                let bytes = files
-                    .iter()
-                    .filter(|f| f.column_family_name == *name)
-                    .map(|f| f.size as u64)
-                    .sum();
-                (*name, bytes)
-            })
-            .collect())
-    }
-
-    // ---- crate-internal plumbing ----
-
-    pub(crate) fn cf(&self, name: &'static str) -> Result<&ColumnFamily> {
-        self.db.cf_handle(name).ok_or_else(|| Error::NotAStore {
-            path: self.path.clone(),
-            reason: format!("column family `{name}` is missing"),
-        })
-    }
-
-    pub(crate) fn block_cf(&self, i: usize) -> Result<&ColumnFamily> {
-        self.cf(BLOCK_FAMILIES[i])
-    }
-
-    pub(crate) fn rocks_err(
-        &self,
-        operation: &'static str,
-        cf: Option<&'static str>,
-        e: rocksdb::Error,
-    ) -> Error {
-        Error::rocks(operation, cf, &self.path, e)
-    }
-
-    pub(crate) fn get_raw(&self, family: &'static str, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        self.db
-            .get_cf(self.cf(family)?, key)
-            .map_err(|e| self.rocks_err("read", Some(family), e))
-    }
-
-    pub(crate) fn raw_iter(
-        &self,
-        family: &'static str,
-    ) -> Result<rocksdb::DBIteratorWithThreadMode<'_, DB>> {
-        Ok(self
-            .db
-            .iterator_cf(self.cf(family)?, rocksdb::IteratorMode::Start))
-    }
-
-    pub(crate) fn check_writable(&self) -> Result<()> {
-        if self.read_only {
-            return Err(Error::ReadOnly {
-                path: self.path.clone(),
-            });
-        }
-        Ok(())
-    }
-
-    pub(crate) fn write_options(&self) -> WriteOptions {
-        let mut opts = WriteOptions::default();
-        match self.durability {
-            Durability::Sync => opts.set_sync(true),
-            Durability::Buffered => {}
-            Durability::NoWal => opts.disable_wal(true),
-        }
-        opts
-    }
-
-    /// Takes the write lock. A poisoned lock only means another writer panicked between
-    /// RocksDB writes, each of which is atomic, so the store is still consistent.
-    pub(crate) fn lock_writes(&self) -> MutexGuard<'_, ()> {
-        self.write_lock.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// Microseconds since the Unix epoch (0 if the clock is before it).
-    pub(crate) fn now_micros() -> u64 {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_micros() as u64)
-            .unwrap_or(0)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn assert_send_sync<T: Send + Sync>() {}
-
-    #[test]
-    fn store_is_send_and_sync() {
-        assert_send_sync::<Store>();
     }
 }

@@ -1,0 +1,252 @@
+//! The [`Store`]: the struct, its accessors and the plumbing every part of it uses.
+//!
+//! Where each `impl Store` block is:
+//! - here: the accessors, `flush`, `compact`, disk and cache usage, and the crate-internal
+//!   plumbing (column family handles, RocksDB errors, the write lock).
+//! - `open.rs`: opening (`open`, `builder`), the column families' options, the format
+//!   version and fingerprint settings recorded in `meta`; `options.rs`: [`StoreBuilder`] and
+//!   [`Durability`]; `secondary.rs`: read-only opens beside a writer.
+//! - `journal.rs`: crash-safe ingestion of SST files across column families, and the
+//!   recovery of an interrupted one when the store opens.
+//! - `read.rs`: documents by id, by external key, in id order.
+//! - `write.rs`: [`Entry`], inserts (upserts) and removals; `upsert.rs`: the upsert planner
+//!   that inserts and the bulk loader share.
+//! - `view.rs`: the consistent read view that queries, `verify` and the pair scan read.
+//! - Elsewhere, with their concepts: queries in `src/query.rs`, `verify` in
+//!   `src/verify.rs`, `bulk_loader` in `src/bulk/mod.rs`, `insert_if_new` in
+//!   `src/dedup/check_insert.rs`, `pairs` in `src/dedup/pairs.rs`.
+
+mod journal;
+mod open;
+mod options;
+mod read;
+mod secondary;
+mod upsert;
+mod view;
+mod write;
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard};
+
+use rocksdb::{ColumnFamily, WriteOptions, DB};
+
+use crate::error::{Error, Result};
+use crate::keys::{ALL_FAMILIES, BLOCK_FAMILIES};
+use crate::postings::PostingsCache;
+use crate::simhash::Simhasher;
+
+pub(crate) use journal::{Journal, DEFAULT_TEMP_DIR};
+pub(crate) use open::table_options;
+pub use open::{FORMAT_VERSION, MIN_FORMAT_VERSION};
+pub use options::{Durability, StoreBuilder};
+pub(crate) use upsert::{check_key, Adds, UpsertPlan};
+pub(crate) use view::View;
+pub use write::Entry;
+
+/// A persistent near-duplicate index: documents (a `u64` id, a
+/// [`Fingerprint`](crate::Fingerprint), an optional external key) in RocksDB, indexed by the
+/// four 16-bit blocks of the fingerprint.
+///
+/// `Store` is `Send + Sync`: share it in an `Arc` and query from many threads while others
+/// write. Writes are serialised internally; each is atomic across all column families.
+pub struct Store {
+    pub(crate) db: DB,
+    pub(crate) path: PathBuf,
+    pub(crate) simhasher: Simhasher,
+    pub(crate) durability: Durability,
+    pub(crate) read_only: bool,
+    /// Held by every write so that read-modify-write upserts and the document count stay
+    /// consistent. Readers never take it.
+    pub(crate) write_lock: Mutex<()>,
+    /// The number of documents; persisted in `meta/doc_count` by every write batch.
+    pub(crate) doc_count: AtomicU64,
+    /// Block-family key ranges read by queries (`None` when turned off).
+    pub(crate) postings: Option<PostingsCache>,
+    /// A read-only store's own directory (RocksDB secondary instance), removed on drop.
+    /// Declared after `db`, so the database closes first.
+    _secondary_dir: Option<tempfile::TempDir>,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store")
+            .field("path", &self.path)
+            .field("documents", &self.len())
+            .field("durability", &self.durability)
+            .field("read_only", &self.read_only)
+            .finish()
+    }
+}
+
+impl Store {
+    /// The directory of the store.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The fingerprinter configured as recorded in the store: use it for every text that goes
+    /// into or is queried against this store.
+    pub fn simhasher(&self) -> &Simhasher {
+        &self.simhasher
+    }
+
+    /// The durability of writes, as opened.
+    pub fn durability(&self) -> Durability {
+        self.durability
+    }
+
+    /// The number of documents.
+    pub fn len(&self) -> u64 {
+        self.doc_count.load(Ordering::SeqCst)
+    }
+
+    /// Whether the store holds no document.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Writes all memtables to SST files (and so makes [`Durability::NoWal`] writes durable).
+    ///
+    /// # Errors
+    /// RocksDB I/O errors.
+    pub fn flush(&self) -> Result<()> {
+        if self.read_only {
+            return Ok(());
+        }
+        // One call for all families: with `atomic_flush` RocksDB then commits their new files
+        // in one step. Flushing them one by one would let a crash (without a write-ahead log)
+        // or a read-only reader see `block0` flushed and `docs` not.
+        let families = ALL_FAMILIES
+            .iter()
+            .map(|name| self.cf(name))
+            .collect::<Result<Vec<_>>>()?;
+        self.db
+            .flush_cfs_opt(&families, &rocksdb::FlushOptions::default())
+            .map_err(|e| self.rocks_err("flush", None, e))
+    }
+
+    /// Compacts every column family fully: smaller on disk, faster to scan. Takes a while on
+    /// a large store.
+    ///
+    /// # Errors
+    /// RocksDB I/O errors, or [`Error::ReadOnly`].
+    pub fn compact(&self) -> Result<()> {
+        self.check_writable()?;
+        for name in ALL_FAMILIES {
+            self.db
+                .compact_range_cf(self.cf(name)?, None::<&[u8]>, None::<&[u8]>);
+        }
+        Ok(())
+    }
+
+    /// Bytes the query cache holds now ([`StoreBuilder::query_cache_size`]).
+    pub fn query_cache_usage(&self) -> u64 {
+        self.postings.as_ref().map_or(0, |c| c.weight())
+    }
+
+    /// Bytes on disk per column family (live SST files), by family name: `block0`..`block3`,
+    /// `docs`, `keys`, `meta`, in that order.
+    ///
+    /// # Errors
+    /// RocksDB errors.
+    pub fn disk_usage(&self) -> Result<Vec<(&'static str, u64)>> {
+        let files = self
+            .db
+            .live_files()
+            .map_err(|e| self.rocks_err("list live files", None, e))?;
+        Ok(ALL_FAMILIES
+            .iter()
+            .map(|name| {
+                let bytes = files
+                    .iter()
+                    .filter(|f| f.column_family_name == *name)
+                    .map(|f| f.size as u64)
+                    .sum();
+                (*name, bytes)
+            })
+            .collect())
+    }
+
+    // ---- crate-internal plumbing ----
+
+    pub(crate) fn cf(&self, name: &'static str) -> Result<&ColumnFamily> {
+        self.db.cf_handle(name).ok_or_else(|| Error::NotAStore {
+            path: self.path.clone(),
+            reason: format!("column family `{name}` is missing"),
+        })
+    }
+
+    pub(crate) fn block_cf(&self, i: usize) -> Result<&ColumnFamily> {
+        self.cf(BLOCK_FAMILIES[i])
+    }
+
+    pub(crate) fn rocks_err(
+        &self,
+        operation: &'static str,
+        cf: Option<&'static str>,
+        e: rocksdb::Error,
+    ) -> Error {
+        Error::rocks(operation, cf, &self.path, e)
+    }
+
+    pub(crate) fn get_raw(&self, family: &'static str, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.db
+            .get_cf(self.cf(family)?, key)
+            .map_err(|e| self.rocks_err("read", Some(family), e))
+    }
+
+    pub(crate) fn raw_iter(
+        &self,
+        family: &'static str,
+    ) -> Result<rocksdb::DBIteratorWithThreadMode<'_, DB>> {
+        Ok(self
+            .db
+            .iterator_cf(self.cf(family)?, rocksdb::IteratorMode::Start))
+    }
+
+    pub(crate) fn check_writable(&self) -> Result<()> {
+        if self.read_only {
+            return Err(Error::ReadOnly {
+                path: self.path.clone(),
+            });
+        }
+        Ok(())
+    }
+
+    pub(crate) fn write_options(&self) -> WriteOptions {
+        let mut opts = WriteOptions::default();
+        match self.durability {
+            Durability::Sync => opts.set_sync(true),
+            Durability::Buffered => {}
+            Durability::NoWal => opts.disable_wal(true),
+        }
+        opts
+    }
+
+    /// Takes the write lock. A poisoned lock only means another writer panicked between
+    /// RocksDB writes, each of which is atomic, so the store is still consistent.
+    pub(crate) fn lock_writes(&self) -> MutexGuard<'_, ()> {
+        self.write_lock.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Microseconds since the Unix epoch (0 if the clock is before it).
+    pub(crate) fn now_micros() -> u64 {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_micros() as u64)
+            .unwrap_or(0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn assert_send_sync<T: Send + Sync>() {}
+
+    #[test]
+    fn store_is_send_and_sync() {
+        assert_send_sync::<Store>();
+    }
+}
