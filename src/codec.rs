@@ -5,10 +5,10 @@
 //! | family | value | encoding |
 //! |---|---|---|
 //! | `block0..3` | empty | — |
-//! | `docs` | [`Document`] | bincode: fingerprint (varint u64) · key (option: 0, or 1 · varint length · UTF-8) · text_len (option of varint u64) · added (varint u64, µs since the Unix epoch) |
+//! | `docs` | [`Document`] | bincode: fingerprint (varint u64) · key (option: 0, or 1 · varint length · UTF-8) · text_len (option of varint u64) · added (varint u64, µs since the Unix epoch) · sketch (only in a store that keeps sketches: its [`SKETCH_BYTES`] bytes, no tag; a record that ends after `added` has none) |
 //! | `keys` | document id | 8 bytes big-endian (see [`crate::keys`]) |
 //! | `meta` `format_version` | u32 | 4 bytes big-endian |
-//! | `meta` `simhasher` | [`SimhashConfig`] | bincode of the serde form (formats 1 and 2: without its last field, `drop_boilerplate`) |
+//! | `meta` `simhasher` | [`SimhashConfig`] | bincode of the serde form (each older format without the fields appended since: see `fields_missing_in`) |
 //! | `meta` `doc_count` | u64 | 8 bytes big-endian |
 
 use serde::{Deserialize, Serialize};
@@ -17,6 +17,7 @@ use crate::error::{Error, Result};
 use crate::fingerprint::Fingerprint;
 use crate::keys;
 use crate::simhash::SimhashConfig;
+use crate::sketch::{Sketch, SKETCH_BYTES};
 
 /// The largest value decoding will allocate for.
 pub(crate) const MAX_VALUE_LEN: usize = 64 * 1024;
@@ -32,6 +33,43 @@ pub struct Document {
     pub text_len: Option<u64>,
     /// When it was stored, in microseconds since the Unix epoch.
     pub added: u64,
+    /// Its [`Sketch`], in a store that keeps them
+    /// ([`SimhashConfig::sketch`](crate::SimhashConfig::sketch)) and when it was given one.
+    #[serde(default, with = "trailing_sketch", skip_serializing_if = "Option::is_none")]
+    pub sketch: Option<Sketch>,
+}
+
+/// The sketch as the last field of a document record: present or absent, without a tag (the
+/// record's length tells). In JSON, `null` or absent for none.
+mod trailing_sketch {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    use crate::sketch::Sketch;
+
+    pub(super) fn serialize<S: Serializer>(
+        sketch: &Option<Sketch>,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        match sketch {
+            Some(sketch) => sketch.serialize(serializer),
+            None => serializer.serialize_none(),
+        }
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Option<Sketch>, D::Error> {
+        Option::<Sketch>::deserialize(deserializer)
+    }
+}
+
+/// The fields of a [`Document`] before its sketch: what every record starts with.
+#[derive(Deserialize)]
+struct DocumentHead {
+    fingerprint: Fingerprint,
+    key: Option<String>,
+    text_len: Option<u64>,
+    added: u64,
 }
 
 fn config() -> impl bincode::config::Config {
@@ -72,6 +110,7 @@ pub(crate) struct DocumentRef<'a> {
     pub(crate) key: Option<&'a str>,
     pub(crate) text_len: Option<u64>,
     pub(crate) added: u64,
+    pub(crate) sketch: Option<&'a Sketch>,
 }
 
 impl Document {
@@ -81,6 +120,7 @@ impl Document {
             key: self.key.as_deref(),
             text_len: self.text_len,
             added: self.added,
+            sketch: self.sketch.as_ref(),
         }
     }
 }
@@ -126,29 +166,61 @@ pub(crate) fn encode_document_into(doc: &DocumentRef<'_>, out: &mut Vec<u8>) {
         None => out.push(0),
     }
     put_varint(out, doc.added);
+    if let Some(sketch) = doc.sketch {
+        out.extend_from_slice(sketch.as_bytes());
+    }
 }
 
 pub(crate) fn encode_document(doc: &Document) -> Vec<u8> {
-    let mut out = Vec::with_capacity(32 + doc.key.as_ref().map_or(0, String::len));
+    let mut out = Vec::with_capacity(32 + SKETCH_BYTES + doc.key.as_ref().map_or(0, String::len));
     encode_document_into(&doc.view(), &mut out);
     out
 }
 
+/// Decodes a document record: the fields every record has, then a sketch if exactly
+/// [`SKETCH_BYTES`] bytes follow (none if none do; anything else is damage).
 pub(crate) fn decode_document(bytes: &[u8], key: &[u8]) -> Result<Document> {
-    decode(bytes, keys::DOCS_FAMILY, key, "document")
+    let err = |message: String| Error::Decode {
+        column_family: keys::DOCS_FAMILY,
+        key: keys::hex(key),
+        what: "document",
+        message,
+    };
+    let (head, used): (DocumentHead, usize) =
+        bincode::serde::decode_from_slice(bytes, config()).map_err(|e| err(e.to_string()))?;
+    let sketch = match bytes.get(used..).unwrap_or_default() {
+        [] => None,
+        rest => match <[u8; SKETCH_BYTES]>::try_from(rest) {
+            Ok(sketch) => Some(Sketch::from_bytes(sketch)),
+            Err(_) => {
+                return Err(err(format!(
+                    "{} trailing bytes (a sketch has {SKETCH_BYTES})",
+                    rest.len()
+                )))
+            }
+        },
+    };
+    Ok(Document {
+        fingerprint: head.fingerprint,
+        key: head.key,
+        text_len: head.text_len,
+        added: head.added,
+        sketch,
+    })
 }
 
 /// How many bytes at the end of the configuration record a store of `format_version` does
 /// not have: bincode writes the fields in order, and each format appended some, all of one
-/// byte (a bool or a `u8`): format 3 `drop_boilerplate`, format 4
+/// byte (a bool, a `u8` or an enum's variant index): format 3 `drop_boilerplate`, format 4
 /// `word_char_shingles_within_words` and `latin_count_pieces`, format 5
-/// `latin_count_pieces_ratio`. A store of an older format did not do what they do, so they
-/// read as off (0).
+/// `latin_count_pieces_ratio`, format 6 `sketch`. A store of an older format did not do what
+/// they do, so they read as off (0).
 fn fields_missing_in(format_version: u32) -> usize {
     match format_version {
-        0..=2 => 4,
-        3 => 3,
-        4 => 1,
+        0..=2 => 5,
+        3 => 4,
+        4 => 2,
+        5 => 1,
         _ => 0,
     }
 }
@@ -174,11 +246,12 @@ pub(crate) fn decode_config(bytes: &[u8], format_version: u32) -> Result<Simhash
     if missing == 0 {
         return decode(bytes, family, key, "fingerprint configuration");
     }
-    let current = [bytes, &[0; 4][..missing]].concat();
+    let current = [bytes, &[0; 5][..missing]].concat();
     let what = match format_version {
         0..=2 => "fingerprint configuration (format 1 or 2)",
         3 => "fingerprint configuration (format 3)",
-        _ => "fingerprint configuration (format 4)",
+        4 => "fingerprint configuration (format 4)",
+        _ => "fingerprint configuration (format 5)",
     };
     decode(&current, family, key, what)
 }
@@ -250,7 +323,7 @@ pub(crate) fn check_decoders(bytes: &[u8]) {
             Some(&config)
         );
     }
-    for version in 3..=5 {
+    for version in 3..=6 {
         if let Ok(config) = decode_config(bytes, version) {
             let again = decode_config(&encode_config(&config, version), version);
             assert!(
@@ -306,8 +379,8 @@ mod tests {
 
     proptest! {
         #[test]
-        fn documents_round_trip(fp: u64, key in proptest::option::of(".{0,40}"), text_len: Option<u64>, added: u64) {
-            let doc = Document { fingerprint: Fingerprint(fp), key, text_len, added };
+        fn documents_round_trip(fp: u64, key in proptest::option::of(".{0,40}"), text_len: Option<u64>, added: u64, sketch in sketches()) {
+            let doc = Document { fingerprint: Fingerprint(fp), key, text_len, added, sketch };
             prop_assert_eq!(decode_document(&encode_document(&doc), b"k").unwrap(), doc);
         }
 
@@ -317,9 +390,31 @@ mod tests {
             key in proptest::option::of(".{0,300}"),
             text_len in proptest::option::of(prop_oneof![any::<u64>(), 0u64..300, 0u64..1 << 33]),
             added in prop_oneof![any::<u64>(), 0u64..300, 0u64..1 << 33],
+            sketch in sketches(),
         ) {
-            let doc = Document { fingerprint: Fingerprint(fp), key, text_len, added };
+            let doc = Document { fingerprint: Fingerprint(fp), key, text_len, added, sketch };
             prop_assert_eq!(encode_document(&doc), encode(&doc));
+        }
+
+        #[test]
+        fn a_sketch_adds_its_bytes_and_nothing_else(fp: u64, key in proptest::option::of(".{0,40}"), text_len: Option<u64>, added: u64, sketch in sketches()) {
+            let without = Document { fingerprint: Fingerprint(fp), key, text_len, added, sketch: None };
+            let with = Document { sketch, ..without.clone() };
+            let bytes = encode_document(&with);
+            let head = encode_document(&without);
+            prop_assert_eq!(&bytes[..head.len()], &head[..]);
+            prop_assert_eq!(&bytes[head.len()..], sketch.as_ref().map_or(&[][..], |s| &s.as_bytes()[..]));
+            // A record with a partial or an overlong sketch is damage.
+            for cut in [1, SKETCH_BYTES - 1] {
+                let mut damaged = head.clone();
+                damaged.extend(std::iter::repeat_n(7u8, cut));
+                let decoded = decode_document(&damaged, b"k");
+                prop_assert!(matches!(decoded, Err(Error::Decode { .. })), "{:?}", decoded);
+            }
+            let mut long = encode_document(&Document { sketch: Some(Sketch::from_bytes([1; SKETCH_BYTES])), ..without });
+            long.push(0);
+            let decoded = decode_document(&long, b"k");
+            prop_assert!(matches!(decoded, Err(Error::Decode { .. })), "{:?}", decoded);
         }
 
         #[test]
@@ -329,7 +424,60 @@ mod tests {
             let _ = decode_config(&bytes, 3);
             let _ = decode_config(&bytes, 4);
             let _ = decode_config(&bytes, 5);
+            let _ = decode_config(&bytes, 6);
         }
+    }
+
+    fn sketches() -> impl Strategy<Value = Option<Sketch>> {
+        proptest::option::of(proptest::collection::vec(any::<u8>(), SKETCH_BYTES).prop_map(|v| {
+            let mut bytes = [0u8; SKETCH_BYTES];
+            bytes.copy_from_slice(&v);
+            Sketch::from_bytes(bytes)
+        }))
+    }
+
+    #[test]
+    fn documents_without_a_sketch_keep_their_bytes() {
+        // A record of 0.5.0: fingerprint 300 (251, then u16), key "a", text length 5, added 7.
+        let old = [251, 44, 1, 1, 1, b'a', 1, 5, 7];
+        let doc = decode_document(&old, b"k").unwrap();
+        assert_eq!(
+            doc,
+            Document {
+                fingerprint: Fingerprint(300),
+                key: Some("a".into()),
+                text_len: Some(5),
+                added: 7,
+                sketch: None
+            }
+        );
+        assert_eq!(encode_document(&doc), old);
+        let json = serde_json::to_value(&doc).unwrap();
+        assert!(json.get("sketch").is_none());
+        assert_eq!(serde_json::from_value::<Document>(json).unwrap(), doc);
+        let sketched = Document {
+            sketch: Some(Sketch::from_bytes([0xab; SKETCH_BYTES])),
+            ..doc
+        };
+        let json = serde_json::to_value(&sketched).unwrap();
+        assert_eq!(json["sketch"], "ab".repeat(SKETCH_BYTES));
+        assert_eq!(serde_json::from_value::<Document>(json).unwrap(), sketched);
+    }
+
+    #[test]
+    fn format_6_appends_the_sketch_setting() {
+        use crate::sketch::SketchKind;
+        let plain = SimhashConfig::default();
+        let sketched = plain.clone().with_sketch(SketchKind::MinHash);
+        let v5 = encode_config(&plain, 5);
+        let v6 = encode_config(&sketched, 6);
+        assert_eq!(v6[..v5.len()], v5[..]);
+        assert_eq!(v6[v5.len()..], [1]);
+        assert_eq!(encode_config(&plain, 6)[v5.len()..], [0]);
+        assert_eq!(decode_config(&v6, 6).unwrap(), sketched);
+        assert_eq!(decode_config(&v5, 5).unwrap(), plain);
+        assert!(matches!(decode_config(&v6, 5), Err(Error::Decode { .. })));
+        assert!(matches!(decode_config(&v5, 6), Err(Error::Decode { .. })));
     }
 
     #[test]
@@ -441,6 +589,7 @@ mod tests {
             key: None,
             text_len: None,
             added: 0,
+            sketch: None,
         };
         let mut bytes = encode_document(&doc);
         bytes.push(0);

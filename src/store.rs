@@ -19,24 +19,29 @@ use crate::options::{Durability, StoreBuilder};
 use crate::postings::PostingsCache;
 use crate::secondary::open_secondary;
 use crate::simhash::{SimhashConfig, Simhasher, TfScaling};
+use crate::sketch::SketchKind;
 
 /// The size of the MANIFEST at which the writer starts a new one (see `open_with`).
 const MAX_MANIFEST_BYTES: usize = 256 * 1024;
 
 /// The newest on-disk format this build writes (a new store records the oldest version that
 /// can hold it: see `format_version_for` in `src/store.rs`).
-pub const FORMAT_VERSION: u32 = 5;
+pub const FORMAT_VERSION: u32 = 6;
 /// The oldest on-disk format this build reads.
 pub const MIN_FORMAT_VERSION: u32 = 1;
 
 /// The format version a new store with this configuration records: the oldest that can hold
 /// it, so that it stays readable by older builds when it can, and they refuse the others
 /// with [`Error::UnsupportedFormat`] instead of failing to decode the configuration.
-/// 5 if it sets a count pieces ratio (the default since 0.5), else 4 if it takes Latin
+/// 6 if it keeps sketches (format 6 records the setting and appends them to document
+/// records), else 5 if it sets a count pieces ratio (the default since 0.5), else 4 if it takes Latin
 /// shingles within words or count pieces (format 4 records both), else 3 if it drops
 /// boilerplate lines (format 3 records `drop_boilerplate`), else 2 with
 /// [`TfScaling::LengthAdaptive`] (which format 1 readers cannot decode), else 1.
 fn format_version_for(config: &SimhashConfig) -> u32 {
+    if config.sketch != SketchKind::None {
+        return 6;
+    }
     if config.latin_count_pieces_ratio > 0 {
         return 5;
     }
@@ -557,11 +562,12 @@ mod tests {
 
     #[test]
     fn stores_record_the_oldest_format_that_holds_them() {
-        assert_eq!(
-            format_version_for(&SimhashConfig::default()),
-            FORMAT_VERSION
-        );
-        assert_eq!(FORMAT_VERSION, 5);
+        assert_eq!(format_version_for(&SimhashConfig::default()), 5);
+        assert_eq!(FORMAT_VERSION, 6);
+        for config in [SimhashConfig::default(), SimhashConfig::release_default(2).unwrap()] {
+            let sketched = config.with_sketch(SketchKind::MinHash);
+            assert_eq!(format_version_for(&sketched), FORMAT_VERSION);
+        }
         let release = |minor| SimhashConfig::release_default(minor).unwrap();
         for (minor, format) in [(2, 1), (3, 3), (4, 4), (5, 5)] {
             assert_eq!(format_version_for(&release(minor)), format, "0.{minor}");

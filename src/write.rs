@@ -9,9 +9,11 @@ use crate::codec::{self, Document};
 use crate::error::{Error, Result};
 use crate::fingerprint::{Fingerprint, BLOCKS};
 use crate::keys::{self, DOCS_FAMILY, KEYS_FAMILY, MAX_EXTERNAL_KEY_LEN, META_FAMILY};
+use crate::sketch::Sketch;
 use crate::store::Store;
 
-/// A document to store: its id, fingerprint and optional external key and text length.
+/// A document to store: its id, fingerprint and optional external key, text length and
+/// [`Sketch`] (kept only by a store that keeps sketches).
 ///
 /// ```
 /// use simhash_store::{Entry, Fingerprint};
@@ -28,6 +30,8 @@ pub struct Entry {
     pub key: Option<String>,
     /// The length in bytes of its text, when known.
     pub text_len: Option<u64>,
+    /// Its sketch, for a store that keeps them ([`Simhasher::sketch`](crate::Simhasher::sketch)).
+    pub sketch: Option<Sketch>,
 }
 
 impl Entry {
@@ -38,6 +42,7 @@ impl Entry {
             fingerprint,
             key: None,
             text_len: None,
+            sketch: None,
         }
     }
 
@@ -50,6 +55,12 @@ impl Entry {
     /// Sets the text length.
     pub fn with_text_len(mut self, len: u64) -> Entry {
         self.text_len = Some(len);
+        self
+    }
+
+    /// Sets the sketch.
+    pub fn with_sketch(mut self, sketch: Sketch) -> Entry {
+        self.sketch = Some(sketch);
         self
     }
 }
@@ -120,6 +131,7 @@ impl<'a> Overlay<'a> {
 
     /// Adds to `batch` the upsert of `entry`.
     fn insert(&mut self, batch: &mut WriteBatch, entry: &Entry, added: u64) -> Result<()> {
+        self.store.check_sketch(entry.id, entry.sketch.as_ref())?;
         if let Some(key) = &entry.key {
             if key.is_empty() || key.len() > MAX_EXTERNAL_KEY_LEN {
                 return Err(Error::InvalidArgument(format!(
@@ -169,6 +181,7 @@ impl<'a> Overlay<'a> {
             key: entry.key.clone(),
             text_len: entry.text_len,
             added: old.as_ref().map_or(added, |o| o.added),
+            sketch: entry.sketch,
         };
         batch.put_cf(
             self.store.cf(DOCS_FAMILY)?,
@@ -233,15 +246,16 @@ impl Store {
         self.insert_batch([entry])
     }
 
-    /// Fingerprints `text` with [`Store::simhasher`] and stores it under `id` (upsert).
-    /// Returns the fingerprint.
+    /// Fingerprints `text` with [`Store::simhasher`] and stores it under `id` (upsert), with
+    /// its sketch in a store that keeps sketches. Returns the fingerprint.
     ///
     /// # Errors
     /// [`Error::NoFeatures`] for a text with nothing to fingerprint; see [`Store::insert_entry`].
     pub fn insert_text(&self, id: u64, key: Option<&str>, text: &str) -> Result<Fingerprint> {
-        let fp = self.simhasher.fingerprint(text)?;
+        let (fp, sketch) = self.simhasher.fingerprint_and_sketch(text)?;
         let mut entry = Entry::new(id, fp).with_text_len(text.len() as u64);
         entry.key = key.map(str::to_owned);
+        entry.sketch = sketch;
         self.insert_entry(entry)?;
         Ok(fp)
     }

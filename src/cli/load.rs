@@ -122,6 +122,7 @@ impl<'a> Writer<'a> {
                 fingerprint: doc.fingerprint,
                 key: doc.key,
                 text_len: doc.text_len,
+                sketch: doc.sketch,
             };
             self.loader
                 .add_entry(&entry)

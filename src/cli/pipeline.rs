@@ -11,7 +11,7 @@ use std::sync::mpsc;
 use rayon::prelude::*;
 use simhash_store::{
     read_input, BadRecord, BadRecordKind, Body, Error, Fingerprint, Location, ReaderOptions,
-    Record, Simhasher, MAX_EXTERNAL_KEY_LEN,
+    Record, Simhasher, Sketch, MAX_EXTERNAL_KEY_LEN,
 };
 
 use super::progress::Progress;
@@ -37,6 +37,8 @@ pub struct Doc {
     pub features: Option<usize>,
     /// The length of its text in bytes, when fingerprinted here.
     pub text_len: Option<u64>,
+    /// Its sketch, when fingerprinted here for a store that keeps sketches.
+    pub sketch: Option<Sketch>,
 }
 
 /// What happened to the records read.
@@ -129,6 +131,7 @@ fn process(record: Record, opts: &ReaderOptions, hasher: &Simhasher) -> Result<O
             fingerprint: fp,
             features: None,
             text_len: None,
+            sketch: None,
         }));
     }
     let text = match record.text(opts) {
@@ -142,6 +145,7 @@ fn process(record: Record, opts: &ReaderOptions, hasher: &Simhasher) -> Result<O
         Err(e) => return Err(e),
     };
     let text_len = text.len() as u64;
+    let sketch = hasher.sketch(&text);
     drop(text);
     Ok(Outcome::Doc(Doc {
         key: record.key,
@@ -150,6 +154,7 @@ fn process(record: Record, opts: &ReaderOptions, hasher: &Simhasher) -> Result<O
         fingerprint,
         features: Some(features),
         text_len: Some(text_len),
+        sketch,
     }))
 }
 
