@@ -116,7 +116,7 @@ fn check_fixture(version: u32) -> Result<()> {
     }
     // Every older format's fixture holds fingerprints that today's default would not give,
     // so the checks above are about the recorded configuration, not the default.
-    if version < FORMAT_VERSION {
+    if fixture_config(version) != SimhashConfig::default() {
         assert!(
             unlike_the_current_default >= 10,
             "{unlike_the_current_default} of 40"
