@@ -44,7 +44,7 @@ fn load_with_sketches_then_verified_query_and_dedup() -> Result {
     assert_eq!(keys, ["https://a.example/1", "https://b.example/copy"], "{out}");
     assert_eq!(matches[0]["similarity"], 1.0);
     assert!(matches[1]["similarity"].as_f64().ok_or("similarity")? > 0.5);
-    assert_eq!(v["max_distance"], 6);
+    assert_eq!(v["max_distance"], 8);
 
     // By key: the stored document's own sketch; it is left out of its matches.
     let out = ok(&run(&["query", "--store", s, "--key", "https://a.example/1", "--verified"])?);

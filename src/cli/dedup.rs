@@ -47,16 +47,16 @@ pub struct Args {
 
     /// The largest Hamming distance between near-duplicates (0..=64). Up to 3 is one pass
     /// over each block family; larger values also compare neighbouring block values.
-    /// Default: 3; with --verified, 6 (the candidates' distance).
+    /// Default: 3; with --verified, 8 (the candidates' distance).
     #[arg(short = 'k', long, value_name = "BITS", value_parser = clap::value_parser!(u32).range(0..=64))]
     k: Option<u32>,
 
-    /// Verified near-duplicates: pairs within k bits (6 by default) kept only where the
+    /// Verified near-duplicates: pairs within k bits (8 by default) kept only where the
     /// documents' sketches agree (a store loaded with --sketch).
     #[arg(long)]
     verified: bool,
 
-    /// With --verified: the smallest sketch similarity (0 to 1) of a kept pair. Default: 0.5.
+    /// With --verified: the smallest sketch similarity (0 to 1) of a kept pair. Default: 0.75.
     #[arg(long, value_name = "SIMILARITY", requires = "verified")]
     min_similarity: Option<f64>,
 

@@ -55,18 +55,18 @@ pub struct Args {
     #[arg(long, value_name = "HEX")]
     fingerprint: Option<String>,
 
-    /// The largest Hamming distance to report (0..=64). Default: 3; with --verified, 6 (the
+    /// The largest Hamming distance to report (0..=64). Default: 3; with --verified, 8 (the
     /// candidates' distance).
     #[arg(long, short = 'k', value_parser = clap::value_parser!(u32).range(0..=64))]
     max_distance: Option<u32>,
 
-    /// Verified near-duplicates: candidates within k bits (6 by default) kept only where the
+    /// Verified near-duplicates: candidates within k bits (8 by default) kept only where the
     /// documents' sketches agree (a store loaded with --sketch). Needs the query's text
     /// (--text, --file, or --key of a document stored with its sketch).
     #[arg(long)]
     verified: bool,
 
-    /// With --verified: the smallest sketch similarity (0 to 1) of a match. Default: 0.5.
+    /// With --verified: the smallest sketch similarity (0 to 1) of a match. Default: 0.75.
     #[arg(long, value_name = "SIMILARITY", requires = "verified")]
     min_similarity: Option<f64>,
 

@@ -11,12 +11,22 @@ pub enum SketchKind {
     /// The default.
     #[default]
     None,
-    /// One-permutation b-bit MinHash of the text's character 4-grams: the text lowercased,
-    /// with everything but letters, digits and `_` left out (so spacing, punctuation and line
-    /// breaks do not count), cut into every run of 4 consecutive characters; each distinct
-    /// 4-gram hashed with xxh3-64 (the configuration's seed, salted); 64 bins by the top 6
-    /// bits of the hash, each keeping the lowest 8 bits of its smallest hash; an empty bin
-    /// takes the code of a non-empty one chosen by a seeded hash of its index (densification).
-    /// 64 bytes per document.
+    /// One-permutation one-bit MinHash of the text's token bigrams, 512 bins: 64 bytes per
+    /// document.
+    ///
+    /// The text is what the fingerprint reads (boilerplate lines left out with
+    /// [`drop_boilerplate`](crate::SimhashConfig::drop_boilerplate), normalized as with
+    /// [`normalize`](crate::SimhashConfig::normalize)); its tokens are each ideograph alone
+    /// and each maximal run of other letters and digits (no jieba, stop words kept), so the
+    /// shingles, every pair of consecutive tokens, are ideograph bigrams in Chinese and word
+    /// bigrams in other scripts. Each distinct shingle is hashed with xxh3-64 (the
+    /// configuration's seed, salted); the top 9 bits of a hash choose one of 512 bins, which
+    /// keeps its smallest hash; the sketch's bit `j` is the lowest bit of bin `j`'s minimum
+    /// (an empty bin takes a non-empty one's, chosen by a seeded hash of its index: optimal
+    /// densification). [`Sketch::similarity`](crate::Sketch::similarity) is then
+    /// `1 - D / 256` for the Hamming distance `D` of two sketches, an estimate of the
+    /// Jaccard similarity of their bigram sets. Chosen on the labelled development set over
+    /// character 2- to 5-grams, token 1- to 3-grams, other bin and bit counts and a second
+    /// SimHash (`docs/guide.md`, "Verified near-duplicates").
     MinHash,
 }

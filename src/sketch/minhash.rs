@@ -1,49 +1,55 @@
 //! A text's [`Sketch`] by one-permutation b-bit MinHash (Li, Owen and Zhang 2012; b-bit codes,
-//! Li and König 2010) with optimal densification (Shrivastava 2017) over the text's character
-//! shingles.
+//! Li and König 2010) with optimal densification (Shrivastava 2017) over the text's token
+//! bigrams. Chosen on the labelled development set (`docs/guide.md`, "Verified
+//! near-duplicates"); the reference definition it reproduces is written out in
+//! [`SketchKind::MinHash`](super::SketchKind::MinHash).
 //!
-//! 1. **Characters**: each character of the text lowercased; of the result, only word
-//!    characters are kept (ASCII letters, digits and `_`; other alphanumeric characters and the
-//!    combining diacritics U+0300..U+036F). Spacing, punctuation and line breaks are dropped,
-//!    so re-flowed or re-punctuated text keeps its shingles.
-//! 2. **Shingles**: every run of [`SHINGLE_CHARS`] consecutive kept characters (a text of
-//!    fewer has one shingle, itself; a text of none has none).
-//! 3. **Hash**: xxh3-64 of the shingle's UTF-8 bytes with seed `seed ^ SKETCH_SALT`.
-//! 4. **Bins**: the top `log2(BINS)` bits of a hash choose its bin; a bin keeps its smallest
-//!    hash, and its code is the lowest `BITS` bits of that hash. A shingle repeated changes
-//!    nothing: the sketch is one of the *set* of shingles.
-//! 5. **Densification**: an empty bin `j` takes the code of bin `probe(j, a)` for the first
+//! 1. **Text**: what the fingerprint reads: without boilerplate lines when the configuration
+//!    drops them, normalized as the fingerprint normalizes (lowercase, and with `normalize`
+//!    the fold of full-width forms, ligatures and look-alike letters).
+//! 2. **Tokens**: every ideograph alone; every maximal run of other word characters (letters,
+//!    digits, `_` and the combining marks U+0300..U+036F); everything else only separates.
+//!    No jieba, no stop words.
+//! 3. **Shingles**: every pair of consecutive tokens, as `token ++ " " ++ next`, across lines
+//!    and punctuation; a text of one token has that token as its only shingle, a text of none
+//!    has none. They form a set: a repeated shingle changes nothing.
+//! 4. **Hash**: xxh3-64 of the shingle with seed `seed ^ SKETCH_SALT`.
+//! 5. **Bins**: bin `h >> 55` (the top 9 bits of 512 bins) keeps the smallest hash it gets;
+//!    its code is that hash's lowest bit.
+//! 6. **Densification**: an empty bin `j` takes the minimum of bin `probe(j, a)` for the first
 //!    attempt `a = 0, 1, ...` that lands on a non-empty bin, where `probe(j, a)` is xxh3-64 of
-//!    `le_u32(j) ++ le_u32(a)` with seed `seed ^ PROBE_SALT`, modulo `BINS`. So two texts
-//!    whose sets agree agree on empty bins too. The empty set has every code 0.
+//!    `le_u32(j) ++ le_u32(a)` with seed `seed ^ PROBE_SALT`, modulo 512. Two texts whose
+//!    shingle sets agree agree on empty bins too. No shingle: every code 0.
+//! 7. **Layout**: code `j` is bit `j % 8` of byte `j / 8`.
 //!
-//! The probability that a code of two sketches is equal is `J + (1 - J) 2^-BITS` for the
-//! Jaccard similarity `J` of the two shingle sets, which [`similarity_of`] inverts.
+//! Two codes are equal with probability `J + (1 - J) / 2` for the Jaccard similarity `J` of
+//! the shingle sets, so `1 - D / 256` estimates `J` from the number `D` of differing bits.
+
+use std::borrow::Cow;
 
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
 use super::{Sketch, SKETCH_BYTES};
+use crate::simhash::{drop_lines, is_cjk, normalize_into, SimhashConfig};
 
 /// Codes per sketch (a power of two).
-pub(crate) const SKETCH_BINS: usize = 64;
+pub(crate) const SKETCH_BINS: usize = 512;
 /// Bits per code (1, 2, 4 or 8).
-pub(crate) const SKETCH_BITS: usize = 8;
-/// Characters per shingle.
-const SHINGLE_CHARS: usize = 4;
+pub(crate) const SKETCH_BITS: usize = 1;
 /// Salts of the two seeds, so that the sketch's hashes are not the fingerprint's
 /// (`b"sketch21"` and `b"probes21"` as big-endian `u64`s).
 const SKETCH_SALT: u64 = 0x736B_6574_6368_3231;
 const PROBE_SALT: u64 = 0x7072_6F62_6573_3231;
 /// Attempts of the densification before an empty bin takes the first non-empty bin's code
-/// (reached with probability below `(63/64)^4096`, about 1e-28, with one bin filled).
-const MAX_PROBES: u32 = 4096;
+/// (reached with probability below `(511/512)^65536`, about 1e-56, with one bin filled).
+const MAX_PROBES: u32 = 1 << 16;
 
 const _: () = assert!(SKETCH_BINS.is_power_of_two() && 8 % SKETCH_BITS == 0);
 const BIN_SHIFT: u32 = 64 - SKETCH_BINS.trailing_zeros();
 const CODE_MASK: u64 = (1 << SKETCH_BITS) - 1;
 const CODES_PER_BYTE: usize = 8 / SKETCH_BITS;
 
-/// Whether `c` (already lowercased) is kept.
+/// Whether `c` (normalized) belongs to a token of letters and digits.
 #[inline]
 fn is_word_char(c: char) -> bool {
     if c.is_ascii() {
@@ -53,98 +59,139 @@ fn is_word_char(c: char) -> bool {
     }
 }
 
-/// The sketch of `text` under `seed`.
-pub(super) fn sketch(text: &str, seed: u64) -> Sketch {
-    let hash_seed = seed ^ SKETCH_SALT;
-    let mut mins = [u64::MAX; SKETCH_BINS];
-    let mut filled: u64 = 0;
-    let mut add = |h: u64| {
+/// The smallest hash per bin, and which bins have one.
+struct Bins {
+    mins: [u64; SKETCH_BINS],
+    filled: [u64; SKETCH_BINS / 64],
+}
+
+impl Bins {
+    fn new() -> Bins {
+        Bins {
+            mins: [u64::MAX; SKETCH_BINS],
+            filled: [0; SKETCH_BINS / 64],
+        }
+    }
+
+    #[inline]
+    fn add(&mut self, h: u64) {
         let bin = (h >> BIN_SHIFT) as usize;
-        filled |= 1 << bin;
-        if h < mins[bin] {
-            mins[bin] = h;
+        self.filled[bin / 64] |= 1 << (bin % 64);
+        if h < self.mins[bin] {
+            self.mins[bin] = h;
         }
+    }
+
+    #[inline]
+    fn is_filled(&self, bin: usize) -> bool {
+        self.filled[bin / 64] & (1 << (bin % 64)) != 0
+    }
+
+    fn any(&self) -> bool {
+        self.filled.iter().any(|&w| w != 0)
+    }
+}
+
+/// The shingles of a normalized text as they complete: consecutive token pairs.
+struct Shingles<'t> {
+    text: &'t str,
+    /// Where the current run of word characters started, if in one.
+    run: Option<usize>,
+    /// The last token completed.
+    previous: Option<&'t str>,
+    /// Tokens completed.
+    tokens: usize,
+    /// The shingle's bytes.
+    buf: Vec<u8>,
+}
+
+impl<'t> Shingles<'t> {
+    /// Calls `f` with the hash of every shingle of `text`.
+    fn each(text: &'t str, seed: u64, f: &mut impl FnMut(u64)) {
+        let mut s = Shingles {
+            text,
+            run: None,
+            previous: None,
+            tokens: 0,
+            buf: Vec::with_capacity(64),
+        };
+        for (i, c) in text.char_indices() {
+            if is_cjk(c) {
+                s.end_run(i, seed, f);
+                s.token(i, i + c.len_utf8(), seed, f);
+            } else if is_word_char(c) {
+                s.run.get_or_insert(i);
+            } else {
+                s.end_run(i, seed, f);
+            }
+        }
+        s.end_run(text.len(), seed, f);
+        if s.tokens == 1 {
+            if let Some(only) = s.previous {
+                f(xxh3_64_with_seed(only.as_bytes(), seed));
+            }
+        }
+    }
+
+    #[inline]
+    fn end_run(&mut self, end: usize, seed: u64, f: &mut impl FnMut(u64)) {
+        if let Some(start) = self.run.take() {
+            self.token(start, end, seed, f);
+        }
+    }
+
+    #[inline]
+    fn token(&mut self, start: usize, end: usize, seed: u64, f: &mut impl FnMut(u64)) {
+        let token = self.text.get(start..end).unwrap_or_default();
+        if let Some(previous) = self.previous {
+            self.buf.clear();
+            self.buf.extend_from_slice(previous.as_bytes());
+            self.buf.push(b' ');
+            self.buf.extend_from_slice(token.as_bytes());
+            f(xxh3_64_with_seed(&self.buf, seed));
+        }
+        self.previous = Some(token);
+        self.tokens += 1;
+    }
+}
+
+/// The sketch of `text` under `config` (its boilerplate filter, normalization and seed).
+pub(super) fn sketch(text: &str, config: &SimhashConfig) -> Sketch {
+    let text = if config.drop_boilerplate {
+        drop_lines(text)
+    } else {
+        Cow::Borrowed(text)
     };
-    let mut shingles = Shingles::with_capacity(text.len());
-    for c in text.chars() {
-        if c.is_ascii() {
-            if let Some(shingle) = shingles.push(c.to_ascii_lowercase()) {
-                add(xxh3_64_with_seed(shingle, hash_seed));
-            }
-        } else {
-            for l in c.to_lowercase() {
-                if let Some(shingle) = shingles.push(l) {
-                    add(xxh3_64_with_seed(shingle, hash_seed));
-                }
-            }
-        }
-    }
-    let (kept, count) = (shingles.kept.as_bytes(), shingles.count);
-    if (1..SHINGLE_CHARS).contains(&count) {
-        add(xxh3_64_with_seed(kept, hash_seed));
-    }
+    let mut norm = String::new();
+    normalize_into(&text, config.normalize, &mut norm);
+    of_normalized(&norm, config.seed)
+}
+
+/// The sketch of a text already filtered and normalized.
+fn of_normalized(norm: &str, seed: u64) -> Sketch {
+    let mut bins = Bins::new();
+    Shingles::each(norm, seed ^ SKETCH_SALT, &mut |h| bins.add(h));
     let mut codes = [0u8; SKETCH_BINS];
-    if filled != 0 {
-        for (j, code) in codes.iter_mut().enumerate() {
-            if filled & (1 << j) != 0 {
-                *code = (mins[j] & CODE_MASK) as u8;
-            }
-        }
+    if bins.any() {
         let probe_seed = seed ^ PROBE_SALT;
-        let original = codes;
         for (j, code) in codes.iter_mut().enumerate() {
-            if filled & (1 << j) != 0 {
-                continue;
-            }
-            let from = (0..MAX_PROBES)
-                .map(|a| {
-                    let mut key = [0u8; 8];
-                    key[..4].copy_from_slice(&(j as u32).to_le_bytes());
-                    key[4..].copy_from_slice(&a.to_le_bytes());
-                    (xxh3_64_with_seed(&key, probe_seed) % SKETCH_BINS as u64) as usize
-                })
-                .find(|&k| filled & (1 << k) != 0)
-                .unwrap_or(filled.trailing_zeros() as usize);
-            *code = original[from];
+            let from = if bins.is_filled(j) {
+                j
+            } else {
+                (0..MAX_PROBES)
+                    .map(|a| {
+                        let mut key = [0u8; 8];
+                        key[..4].copy_from_slice(&(j as u32).to_le_bytes());
+                        key[4..].copy_from_slice(&a.to_le_bytes());
+                        (xxh3_64_with_seed(&key, probe_seed) % SKETCH_BINS as u64) as usize
+                    })
+                    .find(|&k| bins.is_filled(k))
+                    .unwrap_or_else(|| (0..SKETCH_BINS).find(|&k| bins.is_filled(k)).unwrap_or(j))
+            };
+            *code = (bins.mins[from] & CODE_MASK) as u8;
         }
     }
     Sketch(pack(&codes))
-}
-
-/// The kept characters of a text, and its shingles as they complete.
-struct Shingles {
-    kept: String,
-    /// Byte offsets in `kept` of the last `SHINGLE_CHARS` kept characters (a ring).
-    starts: [usize; SHINGLE_CHARS],
-    /// Characters kept so far.
-    count: usize,
-}
-
-impl Shingles {
-    fn with_capacity(bytes: usize) -> Shingles {
-        Shingles {
-            kept: String::with_capacity(bytes),
-            starts: [0; SHINGLE_CHARS],
-            count: 0,
-        }
-    }
-
-    /// Keeps `c` (lowercased) if it is a word character; returns the shingle it completes.
-    #[inline]
-    fn push(&mut self, c: char) -> Option<&[u8]> {
-        if !is_word_char(c) {
-            return None;
-        }
-        self.starts[self.count % SHINGLE_CHARS] = self.kept.len();
-        self.kept.push(c);
-        self.count += 1;
-        if self.count < SHINGLE_CHARS {
-            return None;
-        }
-        // The oldest of the ring is the first character of the last SHINGLE_CHARS.
-        let first = self.starts[self.count % SHINGLE_CHARS];
-        self.kept.as_bytes().get(first..)
-    }
 }
 
 /// Packs `BINS` codes of `BITS` bits into bytes, code `j` at bits `(j % per_byte) * BITS` of
@@ -160,8 +207,16 @@ fn pack(codes: &[u8; SKETCH_BINS]) -> [u8; SKETCH_BYTES] {
 /// How many codes of `a` and `b` are equal.
 #[inline]
 pub(super) fn equal_codes(a: &[u8; SKETCH_BYTES], b: &[u8; SKETCH_BYTES]) -> u32 {
-    if SKETCH_BITS == 8 {
-        return a.iter().zip(b).filter(|(x, y)| x == y).count() as u32;
+    if SKETCH_BITS == 1 {
+        let differing: u32 = a
+            .chunks_exact(8)
+            .zip(b.chunks_exact(8))
+            .map(|(x, y)| {
+                let word = |c: &[u8]| u64::from_le_bytes(c.try_into().unwrap_or([0; 8]));
+                (word(x) ^ word(y)).count_ones()
+            })
+            .sum();
+        return SKETCH_BINS as u32 - differing;
     }
     let mut equal = 0;
     for (x, y) in a.iter().zip(b) {
@@ -173,7 +228,9 @@ pub(super) fn equal_codes(a: &[u8; SKETCH_BYTES], b: &[u8; SKETCH_BYTES]) -> u32
     equal
 }
 
-/// The Jaccard similarity estimated from `equal` codes of `BINS`.
+/// The Jaccard similarity estimated from `equal` codes of `BINS`:
+/// `(equal / BINS - 2^-BITS) / (1 - 2^-BITS)`, with one-bit codes `1 - D / 256` for `D`
+/// differing bits (exact in `f64`).
 #[inline]
 pub(super) fn similarity_of(equal: u32) -> f64 {
     let chance = (-(SKETCH_BITS as f64)).exp2();
@@ -184,51 +241,54 @@ pub(super) fn similarity_of(equal: u32) -> f64 {
 mod tests {
     use super::*;
 
-    /// The definition above, written out plainly: kept characters, the set of shingles, the
-    /// minimum per bin, densification.
-    fn reference(text: &str, seed: u64) -> [u8; SKETCH_BINS] {
-        let kept: Vec<char> = text
-            .chars()
-            .flat_map(char::to_lowercase)
-            .filter(|&c| is_word_char(c))
-            .collect();
-        let mut shingles = std::collections::BTreeSet::new();
-        if kept.len() < SHINGLE_CHARS {
-            if !kept.is_empty() {
-                shingles.insert(kept.iter().collect::<String>());
-            }
-        } else {
-            for w in kept.windows(SHINGLE_CHARS) {
-                shingles.insert(w.iter().collect::<String>());
+    /// The definition above, written out plainly over a normalized text: tokens, the set of
+    /// bigrams, the minimum per bin, densification without a bound.
+    fn reference(norm: &str, seed: u64) -> [u8; SKETCH_BINS] {
+        let mut tokens: Vec<String> = Vec::new();
+        let mut current = String::new();
+        for c in norm.chars() {
+            if is_cjk(c) || !is_word_char(c) {
+                if !current.is_empty() {
+                    tokens.push(std::mem::take(&mut current));
+                }
+                if is_cjk(c) {
+                    tokens.push(c.to_string());
+                }
+            } else {
+                current.push(c);
             }
         }
-        let mut mins: [Option<u64>; SKETCH_BINS] = [None; SKETCH_BINS];
+        if !current.is_empty() {
+            tokens.push(current);
+        }
+        let shingles: std::collections::BTreeSet<String> = match tokens.len() {
+            1 => [tokens[0].clone()].into(),
+            _ => tokens.windows(2).map(|w| format!("{} {}", w[0], w[1])).collect(),
+        };
+        let mut mins: Vec<Option<u64>> = vec![None; SKETCH_BINS];
         for s in &shingles {
             let h = xxh3_64_with_seed(s.as_bytes(), seed ^ SKETCH_SALT);
-            let bin = (h >> BIN_SHIFT) as usize;
+            let bin = (h >> 55) as usize;
             mins[bin] = Some(mins[bin].map_or(h, |m| m.min(h)));
         }
         let mut codes = [0u8; SKETCH_BINS];
         if shingles.is_empty() {
             return codes;
         }
-        for j in 0..SKETCH_BINS {
-            let mut a = 0u32;
-            let h = loop {
-                let k = if mins[j].is_some() {
-                    j
-                } else {
-                    let key = [(j as u32).to_le_bytes(), a.to_le_bytes()].concat();
-                    (xxh3_64_with_seed(&key, seed ^ PROBE_SALT) % SKETCH_BINS as u64) as usize
-                };
-                if let Some(h) = mins[k] {
-                    break h;
-                }
+        for (j, code) in codes.iter_mut().enumerate() {
+            let (mut m, mut a) = (mins[j], 0u32);
+            while m.is_none() {
+                let key = [(j as u32).to_le_bytes(), a.to_le_bytes()].concat();
+                m = mins[(xxh3_64_with_seed(&key, seed ^ PROBE_SALT) % 512) as usize];
                 a += 1;
-            };
-            codes[j] = (h & CODE_MASK) as u8;
+            }
+            *code = (m.unwrap() & 1) as u8;
         }
         codes
+    }
+
+    fn sketch_default(text: &str, seed: u64) -> Sketch {
+        sketch(text, &SimhashConfig::default().with_seed(seed))
     }
 
     #[test]
@@ -237,24 +297,54 @@ mod tests {
             "",
             "  ,. ",
             "ab",
-            "abcd",
+            "one two",
             "The Quick, brown fox!\njumps over the lazy dog",
             "PostgreSQL 使用多版本并发控制（MVCC）来保证数据一致性，读不阻塞写。",
             "İstanbul ÉCOLE Straße ﬁne café",
             &"lorem ipsum dolor sit amet ".repeat(40),
         ] {
             for seed in [0, 7, u64::MAX] {
-                assert_eq!(sketch(text, seed).0, pack(&reference(text, seed)), "{text:?} {seed}");
+                let mut norm = String::new();
+                normalize_into(text, true, &mut norm);
+                assert_eq!(of_normalized(&norm, seed).0, pack(&reference(&norm, seed)), "{text:?} {seed}");
             }
         }
     }
 
+    /// The test vectors of the definition's reference implementation (Python, in the study
+    /// that chose it).
     #[test]
-    fn spacing_case_and_punctuation_do_not_count() {
+    fn equals_the_reference_vectors() {
+        let zero = "00".repeat(64);
+        let ones = "ff".repeat(64);
+        for (text, seed, hex) in [
+            ("", 0, zero.as_str()),
+            ("Hello", 0, zero.as_str()),
+            ("Hello, World!", 0, ones.as_str()),
+            ("Hello, Wоrld!", 0, ones.as_str()),
+            ("北京今天下雨了，气温比昨天低五度。", 0, "07d22616fed5ac2346947b03a7816d7a03a4402b6b989e818962f43cc2c228dc8c3b9da4a180e5a4788699e0aa4259be7f19b50d4b320f32ad97c30c80ac9be3"),
+            ("北京今天下雨了，气温比昨天低五度。", 7, "644eb614434c82926da139242a631ed443bb61c213138791294e231d61f1dcc8eadc4c3e63805d883f0eae42318cfb85e4eb7c9380df7fed149b6443219cd4e4"),
+            ("第 12 章 高级管理：ＲＡＩＤ 和 LVM", 0, "5542077114ea213191b5834f35cccf1e20024340a171e0298212802cba38c5541e212a2e6ae9bbf4b54cb044037d800eb453c08ce954bc999a91cf75e1b19201"),
+            ("The quick brown fox jumps over the lazy dog near the river bank.", 0, "ead2b6bd3afaee27fd33274521c963e49fbd035f078179178ca5b9612fb3f419e0b9b5cb2911fae29efb2a49f7ba3e69d69fc7b6fbeef3fb9abcf75fbea69f79"),
+        ] {
+            assert_eq!(sketch_default(text, seed).to_string(), hex, "{text:?} seed {seed}");
+        }
+        let a = sketch_default("The quick brown fox jumps over the lazy dog near the river bank.", 0);
+        let b = sketch_default("The quick brown fox jumped over the lazy dog near the river bank.", 0);
+        assert_eq!(SKETCH_BINS as u32 - equal_codes(&a.0, &b.0), 67);
+    }
+
+    #[test]
+    fn boilerplate_lines_spacing_case_and_punctuation_do_not_count() {
+        let body = "Hello, World! Near duplicates are found by their fingerprints.";
         assert_eq!(
-            sketch("Hello, World! Near duplicates.", 0),
-            sketch("hello world\n\nnear-duplicates", 0)
+            sketch_default(body, 0),
+            sketch_default("hello world\n\nnear-duplicates are found by their fingerprints", 0)
         );
+        let with_banner = format!("{body}\nShare on Facebook | Tweet | Email\n© 2026 Example Inc. All rights reserved.");
+        assert_eq!(sketch_default(body, 0), sketch_default(&with_banner, 0));
+        let kept = SimhashConfig::default().with_drop_boilerplate(false);
+        assert_ne!(sketch(body, &kept), sketch(&with_banner, &kept));
     }
 
     #[test]
@@ -264,7 +354,10 @@ mod tests {
         assert_eq!(equal_codes(&a, &b), SKETCH_BINS as u32);
         assert_eq!(similarity_of(SKETCH_BINS as u32), 1.0);
         b[0] = 2;
-        assert_eq!(equal_codes(&a, &b), SKETCH_BINS as u32 - 1);
+        assert_eq!(equal_codes(&a, &b), SKETCH_BINS as u32 - 2);
+        // 64 differing bits of 512 is a similarity of exactly 0.75.
+        assert_eq!(similarity_of(SKETCH_BINS as u32 - 64), 0.75);
+        assert_eq!(similarity_of(SKETCH_BINS as u32 / 2), 0.0);
         assert!(similarity_of(0) < 0.0);
     }
 }

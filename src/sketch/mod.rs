@@ -75,10 +75,18 @@ impl Sketch {
         minhash::equal_codes(&self.0, &other.0)
     }
 
+    /// How many of the codes differ (0..=[`Sketch::BINS`]): with one-bit codes, the Hamming
+    /// distance of the two sketches.
+    #[inline]
+    pub fn distance(&self, other: &Sketch) -> u32 {
+        Self::BINS as u32 - self.equal_codes(other)
+    }
+
     /// The estimated Jaccard similarity of the two texts' shingle sets: the share of equal
     /// codes corrected for the codes that are equal by chance (`2^-bits`),
-    /// `(equal / bins - 2^-bits) / (1 - 2^-bits)`. 1 for equal sketches; about 0 (it can be
-    /// slightly negative) for unrelated texts.
+    /// `(equal / bins - 2^-bits) / (1 - 2^-bits)`, which for the one-bit codes of
+    /// [`SketchKind::MinHash`] is `1 - distance / 256`. 1 for equal sketches; about 0 (it can
+    /// be negative) for unrelated texts.
     #[inline]
     pub fn similarity(&self, other: &Sketch) -> f64 {
         minhash::similarity_of(self.equal_codes(other))
@@ -92,7 +100,7 @@ impl Simhasher {
     pub fn sketch(&self, text: &str) -> Option<Sketch> {
         match self.config().sketch {
             SketchKind::None => None,
-            SketchKind::MinHash => Some(minhash::sketch(text, self.config().seed)),
+            SketchKind::MinHash => Some(minhash::sketch(text, self.config())),
         }
     }
 
