@@ -7,8 +7,9 @@
 //! `verified_store` is a second store of the same fingerprints that keeps sketches (random
 //! ones, a planted query's sketch its base's with a few codes changed), opened and preloaded
 //! the same way: `plain` is its k = 3 query and `verified` its `query_verified` with the
-//! default `Verification`; the thread CPU time of both over every query, median of 5 rounds,
-//! is printed before criterion starts, with their ratio.
+//! default `Verification`. Before criterion starts, the thread CPU time of the plain and the
+//! verified query at k = 3, 6 and the default verified k, median of 5 rounds, is printed with
+//! the ratios.
 //!
 //! `cargo bench --bench query` (set `SIMHASH_BENCH_N` for another size).
 //! `cargo bench --bench query -- verified` runs only the verified comparison's criterion part.
@@ -229,40 +230,49 @@ fn report_cpu_time(name: &str, store: &Store, fps: &[u64], queries: &[Fingerprin
     }
 }
 
-/// Thread CPU time per query of the plain k = 3 query and of the default verified query on
-/// the store that keeps sketches, over all queries, median of 5 rounds each (interleaved).
+/// Thread CPU time per query of the plain and the verified query (default similarity) on the
+/// store that keeps sketches, for k = 3, 6 and the default verified k, over all queries,
+/// median of 5 rounds each (plain and verified interleaved), with their ratios to the plain
+/// k = 3 query.
 fn report_verified_cpu_time(store: &Store, queries: &[Fingerprint], sketches: &[Sketch]) {
-    let verification = Verification::default();
-    let (mut plain, mut verified) = (Vec::new(), Vec::new());
-    let mut found = (0, 0);
-    for _ in 0..5 {
-        let (Some(start), mut n) = (thread_cpu_ns(), 0) else { return };
-        for &q in queries {
-            n += black_box(store.query(q, 3).expect("query")).len();
-        }
-        let (Some(mid), mut v) = (thread_cpu_ns(), 0) else { return };
-        for (&q, sketch) in queries.iter().zip(sketches) {
-            v += black_box(store.query_verified(q, sketch, verification).expect("query")).len();
-        }
-        let Some(end) = thread_cpu_ns() else { return };
-        plain.push((mid - start) as f64 / queries.len() as f64 / 1000.0);
-        verified.push((end - mid) as f64 / queries.len() as f64 / 1000.0);
-        found = (n, v);
-    }
     let median = |mut v: Vec<f64>| {
         v.sort_by(f64::total_cmp);
         v[v.len() / 2]
     };
-    let (p, v) = (median(plain), median(verified));
-    println!(
-        "cpu time per query, n={}, median of 5 rounds: plain k=3 {p:.2} us ({} matches), verified k={} min similarity {} {v:.2} us ({} matches), ratio {:.2}x",
-        store.len(),
-        found.0,
-        verification.k,
-        verification.min_similarity,
-        found.1,
-        v / p
-    );
+    let mut plain_k3 = None;
+    for k in [3, 6, Verification::default().k] {
+        let verification = Verification {
+            k,
+            ..Verification::default()
+        };
+        let (mut plain, mut verified) = (Vec::new(), Vec::new());
+        let mut found = (0, 0);
+        for _ in 0..5 {
+            let (Some(start), mut n) = (thread_cpu_ns(), 0) else { return };
+            for &q in queries {
+                n += black_box(store.query(q, k).expect("query")).len();
+            }
+            let (Some(mid), mut v) = (thread_cpu_ns(), 0) else { return };
+            for (&q, sketch) in queries.iter().zip(sketches) {
+                v += black_box(store.query_verified(q, sketch, verification).expect("query")).len();
+            }
+            let Some(end) = thread_cpu_ns() else { return };
+            plain.push((mid - start) as f64 / queries.len() as f64 / 1000.0);
+            verified.push((end - mid) as f64 / queries.len() as f64 / 1000.0);
+            found = (n, v);
+        }
+        let (p, v) = (median(plain), median(verified));
+        let base = *plain_k3.get_or_insert(p);
+        println!(
+            "cpu time per query, n={}, k={k}, median of 5 rounds: plain {p:.2} us ({} matches), verified (similarity >= {}) {v:.2} us ({} matches); verified / plain at k={k} {:.2}x, verified / plain k=3 {:.2}x",
+            store.len(),
+            found.0,
+            verification.min_similarity,
+            found.1,
+            v / p,
+            v / base
+        );
+    }
 }
 
 criterion_group!(benches, bench);
