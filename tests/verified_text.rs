@@ -37,7 +37,8 @@ fn every_write_path_stores_the_texts_sketch() -> Result<()> {
     let (fp, sketch) = hasher.fingerprint_and_sketch(&page(4))?;
     let sketch = sketch.expect("the store keeps sketches");
     store.insert_entry(Entry::new(4, fp).with_sketch(sketch))?;
-    for id in [1, 2, 4] {
+    store.insert_text_if_new(5, None, &page(5), 0)?;
+    for id in [1, 2, 4, 5] {
         let doc = store.document(id)?.expect("stored");
         assert_eq!(doc.sketch, hasher.sketch(&page(id as usize)), "document {id}");
         assert!(doc.sketch.is_some());
