@@ -1,12 +1,14 @@
 //! The whole store's verified pairs: [`Store::verified_pairs`].
 //!
 //! The pair scan of [`Store::pairs`] at the verification's `k` finds the candidates; they are
-//! gathered in batches, the sketches of a batch's documents are read with one sorted
-//! multi-get of `docs`, and each pair is kept or dropped by its similarity. Memory is the
+//! gathered in batches, the sketches of a batch's documents are read with sorted multi-gets
+//! of `docs` on all cores, and each pair is kept or dropped by its similarity. Memory is the
 //! scan's plus one batch.
 
 use std::collections::HashMap;
 use std::sync::atomic::AtomicBool;
+
+use rayon::prelude::*;
 
 use crate::codec;
 use crate::dedup::{ClusterBuilder, Clusters, Pair, PairScan, ScanProgress, ScanStats};
@@ -16,8 +18,10 @@ use crate::sketch::Sketch;
 use crate::store::Store;
 use crate::verified::Verification;
 
-/// Candidate pairs verified per multi-get of their sketches.
+/// Candidate pairs verified together.
 const BATCH: usize = 1 << 14;
+/// Documents per multi-get of their sketches (the chunks of a batch run in parallel).
+const LOOKUP_CHUNK: usize = 1024;
 
 /// Two stored documents that are verified near-duplicates of each other: `a < b`.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -215,7 +219,9 @@ struct Sketches {
 }
 
 impl Sketches {
-    /// Reads the sketches of every document of `pairs`, replacing the previous batch's.
+    /// Reads the sketches of every document of `pairs`, replacing the previous batch's: the
+    /// distinct ids sorted, in chunks of [`LOOKUP_CHUNK`] looked up by sorted multi-gets on
+    /// all cores.
     fn read(&mut self, store: &Store, pairs: &[Pair]) -> Result<()> {
         self.by_id.clear();
         self.ids.clear();
@@ -223,16 +229,28 @@ impl Sketches {
         self.ids.sort_unstable();
         self.ids.dedup();
         let cf = store.cf(DOCS_FAMILY)?;
-        let doc_keys: Vec<[u8; 8]> = self.ids.iter().map(|&id| keys::doc_key(id)).collect();
-        let values = store.db.batched_multi_get_cf(cf, &doc_keys, true);
-        for ((id, doc_key), value) in self.ids.iter().zip(&doc_keys).zip(values) {
-            let value = value.map_err(|e| store.rocks_err("read", Some(DOCS_FAMILY), e))?;
-            let sketch = match value {
-                Some(bytes) => codec::decode_document(&bytes, doc_key)?.sketch,
-                None => None,
-            };
-            self.by_id.insert(*id, sketch);
-        }
+        let chunks: Vec<Vec<(u64, Option<Sketch>)>> = self
+            .ids
+            .par_chunks(LOOKUP_CHUNK)
+            .map(|ids| {
+                let doc_keys: Vec<[u8; 8]> = ids.iter().map(|&id| keys::doc_key(id)).collect();
+                let values = store.db.batched_multi_get_cf(cf, &doc_keys, true);
+                ids.iter()
+                    .zip(&doc_keys)
+                    .zip(values)
+                    .map(|((&id, doc_key), value)| {
+                        let value =
+                            value.map_err(|e| store.rocks_err("read", Some(DOCS_FAMILY), e))?;
+                        let sketch = match value {
+                            Some(bytes) => codec::decode_document(&bytes, doc_key)?.sketch,
+                            None => None,
+                        };
+                        Ok((id, sketch))
+                    })
+                    .collect()
+            })
+            .collect::<Result<_>>()?;
+        self.by_id.extend(chunks.into_iter().flatten());
         Ok(())
     }
 
