@@ -224,3 +224,27 @@ fn sketches_survive_reopening_and_upserts() -> Result<()> {
     }
     check(&store, &docs, &queries)
 }
+
+/// More candidate pairs than the scan buffers and many verification batches: verification
+/// runs while the scan's workers wait for the caller to take their pairs.
+#[test]
+fn many_batches_while_the_scan_waits() -> Result<()> {
+    let mut rng = Rng::new(11);
+    let base = random_sketch(&mut rng);
+    let docs: Vec<Doc> = (0..900u64)
+        .map(|id| Doc {
+            id,
+            fp: 0x0123_4567_89ab_cdef ^ (1 << (id % 3)),
+            sketch: Some(if id % 2 == 0 { base } else { random_sketch(&mut rng) }),
+        })
+        .collect();
+    let dir = tempfile::tempdir()?;
+    let store = sketch_store(dir.path())?;
+    load_bulk(&store, &docs)?;
+    let v = Verification::new(3, 0.6)?;
+    let stats = store.verified_pairs(v).for_each(|_| Ok::<_, simhash_store::Error>(()))?;
+    assert_eq!(stats.candidates.pairs, 900 * 899 / 2);
+    assert_eq!(stats.verified.pairs, brute_pairs(&docs, v).len() as u64);
+    assert_eq!(stats.verified.pairs, 450 * 449 / 2);
+    Ok(())
+}

@@ -2,13 +2,11 @@
 //!
 //! The pair scan of [`Store::pairs`] at the verification's `k` finds the candidates; they are
 //! gathered in batches, the sketches of a batch's documents are read with sorted multi-gets
-//! of `docs` on all cores, and each pair is kept or dropped by its similarity. Memory is the
+//! of `docs` on one thread per core, and each pair is kept or dropped by its similarity. Memory is the
 //! scan's plus one batch.
 
 use std::collections::HashMap;
 use std::sync::atomic::AtomicBool;
-
-use rayon::prelude::*;
 
 use crate::codec;
 use crate::dedup::{ClusterBuilder, Clusters, Pair, PairScan, ScanProgress, ScanStats};
@@ -20,7 +18,7 @@ use crate::verified::Verification;
 
 /// Candidate pairs verified together.
 const BATCH: usize = 1 << 14;
-/// Documents per multi-get of their sketches (the chunks of a batch run in parallel).
+/// Documents per multi-get of their sketches.
 const LOOKUP_CHUNK: usize = 1024;
 
 /// Two stored documents that are verified near-duplicates of each other: `a < b`.
@@ -220,8 +218,10 @@ struct Sketches {
 
 impl Sketches {
     /// Reads the sketches of every document of `pairs`, replacing the previous batch's: the
-    /// distinct ids sorted, in chunks of [`LOOKUP_CHUNK`] looked up by sorted multi-gets on
-    /// all cores.
+    /// distinct ids sorted, split into one run per core, each looked up by sorted multi-gets
+    /// of [`LOOKUP_CHUNK`] documents on a thread of its own. Not on rayon's pool: this runs
+    /// in the scan's callback, while the scan's workers, on that pool, wait for the callback
+    /// to take their pairs.
     fn read(&mut self, store: &Store, pairs: &[Pair]) -> Result<()> {
         self.by_id.clear();
         self.ids.clear();
@@ -229,28 +229,43 @@ impl Sketches {
         self.ids.sort_unstable();
         self.ids.dedup();
         let cf = store.cf(DOCS_FAMILY)?;
-        let chunks: Vec<Vec<(u64, Option<Sketch>)>> = self
-            .ids
-            .par_chunks(LOOKUP_CHUNK)
-            .map(|ids| {
+        let lookup = |ids: &[u64]| -> Result<Vec<(u64, Option<Sketch>)>> {
+            let mut found = Vec::with_capacity(ids.len());
+            for ids in ids.chunks(LOOKUP_CHUNK) {
                 let doc_keys: Vec<[u8; 8]> = ids.iter().map(|&id| keys::doc_key(id)).collect();
                 let values = store.db.batched_multi_get_cf(cf, &doc_keys, true);
-                ids.iter()
-                    .zip(&doc_keys)
-                    .zip(values)
-                    .map(|((&id, doc_key), value)| {
-                        let value =
-                            value.map_err(|e| store.rocks_err("read", Some(DOCS_FAMILY), e))?;
-                        let sketch = match value {
-                            Some(bytes) => codec::decode_document(&bytes, doc_key)?.sketch,
-                            None => None,
-                        };
-                        Ok((id, sketch))
-                    })
-                    .collect()
-            })
-            .collect::<Result<_>>()?;
-        self.by_id.extend(chunks.into_iter().flatten());
+                for ((&id, doc_key), value) in ids.iter().zip(&doc_keys).zip(values) {
+                    let value =
+                        value.map_err(|e| store.rocks_err("read", Some(DOCS_FAMILY), e))?;
+                    let sketch = match value {
+                        Some(bytes) => codec::decode_document(&bytes, doc_key)?.sketch,
+                        None => None,
+                    };
+                    found.push((id, sketch));
+                }
+            }
+            Ok(found)
+        };
+        let threads = std::thread::available_parallelism().map_or(1, usize::from);
+        let per_thread = self.ids.len().div_ceil(threads).max(LOOKUP_CHUNK);
+        if self.ids.len() <= per_thread {
+            self.by_id.extend(lookup(&self.ids)?);
+            return Ok(());
+        }
+        let ids = &self.ids;
+        let results: Vec<Result<Vec<(u64, Option<Sketch>)>>> = std::thread::scope(|s| {
+            let handles: Vec<_> = ids
+                .chunks(per_thread)
+                .map(|run| s.spawn(move || lookup(run)))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+                .collect()
+        });
+        for found in results {
+            self.by_id.extend(found?);
+        }
         Ok(())
     }
 
