@@ -682,8 +682,11 @@ fn garbage_keys_and_block_entries_give_decode_errors_not_panics() -> Result {
 fn garbage_metadata_fails_open_with_a_clear_error() -> Result {
     let mut hostile_config = simhash_store::SimhashConfig::default();
     hostile_config.word_shingles = 255;
-    let hostile_config =
+    let mut hostile_config =
         bincode::serde::encode_to_vec(&hostile_config, bincode::config::standard())?;
+    // The store below is of format 5, whose record ends before the last field, `sketch`
+    // (format 6; 0 for none).
+    assert_eq!(hostile_config.pop(), Some(0));
     let missing_sst = bincode::serde::encode_to_vec(
         (
             7u64,
