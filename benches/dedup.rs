@@ -186,7 +186,12 @@ fn sketches(bases: &[Option<usize>]) -> Vec<Sketch> {
     out
 }
 
-fn load_sketched(path: &std::path::Path, fps: &[u64], bases: &[Option<usize>], cache: usize) -> Store {
+fn load_sketched(
+    path: &std::path::Path,
+    fps: &[u64],
+    bases: &[Option<usize>],
+    cache: usize,
+) -> Store {
     let store = Store::builder()
         .durability(Durability::NoWal)
         .block_cache_size(cache)

@@ -248,13 +248,22 @@ fn report_verified_cpu_time(store: &Store, queries: &[Fingerprint], sketches: &[
         let (mut plain, mut verified) = (Vec::new(), Vec::new());
         let mut found = (0, 0);
         for _ in 0..5 {
-            let (Some(start), mut n) = (thread_cpu_ns(), 0) else { return };
+            let (Some(start), mut n) = (thread_cpu_ns(), 0) else {
+                return;
+            };
             for &q in queries {
                 n += black_box(store.query(q, k).expect("query")).len();
             }
-            let (Some(mid), mut v) = (thread_cpu_ns(), 0) else { return };
+            let (Some(mid), mut v) = (thread_cpu_ns(), 0) else {
+                return;
+            };
             for (&q, sketch) in queries.iter().zip(sketches) {
-                v += black_box(store.query_verified(q, sketch, verification).expect("query")).len();
+                v += black_box(
+                    store
+                        .query_verified(q, sketch, verification)
+                        .expect("query"),
+                )
+                .len();
             }
             let Some(end) = thread_cpu_ns() else { return };
             plain.push((mid - start) as f64 / queries.len() as f64 / 1000.0);

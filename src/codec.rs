@@ -35,7 +35,11 @@ pub struct Document {
     pub added: u64,
     /// Its [`Sketch`], in a store that keeps them
     /// ([`SimhashConfig::sketch`](crate::SimhashConfig::sketch)) and when it was given one.
-    #[serde(default, with = "trailing_sketch", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        with = "trailing_sketch",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub sketch: Option<Sketch>,
 }
 
@@ -429,11 +433,13 @@ mod tests {
     }
 
     fn sketches() -> impl Strategy<Value = Option<Sketch>> {
-        proptest::option::of(proptest::collection::vec(any::<u8>(), SKETCH_BYTES).prop_map(|v| {
-            let mut bytes = [0u8; SKETCH_BYTES];
-            bytes.copy_from_slice(&v);
-            Sketch::from_bytes(bytes)
-        }))
+        proptest::option::of(
+            proptest::collection::vec(any::<u8>(), SKETCH_BYTES).prop_map(|v| {
+                let mut bytes = [0u8; SKETCH_BYTES];
+                bytes.copy_from_slice(&v);
+                Sketch::from_bytes(bytes)
+            }),
+        )
     }
 
     #[test]

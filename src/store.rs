@@ -564,7 +564,10 @@ mod tests {
     fn stores_record_the_oldest_format_that_holds_them() {
         assert_eq!(format_version_for(&SimhashConfig::default()), 5);
         assert_eq!(FORMAT_VERSION, 6);
-        for config in [SimhashConfig::default(), SimhashConfig::release_default(2).unwrap()] {
+        for config in [
+            SimhashConfig::default(),
+            SimhashConfig::release_default(2).unwrap(),
+        ] {
             let sketched = config.with_sketch(SketchKind::MinHash);
             assert_eq!(format_version_for(&sketched), FORMAT_VERSION);
         }

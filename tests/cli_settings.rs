@@ -222,8 +222,14 @@ fn the_0_4_ratio_is_recorded_kept_and_checked() -> Result {
         let out = case.load(other)?;
         assert_eq!(out.status.code(), Some(1), "{other:?}");
         let err = String::from_utf8_lossy(&out.stderr);
-        assert!(err.contains(r#""latin_count_pieces_ratio":0,"sketch":"None"}"#), "{err}");
-        let asked = format!(r#""latin_count_pieces_ratio":{},"sketch":"None"}}"#, other[1]);
+        assert!(
+            err.contains(r#""latin_count_pieces_ratio":0,"sketch":"None"}"#),
+            "{err}"
+        );
+        let asked = format!(
+            r#""latin_count_pieces_ratio":{},"sketch":"None"}}"#,
+            other[1]
+        );
         assert!(err.contains(&asked), "{err}");
     }
     case.assert_refused(

@@ -23,7 +23,10 @@ fn write_input(dir: &std::path::Path) -> Result<String> {
     ];
     std::fs::write(
         &input,
-        lines.iter().map(|l| l.to_string() + "\n").collect::<String>(),
+        lines
+            .iter()
+            .map(|l| l.to_string() + "\n")
+            .collect::<String>(),
     )?;
     Ok(input.to_str().ok_or("path")?.to_owned())
 }
@@ -37,29 +40,65 @@ fn load_with_sketches_then_verified_query_and_dedup() -> Result {
     ok(&run(&["load", &input, "--store", s, "--sketch"])?);
     assert_eq!(common::cli::recorded_config(s)?["sketch"], "MinHash");
 
-    let out = ok(&run(&["query", "--store", s, "--text", ARTICLE, "--verified", "--json"])?);
+    let out = ok(&run(&[
+        "query",
+        "--store",
+        s,
+        "--text",
+        ARTICLE,
+        "--verified",
+        "--json",
+    ])?);
     let v: serde_json::Value = serde_json::from_str(&out)?;
     let matches = v["matches"].as_array().ok_or("matches")?;
     let keys: Vec<&str> = matches.iter().filter_map(|m| m["key"].as_str()).collect();
-    assert_eq!(keys, ["https://a.example/1", "https://b.example/copy"], "{out}");
+    assert_eq!(
+        keys,
+        ["https://a.example/1", "https://b.example/copy"],
+        "{out}"
+    );
     assert_eq!(matches[0]["similarity"], 1.0);
     assert!(matches[1]["similarity"].as_f64().ok_or("similarity")? > 0.5);
     assert_eq!(v["max_distance"], 8);
 
     // By key: the stored document's own sketch; it is left out of its matches.
-    let out = ok(&run(&["query", "--store", s, "--key", "https://a.example/1", "--verified"])?);
+    let out = ok(&run(&[
+        "query",
+        "--store",
+        s,
+        "--key",
+        "https://a.example/1",
+        "--verified",
+    ])?);
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(lines.len(), 1, "{out}");
     assert!(lines[0].ends_with("https://b.example/copy"), "{out}");
     assert_eq!(lines[0].split('\t').count(), 5, "{out}");
 
     // A threshold no copy reaches.
-    let out = ok(&run(&["query", "--store", s, "--key", "https://a.example/1", "--verified", "--min-similarity", "1"])?);
+    let out = ok(&run(&[
+        "query",
+        "--store",
+        s,
+        "--key",
+        "https://a.example/1",
+        "--verified",
+        "--min-similarity",
+        "1",
+    ])?);
     assert!(out.is_empty(), "{out}");
 
     let out_dir = dir.path().join("dedup");
     let o = out_dir.to_str().ok_or("path")?;
-    let summary = ok(&run(&["dedup", "--store", s, "--out", o, "--verified", "-q"])?);
+    let summary = ok(&run(&[
+        "dedup",
+        "--store",
+        s,
+        "--out",
+        o,
+        "--verified",
+        "-q",
+    ])?);
     assert!(summary.contains("verified:"), "{summary}");
     let pairs = std::fs::read_to_string(out_dir.join("pairs.jsonl"))?;
     assert_eq!(pairs.lines().count(), 1, "{pairs}");
@@ -69,7 +108,15 @@ fn load_with_sketches_then_verified_query_and_dedup() -> Result {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("sketch"));
     // --min-similarity needs --verified.
-    let out = run(&["query", "--store", s, "--text", ARTICLE, "--min-similarity", "0.5"])?;
+    let out = run(&[
+        "query",
+        "--store",
+        s,
+        "--text",
+        ARTICLE,
+        "--min-similarity",
+        "0.5",
+    ])?;
     assert_eq!(out.status.code(), Some(2));
     Ok(())
 }
@@ -90,7 +137,10 @@ fn a_store_without_sketches_names_the_fix() -> Result {
         let out = run(&args)?;
         assert_eq!(out.status.code(), Some(1), "{args:?}");
         let err = String::from_utf8_lossy(&out.stderr);
-        assert!(err.contains("keeps no sketches") && err.contains("--sketch"), "{err}");
+        assert!(
+            err.contains("keeps no sketches") && err.contains("--sketch"),
+            "{err}"
+        );
     }
     assert!(!out_dir.exists());
     // Loading into it with --sketch does not add sketches to an existing store.

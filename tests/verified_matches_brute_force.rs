@@ -43,7 +43,12 @@ fn edited(rng: &mut Rng, base: &Sketch, changed: usize) -> Sketch {
 /// random number of codes changed), `random` unrelated ones, some far documents with a
 /// centre's sketch, a few without sketches; and the queries: each centre with its sketch,
 /// and random ones.
-fn planted(rng: &mut Rng, random: usize, centres: usize, max_d: u32) -> (Vec<Doc>, Vec<(u64, Sketch)>) {
+fn planted(
+    rng: &mut Rng,
+    random: usize,
+    centres: usize,
+    max_d: u32,
+) -> (Vec<Doc>, Vec<(u64, Sketch)>) {
     let mut docs = Vec::new();
     let mut queries = Vec::new();
     let push = |docs: &mut Vec<Doc>, fp, sketch| {
@@ -124,7 +129,8 @@ fn brute_query(docs: &[Doc], q: u64, sketch: &Sketch, v: Verification) -> Vec<(u
         .filter_map(|d| {
             let distance = (d.fp ^ q).count_ones();
             let similarity = d.sketch.as_ref()?.similarity(sketch);
-            (distance <= v.k && similarity >= v.min_similarity).then_some((distance, d.id, similarity))
+            (distance <= v.k && similarity >= v.min_similarity)
+                .then_some((distance, d.id, similarity))
         })
         .collect();
     want.sort_by_key(|&(d, id, _)| (d, id));
@@ -135,7 +141,9 @@ fn brute_pairs(docs: &[Doc], v: Verification) -> Vec<(u64, u64, u32, f64)> {
     let mut want = Vec::new();
     for (i, x) in docs.iter().enumerate() {
         for y in &docs[i + 1..] {
-            let (Some(sx), Some(sy)) = (&x.sketch, &y.sketch) else { continue };
+            let (Some(sx), Some(sy)) = (&x.sketch, &y.sketch) else {
+                continue;
+            };
             let distance = (x.fp ^ y.fp).count_ones();
             let similarity = sx.similarity(sy);
             if distance <= v.k && similarity >= v.min_similarity {
@@ -166,7 +174,11 @@ fn check(store: &Store, docs: &[Doc], queries: &[(u64, Sketch)]) -> Result<()> {
                 .into_iter()
                 .map(|m: VerifiedMatch| (m.distance, m.id, m.similarity))
                 .collect();
-            assert_eq!(got, brute_query(docs, *q, sketch, v), "query {q:016x} {v:?}");
+            assert_eq!(
+                got,
+                brute_query(docs, *q, sketch, v),
+                "query {q:016x} {v:?}"
+            );
         }
         let got: Vec<(u64, u64, u32, f64)> = store
             .verified_pairs(v)
@@ -211,7 +223,10 @@ fn sketches_survive_reopening_and_upserts() -> Result<()> {
         let store = sketch_store(dir.path())?;
         // Everything first with other sketches, then the real ones over them.
         let mut rng = Rng::new(8);
-        store.insert_batch(docs.iter().map(|d| entry(d).with_sketch(random_sketch(&mut rng))))?;
+        store.insert_batch(
+            docs.iter()
+                .map(|d| entry(d).with_sketch(random_sketch(&mut rng))),
+        )?;
         load_bulk(&store, &docs[..docs.len() / 2])?;
         load_batches(&store, &docs[docs.len() / 2..])?;
     }
@@ -235,14 +250,20 @@ fn many_batches_while_the_scan_waits() -> Result<()> {
         .map(|id| Doc {
             id,
             fp: 0x0123_4567_89ab_cdef ^ (1 << (id % 3)),
-            sketch: Some(if id % 2 == 0 { base } else { random_sketch(&mut rng) }),
+            sketch: Some(if id % 2 == 0 {
+                base
+            } else {
+                random_sketch(&mut rng)
+            }),
         })
         .collect();
     let dir = tempfile::tempdir()?;
     let store = sketch_store(dir.path())?;
     load_bulk(&store, &docs)?;
     let v = Verification::new(3, 0.6)?;
-    let stats = store.verified_pairs(v).for_each(|_| Ok::<_, simhash_store::Error>(()))?;
+    let stats = store
+        .verified_pairs(v)
+        .for_each(|_| Ok::<_, simhash_store::Error>(()))?;
     assert_eq!(stats.candidates.pairs, 900 * 899 / 2);
     assert_eq!(stats.verified.pairs, brute_pairs(&docs, v).len() as u64);
     assert_eq!(stats.verified.pairs, 450 * 449 / 2);

@@ -4,9 +4,7 @@
 //! unrelated text at the same distance; a store without sketches refuses verified questions
 //! with an error that names the fix.
 
-use simhash_store::{
-    Entry, Error, Result, SimhashConfig, Sketch, SketchKind, Store, Verification,
-};
+use simhash_store::{Entry, Error, Result, SimhashConfig, Sketch, SketchKind, Store, Verification};
 
 fn sketch_store(dir: &std::path::Path) -> Result<Store> {
     let config = SimhashConfig::default().with_sketch(SketchKind::MinHash);
@@ -15,8 +13,22 @@ fn sketch_store(dir: &std::path::Path) -> Result<Store> {
 
 fn page(i: usize) -> String {
     let words = [
-        "storage", "engine", "compaction", "level", "memtable", "flush", "bloom", "filter",
-        "index", "block", "cache", "snapshot", "write", "ahead", "log", "recovery",
+        "storage",
+        "engine",
+        "compaction",
+        "level",
+        "memtable",
+        "flush",
+        "bloom",
+        "filter",
+        "index",
+        "block",
+        "cache",
+        "snapshot",
+        "write",
+        "ahead",
+        "log",
+        "recovery",
     ];
     (0..120)
         .map(|j| words[(i * 7 + j * j * 3 + j) % words.len()])
@@ -40,7 +52,11 @@ fn every_write_path_stores_the_texts_sketch() -> Result<()> {
     store.insert_text_if_new(5, None, &page(5), 0)?;
     for id in [1, 2, 4, 5] {
         let doc = store.document(id)?.expect("stored");
-        assert_eq!(doc.sketch, hasher.sketch(&page(id as usize)), "document {id}");
+        assert_eq!(
+            doc.sketch,
+            hasher.sketch(&page(id as usize)),
+            "document {id}"
+        );
         assert!(doc.sketch.is_some());
     }
     assert_eq!(store.document(3)?.expect("stored").sketch, None);
@@ -56,13 +72,20 @@ fn verification_keeps_edits_and_drops_strangers() -> Result<()> {
     store.insert_text(1, None, &original)?;
     let found = store.query_text_verified(&original, Verification::default())?;
     assert_eq!(found.len(), 1);
-    assert_eq!((found[0].id, found[0].distance, found[0].similarity), (1, 0, 1.0));
+    assert_eq!(
+        (found[0].id, found[0].distance, found[0].similarity),
+        (1, 0, 1.0)
+    );
     // Another text stored under a fingerprint 2 bits from the original's: a plain query
     // reports it, verification does not.
     let (fp, _) = store.simhasher().fingerprint_and_sketch(&original)?;
-    let stranger = store.simhasher().sketch("an unrelated page about gardening, roses and tomatoes in the summer");
+    let stranger = store
+        .simhasher()
+        .sketch("an unrelated page about gardening, roses and tomatoes in the summer");
     let stranger = stranger.expect("sketch");
-    store.insert_entry(Entry::new(2, simhash_store::Fingerprint(fp.0 ^ 0b101)).with_sketch(stranger))?;
+    store.insert_entry(
+        Entry::new(2, simhash_store::Fingerprint(fp.0 ^ 0b101)).with_sketch(stranger),
+    )?;
     assert_eq!(store.query(fp, 3)?.len(), 2);
     let found = store.query_text_verified(&original, Verification::default())?;
     assert_eq!(found.iter().map(|m| m.id).collect::<Vec<_>>(), [1]);
@@ -80,7 +103,9 @@ fn a_store_without_sketches_names_the_fix() -> Result<()> {
     assert!(!store.keeps_sketches());
     let sketch = Sketch::from_bytes([0; simhash_store::SKETCH_BYTES]);
     let fp = store.get(1)?.expect("stored");
-    let err = store.query_verified(fp, &sketch, Verification::default()).unwrap_err();
+    let err = store
+        .query_verified(fp, &sketch, Verification::default())
+        .unwrap_err();
     assert!(matches!(err, Error::NoSketches { .. }), "{err}");
     assert!(err.to_string().contains("--sketch"), "{err}");
     assert!(matches!(
@@ -114,7 +139,16 @@ fn a_store_without_sketches_names_the_fix() -> Result<()> {
 
 #[test]
 fn verification_arguments_are_checked() {
-    assert!(matches!(Verification::new(65, 0.5), Err(Error::InvalidArgument(_))));
-    assert!(matches!(Verification::new(6, 1.5), Err(Error::InvalidArgument(_))));
-    assert!(matches!(Verification::new(6, f64::NAN), Err(Error::InvalidArgument(_))));
+    assert!(matches!(
+        Verification::new(65, 0.5),
+        Err(Error::InvalidArgument(_))
+    ));
+    assert!(matches!(
+        Verification::new(6, 1.5),
+        Err(Error::InvalidArgument(_))
+    ));
+    assert!(matches!(
+        Verification::new(6, f64::NAN),
+        Err(Error::InvalidArgument(_))
+    ));
 }

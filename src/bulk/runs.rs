@@ -108,7 +108,13 @@ impl RunBuffer {
 
     /// Adds a document without a sketch; the key must have passed [`RunBuffer::check_key`].
     #[cfg(test)]
-    pub(crate) fn push(&mut self, id: u64, fp: Fingerprint, key: Option<&str>, text_len: Option<u64>) {
+    pub(crate) fn push(
+        &mut self,
+        id: u64,
+        fp: Fingerprint,
+        key: Option<&str>,
+        text_len: Option<u64>,
+    ) {
         self.push_sketched(id, fp, key, text_len, None);
     }
 

@@ -149,9 +149,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 builder.add_pair(pair.a, pair.b);
                 writer.write_pair(pair.pair())
             })
-            .with_context(|| {
-                format!("scanning {} for verified pairs", store.path().display())
-            })?;
+            .with_context(|| format!("scanning {} for verified pairs", store.path().display()))?;
         candidates = Some(stats.candidates.pairs);
         stats.verified
     } else {

@@ -217,7 +217,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 o
             })
             .collect();
-        let mut out = serde_json::json!({"query": fp, "max_distance": max_distance, "matches": list});
+        let mut out =
+            serde_json::json!({"query": fp, "max_distance": max_distance, "matches": list});
         if args.verified {
             out["min_similarity"] =
                 serde_json::json!(args.min_similarity.unwrap_or(DEFAULT_MIN_SIMILARITY));
@@ -236,7 +237,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             ),
         }
         for m in &matches {
-            let similarity = m.similarity.map(|s| format!("{s:.3}\t")).unwrap_or_default();
+            let similarity = m
+                .similarity
+                .map(|s| format!("{s:.3}\t"))
+                .unwrap_or_default();
             println!(
                 "{}\t{similarity}{}\t{}\t{}",
                 m.distance,

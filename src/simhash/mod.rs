@@ -33,7 +33,7 @@ mod unit_batch;
 
 pub use config::{IdfWeighting, SimhashConfig, TfScaling};
 pub use hasher::Simhasher;
-/// The text a fingerprint reads, for the sketch (`crate::sketch`): without boilerplate lines,
-/// then normalized.
+
+// What the sketch (`crate::sketch`) reads: the text without boilerplate lines, normalized.
 pub(crate) use boilerplate::drop_lines;
 pub(crate) use normalize::{is_cjk, normalize_into};

@@ -44,7 +44,7 @@ const PROBE_SALT: u64 = 0x7072_6F62_6573_3231;
 /// (reached with probability below `(511/512)^65536`, about 1e-56, with one bin filled).
 const MAX_PROBES: u32 = 1 << 16;
 
-const _: () = assert!(SKETCH_BINS.is_power_of_two() && 8 % SKETCH_BITS == 0);
+const _: () = assert!(SKETCH_BINS.is_power_of_two() && matches!(SKETCH_BITS, 1 | 2 | 4 | 8));
 const BIN_SHIFT: u32 = 64 - SKETCH_BINS.trailing_zeros();
 const CODE_MASK: u64 = (1 << SKETCH_BITS) - 1;
 const CODES_PER_BYTE: usize = 8 / SKETCH_BITS;
@@ -263,7 +263,10 @@ mod tests {
         }
         let shingles: std::collections::BTreeSet<String> = match tokens.len() {
             1 => [tokens[0].clone()].into(),
-            _ => tokens.windows(2).map(|w| format!("{} {}", w[0], w[1])).collect(),
+            _ => tokens
+                .windows(2)
+                .map(|w| format!("{} {}", w[0], w[1]))
+                .collect(),
         };
         let mut mins: Vec<Option<u64>> = vec![None; SKETCH_BINS];
         for s in &shingles {
@@ -306,7 +309,11 @@ mod tests {
             for seed in [0, 7, u64::MAX] {
                 let mut norm = String::new();
                 normalize_into(text, true, &mut norm);
-                assert_eq!(of_normalized(&norm, seed).0, pack(&reference(&norm, seed)), "{text:?} {seed}");
+                assert_eq!(
+                    of_normalized(&norm, seed).0,
+                    pack(&reference(&norm, seed)),
+                    "{text:?} {seed}"
+                );
             }
         }
     }
@@ -329,8 +336,14 @@ mod tests {
         ] {
             assert_eq!(sketch_default(text, seed).to_string(), hex, "{text:?} seed {seed}");
         }
-        let a = sketch_default("The quick brown fox jumps over the lazy dog near the river bank.", 0);
-        let b = sketch_default("The quick brown fox jumped over the lazy dog near the river bank.", 0);
+        let a = sketch_default(
+            "The quick brown fox jumps over the lazy dog near the river bank.",
+            0,
+        );
+        let b = sketch_default(
+            "The quick brown fox jumped over the lazy dog near the river bank.",
+            0,
+        );
         assert_eq!(SKETCH_BINS as u32 - equal_codes(&a.0, &b.0), 67);
     }
 
@@ -339,9 +352,14 @@ mod tests {
         let body = "Hello, World! Near duplicates are found by their fingerprints.";
         assert_eq!(
             sketch_default(body, 0),
-            sketch_default("hello world\n\nnear-duplicates are found by their fingerprints", 0)
+            sketch_default(
+                "hello world\n\nnear-duplicates are found by their fingerprints",
+                0
+            )
         );
-        let with_banner = format!("{body}\nShare on Facebook | Tweet | Email\n© 2026 Example Inc. All rights reserved.");
+        let with_banner = format!(
+            "{body}\nShare on Facebook | Tweet | Email\n© 2026 Example Inc. All rights reserved."
+        );
         assert_eq!(sketch_default(body, 0), sketch_default(&with_banner, 0));
         let kept = SimhashConfig::default().with_drop_boilerplate(false);
         assert_ne!(sketch(body, &kept), sketch(&with_banner, &kept));

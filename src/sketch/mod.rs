@@ -27,6 +27,8 @@ pub(crate) use minhash::{SKETCH_BINS, SKETCH_BITS};
 
 /// Bytes of a [`Sketch`]: what a document record grows by when it keeps one.
 pub const SKETCH_BYTES: usize = SKETCH_BINS * SKETCH_BITS / 8;
+// The document record may grow by at most 64 bytes.
+const _: () = assert!(SKETCH_BYTES <= 64);
 
 /// A document's sketch: [`Sketch::BINS`] codes of [`Sketch::BITS`] bits, [`SKETCH_BYTES`]
 /// bytes in all.
@@ -110,7 +112,10 @@ impl Simhasher {
     ///
     /// # Errors
     /// [`Error::NoFeatures`] if the text has no feature to fingerprint.
-    pub fn fingerprint_and_sketch(&self, text: &str) -> crate::Result<(Fingerprint, Option<Sketch>)> {
+    pub fn fingerprint_and_sketch(
+        &self,
+        text: &str,
+    ) -> crate::Result<(Fingerprint, Option<Sketch>)> {
         let fp = self.fingerprint(text)?;
         Ok((fp, self.sketch(text)))
     }
@@ -206,7 +211,6 @@ mod tests {
 
     #[test]
     fn fits_the_record_budget() {
-        assert!(SKETCH_BYTES <= 64);
         assert_eq!(std::mem::size_of::<Sketch>(), SKETCH_BYTES);
     }
 
@@ -218,14 +222,17 @@ mod tests {
 
     #[test]
     fn text_and_json_forms_round_trip() {
-        let s = hasher().sketch("Near-duplicate detection finds web pages that are almost the same").unwrap();
+        let s = hasher()
+            .sketch("Near-duplicate detection finds web pages that are almost the same")
+            .unwrap();
         assert_eq!(s.to_string().parse::<Sketch>().unwrap(), s);
         let json = serde_json::to_string(&s).unwrap();
         assert_eq!(serde_json::from_str::<Sketch>(&json).unwrap(), s);
         let config = bincode::config::standard();
         let bytes = bincode::serde::encode_to_vec(s, config).unwrap();
         assert_eq!(bytes, s.0);
-        let (back, used): (Sketch, usize) = bincode::serde::decode_from_slice(&bytes, config).unwrap();
+        let (back, used): (Sketch, usize) =
+            bincode::serde::decode_from_slice(&bytes, config).unwrap();
         assert_eq!((back, used), (s, SKETCH_BYTES));
         assert!("00".parse::<Sketch>().is_err());
         assert!("zz".repeat(SKETCH_BYTES).parse::<Sketch>().is_err());
@@ -234,7 +241,9 @@ mod tests {
     #[test]
     fn similarity_falls_with_the_edits() {
         let h = hasher();
-        let base: String = (0..60).map(|i| format!("word{i} alpha{} ", i * 7 % 13)).collect();
+        let base: String = (0..60)
+            .map(|i| format!("word{i} alpha{} ", i * 7 % 13))
+            .collect();
         let a = h.sketch(&base).unwrap();
         let small = base.replacen("word10", "other", 1);
         let large: String = base.chars().take(base.len() / 2).collect();
@@ -242,7 +251,9 @@ mod tests {
         let s_large = a.similarity(&h.sketch(&large).unwrap());
         assert!(s_small > s_large, "{s_small} <= {s_large}");
         assert!(s_small > 0.8, "{s_small}");
-        let other = h.sketch("completely different content about databases and storage").unwrap();
+        let other = h
+            .sketch("completely different content about databases and storage")
+            .unwrap();
         assert!(a.similarity(&other) < 0.2);
     }
 

@@ -209,6 +209,9 @@ impl<'a> VerifiedPairScan<'a> {
     }
 }
 
+/// Documents looked up and their sketches.
+type Found = Vec<(u64, Option<Sketch>)>;
+
 /// The sketches of one batch's documents (`None`: not stored, or stored without one).
 #[derive(Default)]
 struct Sketches {
@@ -229,14 +232,13 @@ impl Sketches {
         self.ids.sort_unstable();
         self.ids.dedup();
         let cf = store.cf(DOCS_FAMILY)?;
-        let lookup = |ids: &[u64]| -> Result<Vec<(u64, Option<Sketch>)>> {
+        let lookup = |ids: &[u64]| -> Result<Found> {
             let mut found = Vec::with_capacity(ids.len());
             for ids in ids.chunks(LOOKUP_CHUNK) {
                 let doc_keys: Vec<[u8; 8]> = ids.iter().map(|&id| keys::doc_key(id)).collect();
                 let values = store.db.batched_multi_get_cf(cf, &doc_keys, true);
                 for ((&id, doc_key), value) in ids.iter().zip(&doc_keys).zip(values) {
-                    let value =
-                        value.map_err(|e| store.rocks_err("read", Some(DOCS_FAMILY), e))?;
+                    let value = value.map_err(|e| store.rocks_err("read", Some(DOCS_FAMILY), e))?;
                     let sketch = match value {
                         Some(bytes) => codec::decode_document(&bytes, doc_key)?.sketch,
                         None => None,
@@ -253,14 +255,17 @@ impl Sketches {
             return Ok(());
         }
         let ids = &self.ids;
-        let results: Vec<Result<Vec<(u64, Option<Sketch>)>>> = std::thread::scope(|s| {
+        let results: Vec<Result<Found>> = std::thread::scope(|s| {
             let handles: Vec<_> = ids
                 .chunks(per_thread)
                 .map(|run| s.spawn(move || lookup(run)))
                 .collect();
             handles
                 .into_iter()
-                .map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+                .map(|h| {
+                    h.join()
+                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+                })
                 .collect()
         });
         for found in results {

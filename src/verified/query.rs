@@ -60,8 +60,7 @@ impl Store {
         verification.check()?;
         let epoch = self.postings.as_ref().map_or(0, |c| c.epoch());
         let snapshot = self.view();
-        let candidates =
-            self.candidates(&snapshot, epoch, fp, verification.k, Strategy::Auto)?;
+        let candidates = self.candidates(&snapshot, epoch, fp, verification.k, Strategy::Auto)?;
         if candidates.is_empty() {
             return Ok(Vec::new());
         }
