@@ -21,11 +21,25 @@
 //! `fill_cache(false)`).
 //!
 //! Stores are filled with the bulk loader (`Store::bulk_loader`) and compacted.
+//!
+//! `--verified` measures verified dedup instead (`Store::verified_pairs`): a store that keeps
+//! sketches, with a random sketch per document and, for each planted near-duplicate, its
+//! original's sketch with a random share of the codes changed; on it, in the same run, the
+//! plain scan at `--k` (the plain dedup), the plain scan at the verified k (the candidates)
+//! and the verified scan, each the median of `--runs`. With synthetic data this measures
+//! cost, not quality. `--verified-k K` and `--min-similarity T` (default: the library's).
+//!
+//! ```text
+//! cargo bench --bench dedup -- --n 10000000 --runs 3 --sets random --verified --dir /tmp/dedup-10m
+//! ```
 
 use std::path::PathBuf;
 use std::time::Instant;
 
-use simhash_store::{Durability, Fingerprint, Store};
+use simhash_store::{
+    Durability, Entry, Fingerprint, SimhashConfig, Sketch, SketchKind, Store, Verification,
+    SKETCH_BYTES,
+};
 
 struct SplitMix(u64);
 
@@ -51,6 +65,8 @@ struct Opts {
     sets: Vec<String>,
     dir: Option<PathBuf>,
     cache: usize,
+    verified: bool,
+    verification: Verification,
 }
 
 fn parse_args() -> Opts {
@@ -62,6 +78,8 @@ fn parse_args() -> Opts {
         sets: vec!["random".into(), "skewed".into()],
         dir: None,
         cache: 1 << 30,
+        verified: false,
+        verification: Verification::default(),
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -74,6 +92,11 @@ fn parse_args() -> Opts {
             "--sets" => opts.sets = value().split(',').map(str::to_owned).collect(),
             "--dir" => opts.dir = Some(PathBuf::from(value())),
             "--cache" => opts.cache = value().replace('_', "").parse().expect("--cache BYTES"),
+            "--verified" => opts.verified = true,
+            "--verified-k" => opts.verification.k = value().parse().expect("--verified-k K"),
+            "--min-similarity" => {
+                opts.verification.min_similarity = value().parse().expect("--min-similarity T")
+            }
             // Flags cargo passes to every bench target.
             "--bench" => {}
             other => panic!("unknown argument {other}"),
@@ -87,13 +110,22 @@ fn parse_args() -> Opts {
 
 /// Fingerprints of the data set: 1% planted near-duplicates; for `skewed`, 5% share block 0.
 fn fingerprints(set: &str, n: usize) -> Vec<u64> {
+    planted(set, n).0
+}
+
+/// [`fingerprints`], and for each document the index of the one it is a planted copy of.
+fn planted(set: &str, n: usize) -> (Vec<u64>, Vec<Option<usize>>) {
     let mut rng = SplitMix(42);
     let mut fps: Vec<u64> = Vec::with_capacity(n);
+    let mut bases = Vec::with_capacity(n);
     for i in 0..n {
         let mut fp = if i > 0 && rng.below(100) == 0 {
-            let base = fps[rng.below(i as u64) as usize];
+            let b = rng.below(i as u64) as usize;
+            bases.push(Some(b));
+            let base = fps[b];
             (0..rng.below(4)).fold(base, |f, _| f ^ (1u64 << rng.below(64)))
         } else {
+            bases.push(None);
             rng.next()
         };
         if set == "skewed" && rng.below(20) == 0 {
@@ -101,7 +133,7 @@ fn fingerprints(set: &str, n: usize) -> Vec<u64> {
         }
         fps.push(fp);
     }
-    fps
+    (fps, bases)
 }
 
 fn load(path: &std::path::Path, fps: &[u64], cache: usize) -> Store {
@@ -129,6 +161,120 @@ fn load(path: &std::path::Path, fps: &[u64], cache: usize) -> Store {
     store
 }
 
+/// Random sketches, and for each planted near-duplicate its original's sketch with a random
+/// number (up to half) of the codes changed.
+fn sketches(bases: &[Option<usize>]) -> Vec<Sketch> {
+    let mut rng = SplitMix(7);
+    let mut out: Vec<Sketch> = Vec::with_capacity(bases.len());
+    for base in bases {
+        let mut bytes = [0u8; SKETCH_BYTES];
+        match base {
+            Some(j) => {
+                bytes = *out[*j].as_bytes();
+                for _ in 0..rng.below(SKETCH_BYTES as u64 / 2) {
+                    bytes[rng.below(SKETCH_BYTES as u64) as usize] = rng.next() as u8;
+                }
+            }
+            None => {
+                for chunk in bytes.chunks_mut(8) {
+                    chunk.copy_from_slice(&rng.next().to_le_bytes()[..chunk.len()]);
+                }
+            }
+        }
+        out.push(Sketch::from_bytes(bytes));
+    }
+    out
+}
+
+fn load_sketched(
+    path: &std::path::Path,
+    fps: &[u64],
+    bases: &[Option<usize>],
+    cache: usize,
+) -> Store {
+    let store = Store::builder()
+        .durability(Durability::NoWal)
+        .block_cache_size(cache)
+        .simhash_config(SimhashConfig::default().with_sketch(SketchKind::MinHash))
+        .open(path)
+        .expect("open the store");
+    if store.len() == fps.len() as u64 {
+        return store;
+    }
+    let start = Instant::now();
+    let sketches = sketches(bases);
+    let mut loader = store.bulk_loader().expect("bulk loader");
+    for (id, (&fp, sketch)) in fps.iter().zip(&sketches).enumerate() {
+        loader
+            .add_entry(&Entry::new(id as u64, Fingerprint(fp)).with_sketch(*sketch))
+            .expect("add");
+    }
+    loader.finish().expect("finish the load");
+    let loaded = start.elapsed().as_secs_f64();
+    store.compact().expect("compact");
+    eprintln!(
+        "  bulk-loaded {} documents with sketches in {loaded:.1} s, compacted in {:.1} s",
+        fps.len(),
+        start.elapsed().as_secs_f64() - loaded
+    );
+    store
+}
+
+/// Plain dedup at `--k`, the candidates' scan and the verified scan on a store with sketches.
+fn verified(opts: &Opts) {
+    let v = opts.verification;
+    println!(
+        "verified dedup: N = {}, plain k = {}, verified k = {}, min similarity {}, {} runs (median)",
+        opts.n, opts.k, v.k, v.min_similarity, opts.runs
+    );
+    println!("| set | N | plain k={} (s) | pairs | plain k={} (s) | pairs | verified (s) | verified pairs | verified / plain k={} | verified / plain k={} |", opts.k, v.k, opts.k, v.k);
+    println!("|---|---|---|---|---|---|---|---|---|---|");
+    for set in &opts.sets {
+        let tmp;
+        let path = match &opts.dir {
+            Some(dir) => dir.join(format!("{set}-{}-sketched", opts.n)),
+            None => {
+                tmp = tempfile::tempdir().expect("tempdir");
+                tmp.path().to_path_buf()
+            }
+        };
+        eprintln!("{set}: preparing {}", path.display());
+        let (fps, bases) = planted(set, opts.n);
+        let store = load_sketched(&path, &fps, &bases, opts.cache);
+        let (mut plain, mut wide, mut checked) = (Vec::new(), Vec::new(), Vec::new());
+        let mut counts = (0, 0, 0);
+        // Interleaved, so that load from elsewhere on the machine falls on all three alike.
+        for run in 0..opts.runs {
+            let start = Instant::now();
+            let (_, stats) = store.pairs(opts.k).clusters().expect("scan");
+            plain.push(start.elapsed().as_secs_f64());
+            counts.0 = stats.pairs;
+            let start = Instant::now();
+            let (_, stats) = store.pairs(v.k).clusters().expect("scan");
+            wide.push(start.elapsed().as_secs_f64());
+            counts.1 = stats.pairs;
+            let start = Instant::now();
+            let (_, stats) = store.verified_pairs(v).clusters().expect("verified scan");
+            checked.push(start.elapsed().as_secs_f64());
+            counts.2 = stats.verified.pairs;
+            eprintln!(
+                "  run {run}: plain {:.2} s, candidates {:.2} s, verified {:.2} s",
+                plain[run], wide[run], checked[run]
+            );
+        }
+        let (plain, wide, checked) = (median(plain), median(wide), median(checked));
+        println!(
+            "| {set} | {} | {plain:.2} | {} | {wide:.2} | {} | {checked:.2} | {} | {:.2}x | {:.2}x |",
+            opts.n,
+            counts.0,
+            counts.1,
+            counts.2,
+            checked / plain,
+            checked / wide
+        );
+    }
+}
+
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
@@ -136,6 +282,10 @@ fn median(mut v: Vec<f64>) -> f64 {
 
 fn main() {
     let opts = parse_args();
+    if opts.verified {
+        verified(&opts);
+        return;
+    }
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
     println!(
         "dedup benchmark: N = {}, k = {}, {} runs (median), {} cores, baseline sample {}, block cache {} MiB",

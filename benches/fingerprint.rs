@@ -54,7 +54,7 @@ use std::sync::LazyLock;
 
 use criterion::{criterion_group, Criterion};
 use jieba_rs::Jieba;
-use simhash_store::{SimhashConfig, Simhasher, TfScaling};
+use simhash_store::{SimhashConfig, Simhasher, SketchKind, TfScaling};
 
 #[path = "support/alternating.rs"]
 mod alternating;
@@ -256,6 +256,28 @@ fn print_ratio() {
         &docs,
         "预热",
         3,
+    );
+    // The cost of a store that keeps sketches: fingerprint and sketch of every text (the
+    // sketch is a second pass over it), next to the fingerprint alone, against the same `cut`.
+    let sketching = hasher(SimhashConfig::default().with_sketch(SketchKind::MinHash));
+    let fingerprint_only = || {
+        for d in &docs {
+            black_box(sketching.fingerprint(black_box(d)).ok());
+        }
+    };
+    let with_sketch = || {
+        for d in &docs {
+            black_box(sketching.fingerprint_and_sketch(black_box(d)).ok());
+        }
+    };
+    alternating::print_ratios(
+        &format!("fingerprint_zh/{source}"),
+        ("jieba_cut_hmm", &cut),
+        &[
+            ("default (fingerprint only)", &fingerprint_only),
+            ("default + sketch (fingerprint_and_sketch)", &with_sketch),
+        ],
+        1,
     );
 }
 

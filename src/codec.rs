@@ -6,7 +6,7 @@
 //! | family | value | encoding |
 //! |---|---|---|
 //! | `block0..3` | empty | — |
-//! | `docs` | [`Document`] | bincode: fingerprint (varint u64) · key (option: 0, or 1 · varint length · UTF-8) · text_len (option: 0, or 1 · varint u64) · added (varint u64, µs since the Unix epoch) |
+//! | `docs` | [`Document`] | bincode: fingerprint (varint u64) · key (option: 0, or 1 · varint length · UTF-8) · text_len (option: 0, or 1 · varint u64) · added (varint u64, µs since the Unix epoch) · sketch (only in a store that keeps sketches: its [`SKETCH_BYTES`] bytes, no tag; a record that ends after `added` has none) |
 //! | `keys` | document id | 8 bytes big-endian (see [`crate::keys`], which lays out every key) |
 //! | `meta` `format_version` | u32 | 4 bytes big-endian |
 //! | `meta` `simhasher` | fingerprint settings | format 6 on: JSON naming every setting and the content hash of each built-in word list they use (`settings/record.rs`); formats 1 to 5: bincode of the configuration's fields in order, without names (`settings/legacy.rs`) |
@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 use crate::fingerprint::Fingerprint;
 use crate::keys;
+use crate::sketch::{Sketch, SKETCH_BYTES};
 
 /// The largest value decoding will allocate for.
 pub(crate) const MAX_VALUE_LEN: usize = 64 * 1024;
@@ -33,6 +34,47 @@ pub struct Document {
     pub text_len: Option<u64>,
     /// When it was stored, in microseconds since the Unix epoch.
     pub added: u64,
+    /// Its [`Sketch`], in a store that keeps them
+    /// ([`SimhashConfig::sketch`](crate::SimhashConfig::sketch)) and when it was given one.
+    #[serde(
+        default,
+        with = "trailing_sketch",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub sketch: Option<Sketch>,
+}
+
+/// The sketch as the last field of a document record: present or absent, without a tag (the
+/// record's length tells). In JSON, `null` or absent for none.
+mod trailing_sketch {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    use crate::sketch::Sketch;
+
+    pub(super) fn serialize<S: Serializer>(
+        sketch: &Option<Sketch>,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        match sketch {
+            Some(sketch) => sketch.serialize(serializer),
+            None => serializer.serialize_none(),
+        }
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Option<Sketch>, D::Error> {
+        Option::<Sketch>::deserialize(deserializer)
+    }
+}
+
+/// The fields of a [`Document`] before its sketch: what every record starts with.
+#[derive(Deserialize)]
+struct DocumentHead {
+    fingerprint: Fingerprint,
+    key: Option<String>,
+    text_len: Option<u64>,
+    added: u64,
 }
 
 fn config() -> impl bincode::config::Config {
@@ -73,6 +115,7 @@ pub(crate) struct DocumentRef<'a> {
     pub(crate) key: Option<&'a str>,
     pub(crate) text_len: Option<u64>,
     pub(crate) added: u64,
+    pub(crate) sketch: Option<&'a Sketch>,
 }
 
 impl Document {
@@ -82,6 +125,7 @@ impl Document {
             key: self.key.as_deref(),
             text_len: self.text_len,
             added: self.added,
+            sketch: self.sketch.as_ref(),
         }
     }
 }
@@ -127,16 +171,47 @@ pub(crate) fn encode_document_into(doc: &DocumentRef<'_>, out: &mut Vec<u8>) {
         None => out.push(0),
     }
     put_varint(out, doc.added);
+    if let Some(sketch) = doc.sketch {
+        out.extend_from_slice(sketch.as_bytes());
+    }
 }
 
 pub(crate) fn encode_document(doc: &Document) -> Vec<u8> {
-    let mut out = Vec::with_capacity(32 + doc.key.as_ref().map_or(0, String::len));
+    let mut out = Vec::with_capacity(32 + SKETCH_BYTES + doc.key.as_ref().map_or(0, String::len));
     encode_document_into(&doc.view(), &mut out);
     out
 }
 
+/// Decodes a document record: the fields every record has, then a sketch if exactly
+/// [`SKETCH_BYTES`] bytes follow (none if none do; anything else is damage).
 pub(crate) fn decode_document(bytes: &[u8], key: &[u8]) -> Result<Document> {
-    decode(bytes, keys::DOCS_FAMILY, key, "document")
+    let err = |message: String| Error::Decode {
+        column_family: keys::DOCS_FAMILY,
+        key: keys::hex(key),
+        what: "document",
+        message,
+    };
+    let (head, used): (DocumentHead, usize) =
+        bincode::serde::decode_from_slice(bytes, config()).map_err(|e| err(e.to_string()))?;
+    let sketch = match bytes.get(used..).unwrap_or_default() {
+        [] => None,
+        rest => match <[u8; SKETCH_BYTES]>::try_from(rest) {
+            Ok(sketch) => Some(Sketch::from_bytes(sketch)),
+            Err(_) => {
+                return Err(err(format!(
+                    "{} trailing bytes (a sketch has {SKETCH_BYTES})",
+                    rest.len()
+                )))
+            }
+        },
+    };
+    Ok(Document {
+        fingerprint: head.fingerprint,
+        key: head.key,
+        text_len: head.text_len,
+        added: head.added,
+        sketch,
+    })
 }
 
 /// Encodes another `meta` record (the bulk loader's journal) in the same bincode configuration.
@@ -241,8 +316,8 @@ mod tests {
 
     proptest! {
         #[test]
-        fn documents_round_trip(fp: u64, key in proptest::option::of(".{0,40}"), text_len: Option<u64>, added: u64) {
-            let doc = Document { fingerprint: Fingerprint(fp), key, text_len, added };
+        fn documents_round_trip(fp: u64, key in proptest::option::of(".{0,40}"), text_len: Option<u64>, added: u64, sketch in sketches()) {
+            let doc = Document { fingerprint: Fingerprint(fp), key, text_len, added, sketch };
             prop_assert_eq!(decode_document(&encode_document(&doc), b"k").unwrap(), doc);
         }
 
@@ -252,15 +327,75 @@ mod tests {
             key in proptest::option::of(".{0,300}"),
             text_len in proptest::option::of(prop_oneof![any::<u64>(), 0u64..300, 0u64..1 << 33]),
             added in prop_oneof![any::<u64>(), 0u64..300, 0u64..1 << 33],
+            sketch in sketches(),
         ) {
-            let doc = Document { fingerprint: Fingerprint(fp), key, text_len, added };
+            let doc = Document { fingerprint: Fingerprint(fp), key, text_len, added, sketch };
             prop_assert_eq!(encode_document(&doc), encode(&doc));
+        }
+
+        #[test]
+        fn a_sketch_adds_its_bytes_and_nothing_else(fp: u64, key in proptest::option::of(".{0,40}"), text_len: Option<u64>, added: u64, sketch in sketches()) {
+            let without = Document { fingerprint: Fingerprint(fp), key, text_len, added, sketch: None };
+            let with = Document { sketch, ..without.clone() };
+            let bytes = encode_document(&with);
+            let head = encode_document(&without);
+            prop_assert_eq!(&bytes[..head.len()], &head[..]);
+            prop_assert_eq!(&bytes[head.len()..], sketch.as_ref().map_or(&[][..], |s| &s.as_bytes()[..]));
+            // A record with a partial or an overlong sketch is damage.
+            for cut in [1, SKETCH_BYTES - 1] {
+                let mut damaged = head.clone();
+                damaged.extend(std::iter::repeat_n(7u8, cut));
+                let decoded = decode_document(&damaged, b"k");
+                prop_assert!(matches!(decoded, Err(Error::Decode { .. })), "{:?}", decoded);
+            }
+            let mut long = encode_document(&Document { sketch: Some(Sketch::from_bytes([1; SKETCH_BYTES])), ..without });
+            long.push(0);
+            let decoded = decode_document(&long, b"k");
+            prop_assert!(matches!(decoded, Err(Error::Decode { .. })), "{:?}", decoded);
         }
 
         #[test]
         fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..64)) {
             let _ = decode_document(&bytes, b"k");
         }
+    }
+
+    fn sketches() -> impl Strategy<Value = Option<Sketch>> {
+        proptest::option::of(
+            proptest::collection::vec(any::<u8>(), SKETCH_BYTES).prop_map(|v| {
+                let mut bytes = [0u8; SKETCH_BYTES];
+                bytes.copy_from_slice(&v);
+                Sketch::from_bytes(bytes)
+            }),
+        )
+    }
+
+    #[test]
+    fn documents_without_a_sketch_keep_their_bytes() {
+        // A record of 0.5.0: fingerprint 300 (251, then u16), key "a", text length 5, added 7.
+        let old = [251, 44, 1, 1, 1, b'a', 1, 5, 7];
+        let doc = decode_document(&old, b"k").unwrap();
+        assert_eq!(
+            doc,
+            Document {
+                fingerprint: Fingerprint(300),
+                key: Some("a".into()),
+                text_len: Some(5),
+                added: 7,
+                sketch: None
+            }
+        );
+        assert_eq!(encode_document(&doc), old);
+        let json = serde_json::to_value(&doc).unwrap();
+        assert!(json.get("sketch").is_none());
+        assert_eq!(serde_json::from_value::<Document>(json).unwrap(), doc);
+        let sketched = Document {
+            sketch: Some(Sketch::from_bytes([0xab; SKETCH_BYTES])),
+            ..doc
+        };
+        let json = serde_json::to_value(&sketched).unwrap();
+        assert_eq!(json["sketch"], "ab".repeat(SKETCH_BYTES));
+        assert_eq!(serde_json::from_value::<Document>(json).unwrap(), sketched);
     }
 
     #[test]
@@ -288,6 +423,7 @@ mod tests {
             key: None,
             text_len: None,
             added: 0,
+            sketch: None,
         };
         let mut bytes = encode_document(&doc);
         bytes.push(0);

@@ -133,6 +133,15 @@ pub enum Error {
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
 
+    /// Verified near-duplicates were asked of a store that keeps no sketches: its document
+    /// records hold nothing to verify with. Sketches are computed from the texts, so the fix
+    /// is to load the texts again into a new store made to keep them.
+    #[error("store at {path} keeps no sketches, so it cannot verify near-duplicates: load the texts into a new store with `simhash-store load --sketch` (in code, `SimhashConfig::with_sketch(SketchKind::MinHash)`), or ask without --verified")]
+    NoSketches {
+        /// The store directory.
+        path: PathBuf,
+    },
+
     /// A read-only open found the store's writer changing its files (flushing, deleting
     /// logs) during every attempt, so the view could have missed recent write batches.
     /// Nothing is wrong with the store: try again, or open it while the writer is idle.

@@ -19,6 +19,9 @@
 //! - **Deduplicating a whole collection**: [`Store::pairs`] streams every pair within `k` by one
 //!   pass over the block families, [`Clusters`] groups them with a representative per
 //!   cluster, and [`Store::insert_if_new`] checks and inserts atomically.
+//! - **Verified near-duplicates**: a store made with [`SimhashConfig::with_sketch`] keeps a
+//!   64-byte [`Sketch`] per document; [`Store::query_verified`] and [`Store::verified_pairs`]
+//!   take candidates at a wider `k` and keep those whose sketches agree.
 //! - **Reading crawls** (feature `readers`, on by default): WARC/WET, HTML main text, JSON
 //!   Lines and text files, see [`read_input`]; the `simhash-store` command (feature `cli`).
 //!
@@ -60,7 +63,9 @@ mod query;
 mod readers;
 mod settings;
 mod simhash;
+mod sketch;
 mod store;
+mod verified;
 mod verify;
 
 pub use bulk::{BulkLoader, BulkOptions, BulkPhase, BulkProgress, BulkSummary};
@@ -79,7 +84,12 @@ pub use readers::{
     Position, ReaderOptions, Record, Records, Skipped,
 };
 pub use simhash::{IdfWeighting, SimhashConfig, Simhasher, TfScaling};
+pub use sketch::{Sketch, SketchKind, SKETCH_BYTES};
 pub use store::{Durability, Entry, Store, StoreBuilder, FORMAT_VERSION, MIN_FORMAT_VERSION};
+pub use verified::{
+    Verification, VerifiedMatch, VerifiedPair, VerifiedPairScan, VerifiedScanStats,
+    DEFAULT_MIN_SIMILARITY, DEFAULT_VERIFIED_K,
+};
 pub use verify::{Problem, VerifyReport, MAX_LISTED_PROBLEMS};
 
 /// The `decode_values` fuzz target (`fuzz/`) runs the crate-private value decoders through

@@ -1,4 +1,5 @@
-//! The demo runs, loads every generated page and reports precision and recall.
+//! The demo runs, loads every generated page and reports precision and recall, plain and
+//! verified.
 #![cfg(feature = "cli")]
 
 use std::process::Command;
@@ -30,5 +31,12 @@ fn demo_reports_recall() -> Result {
     assert!(precision > 0.9, "{stdout}");
     assert!(recall > 0.6, "{stdout}");
     assert!(stdout.contains("0 bad records"), "{stdout}");
+    let verified = &stdout[stdout
+        .find("verified (--verified")
+        .ok_or("no verified answers")?..];
+    let v_precision = number_after(verified, "precision").ok_or("no verified precision")?;
+    let v_recall = number_after(verified, "recall").ok_or("no verified recall")?;
+    assert!(v_precision > 0.9, "{stdout}");
+    assert!(v_recall >= recall, "{stdout}");
     Ok(())
 }

@@ -145,10 +145,10 @@ fn the_0_3_settings_are_recorded_kept_and_checked() -> Result {
         let out = case.load(other)?;
         assert_eq!(out.status.code(), Some(1), "{other:?}");
         let err = String::from_utf8_lossy(&out.stderr);
-        let recorded = r#""latin_count_pieces":0,"latin_count_pieces_ratio":0}"#;
+        let recorded = r#""latin_count_pieces":0,"latin_count_pieces_ratio":0,"sketch":"None"}"#;
         assert!(err.contains(recorded), "{err}");
         let asked = format!(
-            r#""latin_count_pieces":{},"latin_count_pieces_ratio":2}}"#,
+            r#""latin_count_pieces":{},"latin_count_pieces_ratio":2,"sketch":"None"}}"#,
             other[1]
         );
         assert!(err.contains(&asked), "{err}");
@@ -232,8 +232,14 @@ fn the_0_4_ratio_is_recorded_kept_and_checked() -> Result {
         let out = case.load(other)?;
         assert_eq!(out.status.code(), Some(1), "{other:?}");
         let err = String::from_utf8_lossy(&out.stderr);
-        assert!(err.contains(r#""latin_count_pieces_ratio":0}"#), "{err}");
-        let asked = format!(r#""latin_count_pieces_ratio":{}}}"#, other[1]);
+        assert!(
+            err.contains(r#""latin_count_pieces_ratio":0,"sketch":"None"}"#),
+            "{err}"
+        );
+        let asked = format!(
+            r#""latin_count_pieces_ratio":{},"sketch":"None"}}"#,
+            other[1]
+        );
         assert!(err.contains(&asked), "{err}");
         let differs = format!(
             "(`latin_count_pieces_ratio` is 0 in the store, {} requested)",

@@ -46,6 +46,7 @@ __all__ = [
 _IntArrayLike = Union[npt.NDArray[np.uint64], npt.NDArray[np.int64], Iterable[int]]
 _Tf = Literal["raw", "length-adaptive", "sqrt", "log", "binary"]
 _Idf = Literal["none", "jieba"]
+_SketchKind = Literal["None", "MinHash"]
 _Durability = Literal["sync", "buffered", "no-wal"]
 _RepresentativeRule = Literal["lowest-id", "longest", "first-loaded"]
 
@@ -85,7 +86,9 @@ class Simhasher:
     - ``seed=0``: seed of the xxh3 feature hash;
     - ``drop_boilerplate=True``: leave out copyright, share-button and similar short lines;
     - ``latin_count_pieces=4``, ``latin_count_pieces_ratio=2``: count pieces of frequent
-      non-CJK features, so that deleted text shows.
+      non-CJK features, so that deleted text shows;
+    - ``sketch="None"``: ``"MinHash"`` for a store that keeps a 64-byte sketch per document
+      and answers :meth:`Store.query_text_verified` (it does not change fingerprints).
 
     Fingerprints equal those of the Rust library and the ``simhash-store`` command for the
     same settings. A Simhasher is immutable, thread-safe and picklable (by its settings).
@@ -117,6 +120,7 @@ class Simhasher:
         word_char_shingles_within_words: bool = ...,
         latin_count_pieces: int = ...,
         latin_count_pieces_ratio: int = ...,
+        sketch: _SketchKind = ...,
     ) -> Simhasher: ...
     def fingerprint(self, text: str) -> int:
         """The fingerprint of ``text``, an int in ``0..2**64-1``.
@@ -369,6 +373,20 @@ class Store:
         ...     _ = store.insert_text(7, "Rust storage engines keep sorted runs of keys on disk.")
         ...     [m.id for m in store.query_text("Rust storage engines keep sorted runs of keys on disk!")]
         [7]
+        """
+    def query_text_verified(
+        self, text: str, k: int = 8, min_similarity: float = 0.75
+    ) -> List[Tuple[Match, float]]:
+        """Verified near-duplicates of ``text``, in a store opened with ``sketch="MinHash"``:
+        the stored documents within ``k`` bits whose sketch has a similarity of at least
+        ``min_similarity`` with the text's, as ``(match, similarity)`` pairs sorted by
+        distance, then id.
+
+        >>> import tempfile, simhash_store
+        >>> with tempfile.TemporaryDirectory() as path, simhash_store.Store.open(path, sketch="MinHash") as store:
+        ...     _ = store.insert_text(7, "Rust storage engines keep sorted runs of keys on disk, and merge them.")
+        ...     [(m.id, s) for m, s in store.query_text_verified("Rust storage engines keep sorted runs of keys on disk, and merge them.")]
+        [(7, 1.0)]
         """
     def query_many(self, fingerprints: _IntArrayLike, k: int = 3) -> List[List[Match]]:
         """:meth:`query` of each fingerprint, on all cores; results in input order."""

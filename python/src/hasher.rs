@@ -33,7 +33,9 @@ use crate::{interrupt, settings};
 /// - ``seed=0``: seed of the xxh3 feature hash;
 /// - ``drop_boilerplate=True``: leave out copyright, share-button and similar short lines;
 /// - ``latin_count_pieces=4``, ``latin_count_pieces_ratio=2``: count pieces of frequent
-///   non-CJK features, so that deleted text shows.
+///   non-CJK features, so that deleted text shows;
+/// - ``sketch="None"``: ``"MinHash"`` for a store that keeps a 64-byte sketch per document
+///   and answers :meth:`Store.query_text_verified` (it does not change fingerprints).
 ///
 /// Fingerprints equal those of the Rust library and the ``simhash-store`` command for the
 /// same settings. A Simhasher is immutable, thread-safe and picklable (by its settings).

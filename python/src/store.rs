@@ -10,7 +10,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
 use simhash_store::{
-    Document, Durability, Entry, Error, Fingerprint, InsertOutcome, Match, Store, VerifyReport,
+    Document, Durability, Entry, Error, Fingerprint, InsertOutcome, Match, Store, Verification,
+    VerifyReport,
 };
 
 use crate::args::{self, k_arg, key_arg, text_arg, u64_arg, u64_vec, Signed};
@@ -345,6 +346,45 @@ impl PyStore {
         let store = self.store()?;
         let found = py.detach(|| store.query_text(&text, k)).py()?;
         matches_to_py(py, found)
+    }
+
+    /// Verified near-duplicates of ``text``, in a store opened with ``sketch="MinHash"``:
+    /// the stored documents within ``k`` bits whose sketch has a similarity of at least
+    /// ``min_similarity`` with the text's, as ``(match, similarity)`` pairs sorted by
+    /// distance, then id.
+    ///
+    /// >>> import tempfile, simhash_store
+    /// >>> with tempfile.TemporaryDirectory() as path, simhash_store.Store.open(path, sketch="MinHash") as store:
+    /// ...     _ = store.insert_text(7, "Rust storage engines keep sorted runs of keys on disk, and merge them.")
+    /// ...     [(m.id, s) for m, s in store.query_text_verified("Rust storage engines keep sorted runs of keys on disk, and merge them.")]
+    /// [(7, 1.0)]
+    #[pyo3(signature = (text, k = 8, min_similarity = 0.75))]
+    fn query_text_verified<'py>(
+        &self,
+        py: Python<'py>,
+        text: &Bound<'py, PyAny>,
+        k: i64,
+        min_similarity: f64,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let text = text_arg(text, "text")?;
+        let verification = Verification::new(k_arg(k)?, min_similarity).py()?;
+        let store = self.store()?;
+        let found = py
+            .detach(|| store.query_text_verified(&text, verification))
+            .py()?;
+        PyList::new(
+            py,
+            found.into_iter().map(|m| {
+                let similarity = m.similarity;
+                let matched = PyMatch {
+                    id: m.id,
+                    key: m.key,
+                    fingerprint: m.fingerprint.0,
+                    distance: m.distance,
+                };
+                (matched, similarity)
+            }),
+        )
     }
 
     /// :meth:`query` of each fingerprint, on all cores; results in input order.

@@ -29,6 +29,7 @@ pub use options::{BulkOptions, BulkPhase, BulkProgress, BulkSummary};
 
 use crate::error::{Error, Result};
 use crate::fingerprint::Fingerprint;
+use crate::sketch::Sketch;
 use crate::store::{check_key, Durability, Entry, Journal, Store, DEFAULT_TEMP_DIR};
 use progress::Progress;
 use runs::RunBuffer;
@@ -162,7 +163,7 @@ impl BulkLoader<'_> {
     /// Errors of writing and ingesting a run, when this add fills the memory budget.
     pub fn add(&mut self, id: u64, fp: Fingerprint) -> Result<()> {
         self.progress.add(FINGERPRINT_BYTES);
-        self.push(id, fp, None, None)
+        self.push(id, fp, None, None, None)
     }
 
     /// Adds document `id` with fingerprint `fp` and external key `key` (a URL, a path):
@@ -174,27 +175,35 @@ impl BulkLoader<'_> {
     pub fn add_with_key(&mut self, id: u64, fp: Fingerprint, key: &str) -> Result<()> {
         check_key(id, key)?;
         self.progress.add(FINGERPRINT_BYTES + key.len() as u64);
-        self.push(id, fp, Some(key), None)
+        self.push(id, fp, Some(key), None, None)
     }
 
-    /// Adds an [`Entry`]: id, fingerprint, optional external key and text length (upsert by
-    /// id and by key). The general form of [`BulkLoader::add`] and
+    /// Adds an [`Entry`]: id, fingerprint, optional external key, text length and sketch
+    /// (upsert by id and by key). The general form of [`BulkLoader::add`] and
     /// [`BulkLoader::add_with_key`], for callers that fingerprinted the text themselves.
     ///
     /// # Errors
-    /// As [`BulkLoader::add_with_key`].
+    /// As [`BulkLoader::add_with_key`]; [`Error::InvalidArgument`] for a sketch given to a
+    /// store that keeps none.
     pub fn add_entry(&mut self, entry: &Entry) -> Result<()> {
+        self.store.check_sketch(entry.id, entry.sketch.as_ref())?;
         let key = entry.key.as_deref();
         if let Some(key) = key {
             check_key(entry.id, key)?;
         }
         self.progress
             .add(FINGERPRINT_BYTES + key.map_or(0, |k| k.len() as u64));
-        self.push(entry.id, entry.fingerprint, key, entry.text_len)
+        self.push(
+            entry.id,
+            entry.fingerprint,
+            key,
+            entry.text_len,
+            entry.sketch.as_ref(),
+        )
     }
 
     /// Adds document `id` from its text, fingerprinted with [`Store::simhasher`], with an
-    /// optional external key. Texts are gathered into chunks
+    /// optional external key (and its sketch, in a store that keeps sketches). Texts are gathered into chunks
     /// ([`BulkOptions::text_chunk_size`]) and fingerprinted in parallel on all cores. A text
     /// with no features is skipped and counted in [`BulkSummary::skipped`].
     ///
@@ -228,14 +237,20 @@ impl BulkLoader<'_> {
         let texts = std::mem::take(&mut self.texts);
         self.text_bytes = 0;
         let hasher = self.store.simhasher();
-        let fps: Vec<Result<Fingerprint>> = texts
+        let fps: Vec<Result<(Fingerprint, Option<Sketch>)>> = texts
             .par_iter()
-            .map(|t| hasher.fingerprint(&t.text))
+            .map(|t| hasher.fingerprint_and_sketch(&t.text))
             .collect();
         let mut first_error = None;
         for (t, fp) in texts.iter().zip(fps) {
             match fp {
-                Ok(fp) => self.push(t.id, fp, t.key.as_deref(), Some(t.text.len() as u64))?,
+                Ok((fp, sketch)) => self.push(
+                    t.id,
+                    fp,
+                    t.key.as_deref(),
+                    Some(t.text.len() as u64),
+                    sketch.as_ref(),
+                )?,
                 Err(Error::NoFeatures) => self.summary.skipped += 1,
                 Err(e) => {
                     first_error.get_or_insert(e);
@@ -251,8 +266,9 @@ impl BulkLoader<'_> {
         fp: Fingerprint,
         key: Option<&str>,
         text_len: Option<u64>,
+        sketch: Option<&Sketch>,
     ) -> Result<()> {
-        self.buf.push(id, fp, key, text_len);
+        self.buf.push_sketched(id, fp, key, text_len, sketch);
         if self.buf.bytes() >= self.options.memory_budget || self.buf.len() >= u32::MAX as usize - 1
         {
             self.ingest_run()?;

@@ -4,6 +4,7 @@
 
 use crate::codec::DocumentRef;
 use crate::fingerprint::Fingerprint;
+use crate::sketch::Sketch;
 use crate::store::Adds;
 
 /// `text_len` of a document that has none.
@@ -30,6 +31,8 @@ impl Rec {
 pub(crate) struct RunBuffer {
     pub(crate) recs: Vec<Rec>,
     arena: Vec<u8>,
+    /// The sketches of the adds, by sequence number: empty while no add has had one.
+    sketches: Vec<Option<Sketch>>,
     keyed: usize,
     /// Whether ids so far are strictly increasing (then no id repeats and no sort is needed).
     ascending: bool,
@@ -64,10 +67,13 @@ impl RunBuffer {
 
     /// Approximate memory held and to be needed to write the run.
     pub(crate) fn bytes(&self) -> usize {
-        self.recs.len() * BYTES_PER_ADD + self.arena.len()
+        self.recs.len() * BYTES_PER_ADD
+            + self.arena.len()
+            + self.sketches.len() * std::mem::size_of::<Option<Sketch>>()
     }
 
-    /// Adds a document; the key must have passed `store::check_key`.
+    /// Adds a document without a sketch; the key must have passed `store::check_key`.
+    #[cfg(test)]
     pub(crate) fn push(
         &mut self,
         id: u64,
@@ -75,6 +81,22 @@ impl RunBuffer {
         key: Option<&str>,
         text_len: Option<u64>,
     ) {
+        self.push_sketched(id, fp, key, text_len, None);
+    }
+
+    /// Adds a document; the key must have passed `store::check_key`.
+    pub(crate) fn push_sketched(
+        &mut self,
+        id: u64,
+        fp: Fingerprint,
+        key: Option<&str>,
+        text_len: Option<u64>,
+        sketch: Option<&Sketch>,
+    ) {
+        if sketch.is_some() || !self.sketches.is_empty() {
+            self.sketches.resize(self.recs.len(), None);
+            self.sketches.push(sketch.copied());
+        }
         if let Some(last) = self.recs.last() {
             self.ascending &= last.id < id;
         }
@@ -110,13 +132,14 @@ impl RunBuffer {
         self.key_of(rec).and_then(|k| std::str::from_utf8(k).ok())
     }
 
-    /// The document a surviving add stores.
-    pub(crate) fn document(&self, rec: &Rec, added: u64) -> DocumentRef<'_> {
+    /// The document that surviving add `seq`, `rec`, stores.
+    pub(crate) fn document(&self, seq: u32, rec: &Rec, added: u64) -> DocumentRef<'_> {
         DocumentRef {
             fingerprint: Fingerprint(rec.fp),
             key: self.key_str(rec),
             text_len: rec.text_len(),
             added,
+            sketch: self.sketches.get(seq as usize).and_then(Option::as_ref),
         }
     }
 }

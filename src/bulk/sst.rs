@@ -472,7 +472,7 @@ pub(crate) fn write_run(
                         doc_id,
                         &|w, scratch, &s| match rec(s) {
                             Some(r) => {
-                                codec::encode_document_into(&buf.document(r, added(s)), scratch);
+                                codec::encode_document_into(&buf.document(s, r, added(s)), scratch);
                                 w.put(keys::doc_key(r.id), &scratch[..])
                             }
                             None => Ok(()),

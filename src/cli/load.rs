@@ -132,6 +132,7 @@ impl<'a> Writer<'a> {
                     fingerprint,
                     key: doc.key,
                     text_len: None,
+                    sketch: None,
                 }),
             };
             added.with_context(|| format!("cannot load the document of {}", doc.location))?;

@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
-use simhash_store::{Format, ReaderOptions, SimhashConfig, Store, TfScaling};
+use simhash_store::{Format, ReaderOptions, SimhashConfig, SketchKind, Store, TfScaling};
 
 /// Success.
 pub const EXIT_OK: u8 = 0;
@@ -152,6 +152,12 @@ pub struct ConfigArgs {
     /// with --count-pieces 0 and no ratio given, 0.
     #[arg(long, value_name = "RATIO")]
     pub count_pieces_ratio: Option<u8>,
+
+    /// Keep a 64-byte sketch of each text in its document record, so that `query --verified`
+    /// and `dedup --verified` can confirm near-duplicates found at a wider k (a new store
+    /// only: sketches come from the texts, so an existing store cannot gain them).
+    #[arg(long)]
+    pub sketch: bool,
 }
 
 impl ConfigArgs {
@@ -172,6 +178,9 @@ impl ConfigArgs {
         }
         if let Some(ratio) = self.count_pieces_ratio {
             config.latin_count_pieces_ratio = ratio;
+        }
+        if self.sketch {
+            config.sketch = SketchKind::MinHash;
         }
         config
     }

@@ -5,9 +5,15 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
-use simhash_store::{read_input, Error, Fingerprint, ReaderOptions};
+use simhash_store::{
+    read_input, Error, Fingerprint, ReaderOptions, Verification, DEFAULT_MIN_SIMILARITY,
+    DEFAULT_VERIFIED_K,
+};
 
 use super::{usage, StoreArg};
+
+/// The default distance of a plain query.
+const DEFAULT_K: u32 = 3;
 
 const EXAMPLES: &str = "\
 Examples:
@@ -15,10 +21,12 @@ Examples:
   simhash-store query --store pages.db --file new-page.html -k 5
   simhash-store query --store pages.db --key https://example.com/a --json
   simhash-store query --store pages.db --fingerprint 3f2a9c0e11d4b788
+  simhash-store query --store pages.db --file new-page.html --verified
 
-Output: one line per match, nearest first: distance, id, fingerprint, key. With --json, one
-object: {\"query\": FINGERPRINT, \"matches\": [{\"id\", \"key\", \"distance\", \"fingerprint\"}]}.
-With --key, the document itself is left out of the matches.
+Output: one line per match, nearest first: distance, id, fingerprint, key (with --verified,
+distance, similarity, id, fingerprint, key). With --json, one object: {\"query\": FINGERPRINT,
+\"matches\": [{\"id\", \"key\", \"distance\", \"fingerprint\"}]} (and \"similarity\" with
+--verified). With --key, the document itself is left out of the matches.
 
 Choosing k: 3 suits pages of a few hundred words or more; short texts (titles, comments) need
 more, and a larger k also finds more unrelated texts. See docs/guide.md.";
@@ -47,9 +55,20 @@ pub struct Args {
     #[arg(long, value_name = "HEX")]
     fingerprint: Option<String>,
 
-    /// The largest Hamming distance to report (0..=64).
-    #[arg(long, short = 'k', default_value_t = 3, value_parser = clap::value_parser!(u32).range(0..=64))]
-    max_distance: u32,
+    /// The largest Hamming distance to report (0..=64). Default: 3; with --verified, 8 (the
+    /// candidates' distance).
+    #[arg(long, short = 'k', value_parser = clap::value_parser!(u32).range(0..=64))]
+    max_distance: Option<u32>,
+
+    /// Verified near-duplicates: candidates within k bits (8 by default) kept only where the
+    /// documents' sketches agree (a store loaded with --sketch). Needs the query's text
+    /// (--text, --file, or --key of a document stored with its sketch).
+    #[arg(long)]
+    verified: bool,
+
+    /// With --verified: the smallest sketch similarity (0 to 1) of a match. Default: 0.75.
+    #[arg(long, value_name = "SIMILARITY", requires = "verified")]
+    min_similarity: Option<f64>,
 
     /// At most this many matches are printed (the nearest).
     #[arg(long, value_name = "N")]
@@ -94,18 +113,40 @@ fn file_text(path: &Path) -> anyhow::Result<String> {
 ///
 /// # Errors
 /// The store cannot be opened, the file cannot be read, the key is not stored, the text has
-/// nothing to fingerprint.
+/// nothing to fingerprint; with --verified, the store keeps no sketches or the query has none.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let store = args.store.open_read_only()?;
+    if args.verified {
+        // Checked first, so that the answer names the fix whatever the query.
+        if !store.keeps_sketches() {
+            return Err(Error::NoSketches {
+                path: store.path().to_path_buf(),
+            }
+            .into());
+        }
+    } else if args.min_similarity.is_some() {
+        return Err(usage("--min-similarity applies to --verified queries only"));
+    }
     let mut exclude = None;
+    let mut sketch = None;
     let fp: Fingerprint = if let Some(hex) = &args.fingerprint {
+        if args.verified {
+            return Err(usage(
+                "--verified needs the query's sketch, which a fingerprint does not carry: give --text, --file or --key",
+            ));
+        }
         hex.parse().map_err(|e: Error| usage(e.to_string()))?
     } else if let Some(key) = &args.key {
         let id = store.id_for_key(key)?.ok_or_else(|| {
             anyhow::anyhow!("no document is stored under the key {key:?}: check it with `simhash-store get --key`")
         })?;
         exclude = Some(id);
-        store.get(id)?.ok_or_else(|| anyhow::anyhow!("the key {key:?} points to document {id}, which is missing: run `simhash-store verify`"))?
+        let doc = store.document(id)?.ok_or_else(|| anyhow::anyhow!("the key {key:?} points to document {id}, which is missing: run `simhash-store verify`"))?;
+        sketch = doc.sketch;
+        if args.verified && sketch.is_none() {
+            anyhow::bail!("document {id} ({key:?}) was stored without a sketch (as a bare fingerprint), so it cannot be verified: query with its text (--text or --file)");
+        }
+        doc.fingerprint
     } else {
         let text = match (&args.text, &args.file) {
             (Some(t), _) => t.clone(),
@@ -114,15 +155,53 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 return Err(usage("give one of --text, --file, --key or --fingerprint"))
             }
         };
-        match store.simhasher().fingerprint(&text) {
-            Ok(fp) => fp,
+        match store.simhasher().fingerprint_and_sketch(&text) {
+            Ok((fp, s)) => {
+                sketch = s;
+                fp
+            }
             Err(Error::NoFeatures) => anyhow::bail!(
                 "the query text has nothing to fingerprint (empty, or only punctuation and stop words): give a longer text"
             ),
             Err(e) => return Err(e.into()),
         }
     };
-    let mut matches = store.query(fp, args.max_distance)?;
+    let matches: Vec<Found> = match (args.verified, &sketch) {
+        (true, Some(sketch)) => {
+            let verification = Verification::new(
+                args.max_distance.unwrap_or(DEFAULT_VERIFIED_K),
+                args.min_similarity.unwrap_or(DEFAULT_MIN_SIMILARITY),
+            )
+            .map_err(|e| usage(e.to_string()))?;
+            store
+                .query_verified(fp, sketch, verification)?
+                .into_iter()
+                .map(|m| Found {
+                    id: m.id,
+                    fingerprint: m.fingerprint,
+                    distance: m.distance,
+                    key: m.key,
+                    similarity: Some(m.similarity),
+                })
+                .collect()
+        }
+        _ => store
+            .query(fp, args.max_distance.unwrap_or(DEFAULT_K))?
+            .into_iter()
+            .map(|m| Found {
+                id: m.id,
+                fingerprint: m.fingerprint,
+                distance: m.distance,
+                key: m.key,
+                similarity: None,
+            })
+            .collect(),
+    };
+    let max_distance = match args.verified {
+        true => args.max_distance.unwrap_or(DEFAULT_VERIFIED_K),
+        false => args.max_distance.unwrap_or(DEFAULT_K),
+    };
+    let mut matches = matches;
     matches.retain(|m| Some(m.id) != exclude);
     if let Some(limit) = args.limit {
         matches.truncate(limit);
@@ -130,21 +209,40 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if args.json {
         let list: Vec<_> = matches
             .iter()
-            .map(|m| serde_json::json!({"id": m.id, "key": m.key, "distance": m.distance, "fingerprint": m.fingerprint}))
+            .map(|m| {
+                let mut o = serde_json::json!({"id": m.id, "key": m.key, "distance": m.distance, "fingerprint": m.fingerprint});
+                if let Some(s) = m.similarity {
+                    o["similarity"] = serde_json::json!(s);
+                }
+                o
+            })
             .collect();
-        println!(
-            "{}",
-            serde_json::json!({"query": fp, "max_distance": args.max_distance, "matches": list})
-        );
+        let mut out =
+            serde_json::json!({"query": fp, "max_distance": max_distance, "matches": list});
+        if args.verified {
+            out["min_similarity"] =
+                serde_json::json!(args.min_similarity.unwrap_or(DEFAULT_MIN_SIMILARITY));
+        }
+        println!("{out}");
     } else {
-        eprintln!(
-            "query fingerprint {fp}: {} matches within distance {}",
-            matches.len(),
-            args.max_distance
-        );
+        match args.verified {
+            true => eprintln!(
+                "query fingerprint {fp}: {} verified matches within distance {max_distance} and sketch similarity {}",
+                matches.len(),
+                args.min_similarity.unwrap_or(DEFAULT_MIN_SIMILARITY)
+            ),
+            false => eprintln!(
+                "query fingerprint {fp}: {} matches within distance {max_distance}",
+                matches.len(),
+            ),
+        }
         for m in &matches {
+            let similarity = m
+                .similarity
+                .map(|s| format!("{s:.3}\t"))
+                .unwrap_or_default();
             println!(
-                "{}\t{}\t{}\t{}",
+                "{}\t{similarity}{}\t{}\t{}",
                 m.distance,
                 m.id,
                 m.fingerprint,
@@ -153,4 +251,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// One match, plain or verified.
+struct Found {
+    id: u64,
+    fingerprint: Fingerprint,
+    distance: u32,
+    key: Option<String>,
+    similarity: Option<f64>,
 }

@@ -146,6 +146,7 @@ pub(crate) fn check_decoders(bytes: &[u8]) {
 mod tests {
     use super::*;
     use crate::simhash::{IdfWeighting, TfScaling};
+    use crate::sketch::SketchKind;
 
     /// Every setting, each with a value other than its default (a new field needs a line here
     /// only if the generic tests below should see it changed).
@@ -161,6 +162,7 @@ mod tests {
         }
         changed.insert("tf".into(), serde_json::json!(TfScaling::LengthAdaptive));
         changed.insert("idf".into(), serde_json::json!(IdfWeighting::Jieba));
+        changed.insert("sketch".into(), serde_json::json!(SketchKind::MinHash));
         let config: SimhashConfig =
             serde_json::from_value(Value::Object(changed)).expect("every field by name");
         config

@@ -11,6 +11,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+use crate::sketch::SketchKind;
 
 /// Largest word shingle size [`SimhashConfig::word_shingles`] accepts.
 pub const MAX_WORD_SHINGLES: u8 = 8;
@@ -225,6 +226,13 @@ pub struct SimhashConfig {
     /// stores of formats 1 to 4, and a JSON configuration without the field, read as `0`).
     #[serde(default)]
     pub latin_count_pieces_ratio: u8,
+    /// Keep a [`Sketch`](crate::Sketch) of each text in its document record (64 bytes more
+    /// per document), so that the store can verify near-duplicates
+    /// ([`Store::query_verified`](crate::Store::query_verified)). It does not change the
+    /// fingerprint. Default: [`SketchKind::None`] (new in format 6; older stores, and a JSON
+    /// configuration without the field, keep none).
+    #[serde(default)]
+    pub sketch: SketchKind,
 }
 
 /// The default record of each release before this one, as that release wrote it (formats 1
@@ -279,6 +287,7 @@ impl Default for SimhashConfig {
             word_char_shingles_within_words: true,
             latin_count_pieces: 4,
             latin_count_pieces_ratio: 2,
+            sketch: SketchKind::None,
         }
     }
 }
@@ -420,6 +429,13 @@ impl SimhashConfig {
     #[must_use]
     pub fn with_latin_count_pieces_ratio(mut self, ratio: u8) -> Self {
         self.latin_count_pieces_ratio = ratio;
+        self
+    }
+
+    /// Sets [`sketch`](Self::sketch).
+    #[must_use]
+    pub fn with_sketch(mut self, sketch: SketchKind) -> Self {
+        self.sketch = sketch;
         self
     }
 

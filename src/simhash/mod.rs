@@ -20,3 +20,7 @@ mod text;
 
 pub use config::{IdfWeighting, SimhashConfig, TfScaling};
 pub use hasher::Simhasher;
+
+// What the sketch (`crate::sketch`) reads: the text without boilerplate lines, normalized.
+pub(crate) use text::boilerplate::drop_lines;
+pub(crate) use text::normalize::{is_cjk, normalize_into};

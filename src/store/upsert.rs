@@ -647,6 +647,7 @@ mod tests {
                 key: key.clone(),
                 text_len: None,
                 added: old.map_or(now, |o| o.added),
+                sketch: None,
             };
             self.docs.insert(*id, doc);
         }
@@ -680,6 +681,7 @@ mod tests {
                     key: key.clone(),
                     text_len: None,
                     added: plan.added(s, now),
+                    sketch: None,
                 };
                 self.docs.insert(*id, doc);
             }

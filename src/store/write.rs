@@ -11,8 +11,10 @@ use crate::codec::{self, Document};
 use crate::error::Result;
 use crate::fingerprint::{Fingerprint, BLOCKS};
 use crate::keys::{self, DOCS_FAMILY, KEYS_FAMILY, META_FAMILY};
+use crate::sketch::Sketch;
 
-/// A document to store: its id, fingerprint and optional external key and text length.
+/// A document to store: its id, fingerprint and optional external key, text length and
+/// [`Sketch`] (kept only by a store that keeps sketches).
 ///
 /// ```
 /// use simhash_store::{Entry, Fingerprint};
@@ -29,6 +31,8 @@ pub struct Entry {
     pub key: Option<String>,
     /// The length in bytes of its text, when known.
     pub text_len: Option<u64>,
+    /// Its sketch, for a store that keeps them ([`Simhasher::sketch`](crate::Simhasher::sketch)).
+    pub sketch: Option<Sketch>,
 }
 
 impl Entry {
@@ -39,6 +43,7 @@ impl Entry {
             fingerprint,
             key: None,
             text_len: None,
+            sketch: None,
         }
     }
 
@@ -53,6 +58,12 @@ impl Entry {
         self.text_len = Some(len);
         self
     }
+
+    /// Sets the sketch.
+    pub fn with_sketch(mut self, sketch: Sketch) -> Entry {
+        self.sketch = Some(sketch);
+        self
+    }
 }
 
 /// The entries of one batch, as the upsert planner reads them.
@@ -64,10 +75,11 @@ struct Entries {
 
 impl Entries {
     /// Collects `entries`, checking their keys.
-    fn new(entries: impl IntoIterator<Item = Entry>) -> Result<Entries> {
+    fn new(store: &Store, entries: impl IntoIterator<Item = Entry>) -> Result<Entries> {
         let entries: Vec<Entry> = entries.into_iter().collect();
         let mut keyed = false;
         for e in &entries {
+            store.check_sketch(e.id, e.sketch.as_ref())?;
             if let Some(key) = &e.key {
                 check_key(e.id, key)?;
                 keyed = true;
@@ -134,16 +146,17 @@ impl Store {
         self.insert_batch([entry])
     }
 
-    /// Fingerprints `text` with [`Store::simhasher`] and stores it under `id` (upsert).
-    /// Returns the fingerprint.
+    /// Fingerprints `text` with [`Store::simhasher`] and stores it under `id` (upsert), with
+    /// its sketch in a store that keeps sketches. Returns the fingerprint.
     ///
     /// # Errors
     /// [`Error::NoFeatures`](crate::Error::NoFeatures) for a text with nothing to fingerprint;
     /// see [`Store::insert_entry`].
     pub fn insert_text(&self, id: u64, key: Option<&str>, text: &str) -> Result<Fingerprint> {
-        let fp = self.simhasher.fingerprint(text)?;
+        let (fp, sketch) = self.simhasher.fingerprint_and_sketch(text)?;
         let mut entry = Entry::new(id, fp).with_text_len(text.len() as u64);
         entry.key = key.map(str::to_owned);
+        entry.sketch = sketch;
         self.insert_entry(entry)?;
         Ok(fp)
     }
@@ -167,7 +180,7 @@ impl Store {
         entries: impl IntoIterator<Item = Entry>,
     ) -> Result<()> {
         self.check_writable()?;
-        let entries = Entries::new(entries)?;
+        let entries = Entries::new(self, entries)?;
         let plan = self.plan_upserts(&entries)?;
         let now = Store::now_micros();
         let (docs, keys_cf) = (self.cf(DOCS_FAMILY)?, self.cf(KEYS_FAMILY)?);
@@ -207,6 +220,7 @@ impl Store {
                 key: entry.key.clone(),
                 text_len: entry.text_len,
                 added: plan.added(s, now),
+                sketch: entry.sketch,
             };
             batch.put_cf(docs, keys::doc_key(entry.id), codec::encode_document(&doc));
         }

@@ -14,20 +14,28 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use simhash_store::{ClusterBuilder, DedupSummary, Representative};
+use simhash_store::{
+    ClusterBuilder, DedupSummary, Representative, ScanProgress, Verification,
+    DEFAULT_MIN_SIMILARITY, DEFAULT_VERIFIED_K,
+};
 
 use self::files::{DedupWriter, OutputFormat};
 use self::svg::summary_svg;
 
-use super::{StoreArg, EXIT_OK};
+use super::{usage, StoreArg, EXIT_OK};
+
+/// The default distance of a plain dedup.
+const DEFAULT_K: u32 = 3;
 
 const EXAMPLES: &str = "\
 Examples:
   simhash-store dedup --store pages.db --out dedup/
   simhash-store dedup --store pages.db -k 5 --out dedup/ --format csv --representative longest
+  simhash-store dedup --store pages.db --verified --out dedup/
 
 Writes into --out:
-  pairs.jsonl     every pair within k: {\"a\": id, \"b\": id, \"distance\": d}, a < b
+  pairs.jsonl     every pair within k: {\"a\": id, \"b\": id, \"distance\": d}, a < b (with
+                  --verified, only the pairs whose sketches agree)
   clusters.jsonl  every document with a near-duplicate: id, cluster (its lowest member id),
                   representative (the member kept), keep, key
   drop.jsonl      the documents to drop: every clustered document but the representative
@@ -48,8 +56,18 @@ pub struct Args {
 
     /// The largest Hamming distance between near-duplicates (0..=64). Up to 3 is one pass
     /// over each block family; larger values also compare neighbouring block values.
-    #[arg(short = 'k', long, default_value_t = 3, value_name = "BITS", value_parser = clap::value_parser!(u32).range(0..=64))]
-    k: u32,
+    /// Default: 3; with --verified, 8 (the candidates' distance).
+    #[arg(short = 'k', long, value_name = "BITS", value_parser = clap::value_parser!(u32).range(0..=64))]
+    k: Option<u32>,
+
+    /// Verified near-duplicates: pairs within k bits (8 by default) kept only where the
+    /// documents' sketches agree (a store loaded with --sketch).
+    #[arg(long)]
+    verified: bool,
+
+    /// With --verified: the smallest sketch similarity (0 to 1) of a kept pair. Default: 0.75.
+    #[arg(long, value_name = "SIMILARITY", requires = "verified")]
+    min_similarity: Option<f64>,
 
     /// The directory to write the results into (created if missing; files are replaced).
     #[arg(long, value_name = "DIR")]
@@ -106,26 +124,55 @@ fn progress_bar(quiet: bool) -> ProgressBar {
 /// The store cannot be opened or read, or the output cannot be written.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let store = args.store.open_read_only()?;
+    if args.verified && !store.keeps_sketches() {
+        // Before anything is written into --out.
+        return Err(simhash_store::Error::NoSketches {
+            path: store.path().to_path_buf(),
+        }
+        .into());
+    }
     let start = Instant::now();
     let mut writer = DedupWriter::create(&args.out, args.format)
         .with_context(|| format!("cannot write the results into {}", args.out.display()))?;
     let bar = progress_bar(args.quiet);
     let found = Cell::new(0u64);
     let mut builder = ClusterBuilder::new();
-    let stats = store
-        .pairs(args.k)
-        .chunk_size(args.chunk_size)
-        .on_progress(|p| {
-            bar.set_length(p.total);
-            bar.set_position(p.scanned);
-            bar.set_message(format!("{} pairs", found.get()));
-        })
-        .for_each(|pair| {
-            found.set(found.get() + 1);
-            builder.add_pair(pair.a, pair.b);
-            writer.write_pair(pair)
-        })
-        .with_context(|| format!("scanning {} for pairs", store.path().display()))?;
+    let on_progress = |p: ScanProgress| {
+        bar.set_length(p.total);
+        bar.set_position(p.scanned);
+        bar.set_message(format!("{} pairs", found.get()));
+    };
+    let mut candidates = None;
+    let stats = if args.verified {
+        let verification = Verification::new(
+            args.k.unwrap_or(DEFAULT_VERIFIED_K),
+            args.min_similarity.unwrap_or(DEFAULT_MIN_SIMILARITY),
+        )
+        .map_err(|e| usage(e.to_string()))?;
+        let stats = store
+            .verified_pairs(verification)
+            .chunk_size(args.chunk_size)
+            .on_progress(on_progress)
+            .for_each(|pair| {
+                found.set(found.get() + 1);
+                builder.add_pair(pair.a, pair.b);
+                writer.write_pair(pair.pair())
+            })
+            .with_context(|| format!("scanning {} for verified pairs", store.path().display()))?;
+        candidates = Some(stats.candidates.pairs);
+        stats.verified
+    } else {
+        store
+            .pairs(args.k.unwrap_or(DEFAULT_K))
+            .chunk_size(args.chunk_size)
+            .on_progress(on_progress)
+            .for_each(|pair| {
+                found.set(found.get() + 1);
+                builder.add_pair(pair.a, pair.b);
+                writer.write_pair(pair)
+            })
+            .with_context(|| format!("scanning {} for pairs", store.path().display()))?
+    };
     bar.set_message("clustering");
     let mut clusters = builder.finish();
     clusters
@@ -147,6 +194,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         println!("{json}");
     } else {
         println!("{}", summary_text(&summary));
+        if let Some(candidates) = candidates {
+            println!(
+                "verified:            {} of {candidates} candidate pairs (sketch similarity >= {})",
+                stats.pairs,
+                args.min_similarity.unwrap_or(DEFAULT_MIN_SIMILARITY)
+            );
+        }
         println!(
             "time:                {:.1} s",
             start.elapsed().as_secs_f64()

@@ -10,7 +10,11 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use anyhow::Context;
-use simhash_store::{Fingerprint, Store};
+use rayon::prelude::*;
+use simhash_store::{
+    Fingerprint, SimhashConfig, SketchKind, Store, Verification, DEFAULT_MIN_SIMILARITY,
+    DEFAULT_VERIFIED_K,
+};
 
 use super::load::load_inputs;
 use super::progress::Progress;
@@ -29,7 +33,9 @@ sites (one in GBK) whose pages share a header, menu, sidebar, link list and foot
 third of the articles get one or two near-duplicates with a known edit (a few characters
 changed, an advert added, a sentence removed, paragraphs swapped), on the same site or on
 another one. Precision: of the pairs found within k, how many are planted; recall: of the
-planted pairs, how many were found.";
+planted pairs, how many were found. The store keeps sketches (as `load --sketch`), so every
+page is also queried with --verified (candidates within --verified-k, kept where the sketches
+agree), and both answers are scored.";
 
 /// Arguments of `demo`.
 #[derive(clap::Args, Debug)]
@@ -58,6 +64,30 @@ pub struct Args {
     /// Fingerprint all visible text of the pages, boilerplate included.
     #[arg(long)]
     keep_boilerplate: bool,
+
+    /// The candidates' distance of the verified queries.
+    #[arg(long, default_value_t = DEFAULT_VERIFIED_K, value_parser = clap::value_parser!(u32).range(0..=64))]
+    verified_k: u32,
+
+    /// The smallest sketch similarity of a verified match.
+    #[arg(long, default_value_t = DEFAULT_MIN_SIMILARITY)]
+    min_similarity: f64,
+}
+
+/// Precision and recall of `found` against `truth`, and the hits.
+fn score(found: &HashSet<(usize, usize)>, truth: &HashSet<(usize, usize)>) -> (f64, f64, usize) {
+    let hits = found.intersection(truth).count();
+    let precision = if found.is_empty() {
+        1.0
+    } else {
+        hits as f64 / found.len() as f64
+    };
+    let recall = if truth.is_empty() {
+        1.0
+    } else {
+        hits as f64 / truth.len() as f64
+    };
+    (precision, recall, hits)
 }
 
 fn unordered(a: usize, b: usize) -> (usize, usize) {
@@ -110,8 +140,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         crawl.bytes as f64 / 1e6
     );
 
+    let verification = Verification::new(args.verified_k, args.min_similarity)
+        .map_err(|e| super::usage(e.to_string()))?;
     let t = Instant::now();
-    let store = Store::open(&store_dir)
+    let store = Store::builder()
+        .simhash_config(SimhashConfig::default().with_sketch(SketchKind::MinHash))
+        .open(&store_dir)
         .with_context(|| format!("cannot create the store at {}", store_dir.display()))?;
     let input = InputArgs {
         inputs: vec![warc.clone()],
@@ -145,11 +179,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut ids = Vec::new();
     let mut fps: Vec<Fingerprint> = Vec::new();
     let mut keys = Vec::new();
+    let mut sketches = Vec::new();
     for item in store.documents()? {
         let (id, d) = item?;
         ids.push(id);
         fps.push(d.fingerprint);
         keys.push(d.key.unwrap_or_default());
+        sketches.push(d.sketch);
     }
     let results = store.query_batch(&fps, args.max_distance)?;
     let query_time = t.elapsed();
@@ -159,6 +195,28 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         fps.len(),
         args.max_distance,
         query_time.as_secs_f64() * 1e6 / fps.len().max(1) as f64
+    );
+    let t = Instant::now();
+    let verified: Vec<Vec<u64>> = fps
+        .par_iter()
+        .zip(&sketches)
+        .map(|(&fp, sketch)| match sketch {
+            Some(sketch) => Ok(store
+                .query_verified(fp, sketch, verification)?
+                .into_iter()
+                .map(|m| m.id)
+                .collect()),
+            None => Ok(Vec::new()),
+        })
+        .collect::<simhash_store::Result<_>>()?;
+    let verified_time = t.elapsed();
+    println!(
+        "  verified  {:>7.2} s  {} queries at k={}, sketch similarity >= {} ({:.0} µs each)",
+        verified_time.as_secs_f64(),
+        fps.len(),
+        verification.k,
+        verification.min_similarity,
+        verified_time.as_secs_f64() * 1e6 / fps.len().max(1) as f64
     );
 
     // Score: pairs of pages found within k against pairs of pages of one planted group.
@@ -173,17 +231,27 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .zip(&keys)
         .filter_map(|(&id, k)| Some((id, *page_of.get(k.as_str())?)))
         .collect();
-    let mut found: HashSet<(usize, usize)> = HashSet::new();
-    for (&id, matches) in ids.iter().zip(&results) {
-        let Some(&a) = id_page.get(&id) else { continue };
-        for m in matches {
-            if let Some(&b) = id_page.get(&m.id) {
-                if a != b {
-                    found.insert(unordered(a, b));
+    let pairs_of = |results: &mut dyn Iterator<Item = (u64, Vec<u64>)>| {
+        let mut found: HashSet<(usize, usize)> = HashSet::new();
+        for (id, matches) in results {
+            let Some(&a) = id_page.get(&id) else { continue };
+            for m in matches {
+                if let Some(&b) = id_page.get(&m) {
+                    if a != b {
+                        found.insert(unordered(a, b));
+                    }
                 }
             }
         }
-    }
+        found
+    };
+    let found = pairs_of(
+        &mut ids
+            .iter()
+            .zip(&results)
+            .map(|(&id, ms)| (id, ms.iter().map(|m| m.id).collect())),
+    );
+    let found_verified = pairs_of(&mut ids.iter().copied().zip(verified));
     let mut by_group: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
     for (i, p) in crawl.pages.iter().enumerate() {
         by_group.entry(p.group).or_default().push(i);
@@ -196,17 +264,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             }
         }
     }
-    let hits = found.intersection(&truth).count();
-    let precision = if found.is_empty() {
-        1.0
-    } else {
-        hits as f64 / found.len() as f64
-    };
-    let recall = if truth.is_empty() {
-        1.0
-    } else {
-        hits as f64 / truth.len() as f64
-    };
+    let (precision, recall, hits) = score(&found, &truth);
     println!(
         "found {} pairs within distance {}: {} planted, {} not planted",
         found.len(),
@@ -218,37 +276,54 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         "precision {precision:.3}  recall {recall:.3}  ({hits} of {} planted pairs found)",
         truth.len()
     );
+    let (v_precision, v_recall, v_hits) = score(&found_verified, &truth);
+    println!(
+        "verified (--verified: within distance {}, sketch similarity >= {}): {} pairs, {} planted, {} not planted",
+        verification.k,
+        verification.min_similarity,
+        found_verified.len(),
+        v_hits,
+        found_verified.len() - v_hits
+    );
+    println!(
+        "precision {v_precision:.3}  recall {v_recall:.3}  ({v_hits} of {} planted pairs found)",
+        truth.len()
+    );
 
     // Recall of each edit: the pair (original, edited copy).
-    let mut per_edit: BTreeMap<(Edit, bool), (usize, usize)> = BTreeMap::new();
+    let mut per_edit: BTreeMap<(Edit, bool), (usize, usize, usize)> = BTreeMap::new();
     for (i, p) in crawl.pages.iter().enumerate() {
         let Some(e) = p.edit else { continue };
         let Some(&original) = by_group.get(&p.group).and_then(|m| m.first()) else {
             continue;
         };
         let entry = per_edit.entry((e, p.other_site)).or_default();
-        entry.1 += 1;
+        entry.2 += 1;
         if found.contains(&unordered(original, i)) {
             entry.0 += 1;
         }
+        if found_verified.contains(&unordered(original, i)) {
+            entry.1 += 1;
+        }
     }
-    println!("recall by edit (original and its copy):");
-    for ((e, other), (hit, all)) in &per_edit {
+    println!("recall by edit (original and its copy), plain / verified:");
+    for ((e, other), (hit, verified_hit, all)) in &per_edit {
         let place = if *other {
             "on another site"
         } else {
             "on the same site"
         };
         println!(
-            "  {:<26} {:<17} {:>5.3}  ({hit} of {all})",
+            "  {:<26} {:<17} {:>5.3} / {:>5.3}  ({hit} / {verified_hit} of {all})",
             e.name(),
             place,
-            *hit as f64 / (*all).max(1) as f64
+            *hit as f64 / (*all).max(1) as f64,
+            *verified_hit as f64 / (*all).max(1) as f64
         );
     }
     println!(
         "total {:.2} s; the store is {}",
-        (generate_time + load_time + query_time).as_secs_f64(),
+        (generate_time + load_time + query_time + verified_time).as_secs_f64(),
         if args.store.is_some() {
             format!("kept at {}", store_dir.display())
         } else {
