@@ -258,7 +258,8 @@ fn print_ratio() {
         3,
     );
     // The cost of a store that keeps sketches: fingerprint and sketch of every text (the
-    // sketch is a second pass over it), next to the fingerprint alone, against the same `cut`.
+    // sketch made in the fingerprint's pass), next to the fingerprint alone, against the same
+    // `cut`.
     let sketching = hasher(SimhashConfig::default().with_sketch(SketchKind::MinHash));
     let fingerprint_only = || {
         for d in &docs {

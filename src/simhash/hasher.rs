@@ -6,7 +6,7 @@ use xxhash_rust::xxh3::xxh3_64_with_seed;
 
 use super::config::{IdfWeighting, SimhashConfig, TfScaling};
 use super::features::count_pieces::PieceGrid;
-use super::features::extract::extract;
+use super::features::extract::extract_observing;
 use super::features::feature_map::Features;
 use super::features::seed_hashes::SeedHashes;
 use super::sums::{feature_weights, PieceSums, Sums};
@@ -90,6 +90,17 @@ impl Simhasher {
     /// # Errors
     /// [`Error::NoFeatures`] if the text has no feature.
     pub fn fingerprint_with_count(&self, text: &str) -> Result<(Fingerprint, usize)> {
+        self.fingerprint_observing(text, &mut |_| ())
+    }
+
+    /// [`fingerprint_with_count`](Self::fingerprint_with_count), also handing `observe` each
+    /// chunk of the normalized text (boilerplate lines dropped), in order: what a sketch is
+    /// made of, in the fingerprint's pass.
+    pub(crate) fn fingerprint_observing(
+        &self,
+        text: &str,
+        observe: &mut impl FnMut(&str),
+    ) -> Result<(Fingerprint, usize)> {
         let Inner { config, seeds } = &*self.inner;
         let no_idf = config.idf == IdfWeighting::None;
         let grid = PieceGrid::of(config.latin_count_pieces, config.latin_count_pieces_ratio);
@@ -98,31 +109,35 @@ impl Simhasher {
                 // A weight linear in the count is the sum of one weight per occurrence: no
                 // need to count first.
                 let mut sums = Sums::default();
-                extract(config, seeds, text, &mut sums);
+                extract_observing(config, seeds, text, &mut sums, observe);
                 Ok((sums.fingerprint()?, sums.occurrences()))
             }
             (TfScaling::Raw, Some(grid)) if no_idf => {
                 // The default: raw sums, plus counts of the non-CJK features only
                 // (`sums/piece_sums.rs`).
                 let mut sums = PieceSums::new(text.len(), grid, config.seed);
-                extract(config, seeds, text, &mut sums);
+                extract_observing(config, seeds, text, &mut sums, observe);
                 sums.fingerprint()
             }
-            _ => self.fingerprint_through_map(text),
+            _ => self.fingerprint_through_map(text, observe),
         }
     }
 
     /// [`fingerprint_with_count`](Self::fingerprint_with_count) through a map of the text's
     /// distinct features, each weighed once (`sums/feature_weights.rs`): every configuration
     /// goes this way but the ones with a faster path of their own, which must agree with it.
-    fn fingerprint_through_map(&self, text: &str) -> Result<(Fingerprint, usize)> {
+    fn fingerprint_through_map(
+        &self,
+        text: &str,
+        observe: &mut impl FnMut(&str),
+    ) -> Result<(Fingerprint, usize)> {
         let Inner { config, seeds } = &*self.inner;
         let mut features = Features::default();
         // About one feature per character or two, but far fewer distinct ones in a long
         // text: reserve for a short text's features, bounded so that a long one does not
         // get a map sized from its length.
         features.reserve((text.len() / 3).min(MAX_RESERVED_FEATURES) + 16);
-        extract(config, seeds, text, &mut features);
+        extract_observing(config, seeds, text, &mut features, observe);
         feature_weights::fingerprint(config, &features)
     }
 
@@ -174,6 +189,7 @@ impl Simhasher {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::simhash::features::extract::extract;
 
     #[test]
     fn weights_decide_each_bit() {
@@ -348,7 +364,7 @@ mod tests {
                     continue;
                 };
                 assert_eq!(
-                    hasher.fingerprint_through_map(&text).unwrap(),
+                    hasher.fingerprint_through_map(&text, &mut |_| ()).unwrap(),
                     fast,
                     "{text:?}"
                 );
@@ -383,7 +399,7 @@ mod tests {
                     continue;
                 };
                 assert_eq!(
-                    hasher.fingerprint_through_map(&text).unwrap(),
+                    hasher.fingerprint_through_map(&text, &mut |_| ()).unwrap(),
                     fast,
                     "{text:?}"
                 );
@@ -418,7 +434,7 @@ mod tests {
             for repeats in [63, 64, 65, 127, 128, 129, 300, 1000, 5000] {
                 let text = format!("数据库备份 {} index", "vacuum ".repeat(repeats));
                 let fast = hasher.fingerprint_with_count(&text).unwrap();
-                let map = hasher.fingerprint_through_map(&text).unwrap();
+                let map = hasher.fingerprint_through_map(&text, &mut |_| ()).unwrap();
                 assert_eq!(fast, map, "base {base} ratio {ratio}, {repeats} repeats");
             }
         }

@@ -92,70 +92,105 @@ impl Bins {
     }
 }
 
-/// The shingles of a normalized text as they complete: consecutive token pairs.
-struct Shingles<'t> {
-    text: &'t str,
-    /// Where the current run of word characters started, if in one.
-    run: Option<usize>,
-    /// The last token completed.
-    previous: Option<&'t str>,
+/// A sketch being made from a normalized text handed over in pieces that never cut a token
+/// (the fingerprint's chunks, `simhash/text/chunks.rs`: a chunk starts at punctuation or
+/// whitespace), so that it is made in the fingerprint's pass.
+pub(super) struct SketchBuilder {
+    bins: Bins,
+    /// `seed ^ SKETCH_SALT` and `seed ^ PROBE_SALT`.
+    shingle_seed: u64,
+    probe_seed: u64,
+    /// The last token completed (owned: the chunk it came from is gone by the next one).
+    previous: String,
     /// Tokens completed.
     tokens: usize,
     /// The shingle's bytes.
     buf: Vec<u8>,
 }
 
-impl<'t> Shingles<'t> {
-    /// Calls `f` with the hash of every shingle of `text`.
-    fn each(text: &'t str, seed: u64, f: &mut impl FnMut(u64)) {
-        let mut s = Shingles {
-            text,
-            run: None,
-            previous: None,
+impl SketchBuilder {
+    /// A builder for the sketch with hash seed `seed` (the configuration's).
+    pub(super) fn new(seed: u64) -> SketchBuilder {
+        SketchBuilder {
+            bins: Bins::new(),
+            shingle_seed: seed ^ SKETCH_SALT,
+            probe_seed: seed ^ PROBE_SALT,
+            previous: String::new(),
             tokens: 0,
             buf: Vec::with_capacity(64),
-        };
-        for (i, c) in text.char_indices() {
+        }
+    }
+
+    /// Adds the shingles of the next piece of the normalized text.
+    pub(super) fn feed(&mut self, norm: &str) {
+        // Where the current run of word characters started, if in one.
+        let mut run: Option<usize> = None;
+        for (i, c) in norm.char_indices() {
             if is_cjk(c) {
-                s.end_run(i, seed, f);
-                s.token(i, i + c.len_utf8(), seed, f);
+                if let Some(start) = run.take() {
+                    self.token(norm.get(start..i).unwrap_or_default());
+                }
+                self.token(norm.get(i..i + c.len_utf8()).unwrap_or_default());
             } else if is_word_char(c) {
-                s.run.get_or_insert(i);
-            } else {
-                s.end_run(i, seed, f);
+                run.get_or_insert(i);
+            } else if let Some(start) = run.take() {
+                self.token(norm.get(start..i).unwrap_or_default());
             }
         }
-        s.end_run(text.len(), seed, f);
-        if s.tokens == 1 {
-            if let Some(only) = s.previous {
-                f(xxh3_64_with_seed(only.as_bytes(), seed));
-            }
+        if let Some(start) = run {
+            self.token(norm.get(start..).unwrap_or_default());
         }
     }
 
     #[inline]
-    fn end_run(&mut self, end: usize, seed: u64, f: &mut impl FnMut(u64)) {
-        if let Some(start) = self.run.take() {
-            self.token(start, end, seed, f);
-        }
-    }
-
-    #[inline]
-    fn token(&mut self, start: usize, end: usize, seed: u64, f: &mut impl FnMut(u64)) {
-        let token = self.text.get(start..end).unwrap_or_default();
-        if let Some(previous) = self.previous {
+    fn token(&mut self, token: &str) {
+        if self.tokens > 0 {
             self.buf.clear();
-            self.buf.extend_from_slice(previous.as_bytes());
+            self.buf.extend_from_slice(self.previous.as_bytes());
             self.buf.push(b' ');
             self.buf.extend_from_slice(token.as_bytes());
-            f(xxh3_64_with_seed(&self.buf, seed));
+            self.bins.add(xxh3_64_with_seed(&self.buf, self.shingle_seed));
         }
-        self.previous = Some(token);
+        self.previous.clear();
+        self.previous.push_str(token);
         self.tokens += 1;
+    }
+
+    /// The sketch of the text fed.
+    pub(super) fn finish(mut self) -> Sketch {
+        if self.tokens == 1 {
+            let only = xxh3_64_with_seed(self.previous.as_bytes(), self.shingle_seed);
+            self.bins.add(only);
+        }
+        let bins = &self.bins;
+        let mut codes = [0u8; SKETCH_BINS];
+        if bins.any() {
+            for (j, code) in codes.iter_mut().enumerate() {
+                let from = if bins.is_filled(j) {
+                    j
+                } else {
+                    (0..MAX_PROBES)
+                        .map(|a| {
+                            let mut key = [0u8; 8];
+                            key[..4].copy_from_slice(&(j as u32).to_le_bytes());
+                            key[4..].copy_from_slice(&a.to_le_bytes());
+                            (xxh3_64_with_seed(&key, self.probe_seed) % SKETCH_BINS as u64)
+                                as usize
+                        })
+                        .find(|&k| bins.is_filled(k))
+                        .unwrap_or_else(|| {
+                            (0..SKETCH_BINS).find(|&k| bins.is_filled(k)).unwrap_or(j)
+                        })
+                };
+                *code = (bins.mins[from] & CODE_MASK) as u8;
+            }
+        }
+        Sketch(pack(&codes))
     }
 }
 
-/// The sketch of `text` under `config` (its boilerplate filter, normalization and seed).
+/// The sketch of `text` under `config` (its boilerplate filter, normalization and seed), in
+/// a pass of its own.
 pub(super) fn sketch(text: &str, config: &SimhashConfig) -> Sketch {
     let text = if config.drop_boilerplate {
         drop_lines(text)
@@ -169,29 +204,9 @@ pub(super) fn sketch(text: &str, config: &SimhashConfig) -> Sketch {
 
 /// The sketch of a text already filtered and normalized.
 fn of_normalized(norm: &str, seed: u64) -> Sketch {
-    let mut bins = Bins::new();
-    Shingles::each(norm, seed ^ SKETCH_SALT, &mut |h| bins.add(h));
-    let mut codes = [0u8; SKETCH_BINS];
-    if bins.any() {
-        let probe_seed = seed ^ PROBE_SALT;
-        for (j, code) in codes.iter_mut().enumerate() {
-            let from = if bins.is_filled(j) {
-                j
-            } else {
-                (0..MAX_PROBES)
-                    .map(|a| {
-                        let mut key = [0u8; 8];
-                        key[..4].copy_from_slice(&(j as u32).to_le_bytes());
-                        key[4..].copy_from_slice(&a.to_le_bytes());
-                        (xxh3_64_with_seed(&key, probe_seed) % SKETCH_BINS as u64) as usize
-                    })
-                    .find(|&k| bins.is_filled(k))
-                    .unwrap_or_else(|| (0..SKETCH_BINS).find(|&k| bins.is_filled(k)).unwrap_or(j))
-            };
-            *code = (bins.mins[from] & CODE_MASK) as u8;
-        }
-    }
-    Sketch(pack(&codes))
+    let mut builder = SketchBuilder::new(seed);
+    builder.feed(norm);
+    builder.finish()
 }
 
 /// Packs `BINS` codes of `BITS` bits into bytes, code `j` at bits `(j % per_byte) * BITS` of
@@ -345,6 +360,43 @@ mod tests {
             0,
         );
         assert_eq!(SKETCH_BINS as u32 - equal_codes(&a.0, &b.0), 67);
+    }
+
+    /// The sketch made in the fingerprint's pass, chunk by chunk, is the sketch of the whole
+    /// text, for every path of the fingerprint and texts longer than a chunk.
+    #[test]
+    fn the_fingerprints_pass_gives_the_same_sketch() {
+        use crate::{Simhasher, SketchKind, TfScaling};
+        let zh = "PostgreSQL 使用多版本并发控制（MVCC）来保证数据一致性，读不阻塞写。\n";
+        let en = "The quick brown fox jumps over the lazy dog, near_the river-bank 42 times.\n";
+        let banner = "Share on Facebook | Tweet | Email\n";
+        let texts = [
+            String::new(),
+            "one".into(),
+            "一".into(),
+            format!("{zh}{en}"),
+            zh.repeat(700),
+            en.repeat(600),
+            format!("{}{banner}{}", zh.repeat(300), en.repeat(300)).repeat(3),
+            "。".repeat(9000) + "尾",
+        ];
+        for config in [
+            SimhashConfig::default(),
+            SimhashConfig::default().with_latin_count_pieces(0).with_seed(3),
+            SimhashConfig::default().with_tf(TfScaling::LengthAdaptive),
+            SimhashConfig::default().with_drop_boilerplate(false).with_normalize(false),
+        ] {
+            let hasher = Simhasher::new(config.clone().with_sketch(SketchKind::MinHash)).unwrap();
+            for text in &texts {
+                match hasher.fingerprint_and_sketch(text) {
+                    Ok((fp, sketch)) => {
+                        assert_eq!(fp, hasher.fingerprint(text).unwrap());
+                        assert_eq!(sketch, Some(super::sketch(text, &config)), "{config:?}");
+                    }
+                    Err(e) => assert!(matches!(e, crate::Error::NoFeatures), "{e}"),
+                }
+            }
+        }
     }
 
     #[test]

@@ -107,8 +107,8 @@ impl Simhasher {
     }
 
     /// The fingerprint of `text` and, if the configuration keeps sketches, its sketch: what
-    /// a store that keeps sketches stores for a text. The sketch is a second pass over the
-    /// text.
+    /// a store that keeps sketches stores for a text. The sketch is made in the fingerprint's
+    /// pass, from the text it normalizes.
     ///
     /// # Errors
     /// [`Error::NoFeatures`] if the text has no feature to fingerprint.
@@ -116,8 +116,14 @@ impl Simhasher {
         &self,
         text: &str,
     ) -> crate::Result<(Fingerprint, Option<Sketch>)> {
-        let fp = self.fingerprint(text)?;
-        Ok((fp, self.sketch(text)))
+        match self.config().sketch {
+            SketchKind::None => Ok((self.fingerprint(text)?, None)),
+            SketchKind::MinHash => {
+                let mut builder = minhash::SketchBuilder::new(self.config().seed);
+                let (fp, _) = self.fingerprint_observing(text, &mut |chunk| builder.feed(chunk))?;
+                Ok((fp, Some(builder.finish())))
+            }
+        }
     }
 }
 

@@ -61,29 +61,44 @@ fn shingle(
     (hasher.hash(hashed), idf_sum / words as f64)
 }
 
-/// Extracts the feature occurrences of `text` under `config` into `sink`, in text order
-/// (features of IDF factor 1 in batches). `seeds` must be `SeedHashes::new(config.seed)`.
+/// [`extract_observing`] without an observer.
+#[cfg(test)]
 pub(crate) fn extract(
     config: &SimhashConfig,
     seeds: &SeedHashes,
     text: &str,
     sink: &mut impl Sink,
 ) {
+    extract_observing(config, seeds, text, sink, &mut |_| ());
+}
+
+/// Extracts the feature occurrences of `text` under `config` into `sink`, in text order
+/// (features of IDF factor 1 in batches), and hands `observe` each chunk of the normalized
+/// text (boilerplate lines dropped), in order: what the text's [`Sketch`](crate::Sketch) is
+/// made of, in the same pass. `seeds` must be `SeedHashes::new(config.seed)`.
+pub(crate) fn extract_observing(
+    config: &SimhashConfig,
+    seeds: &SeedHashes,
+    text: &str,
+    sink: &mut impl Sink,
+    observe: &mut impl FnMut(&str),
+) {
     if config.drop_boilerplate {
         let text = drop_lines(text);
-        extract_in_chunks(config, seeds, &text, sink, CHUNK_BYTES);
+        extract_in_chunks(config, seeds, &text, sink, CHUNK_BYTES, observe);
     } else {
-        extract_in_chunks(config, seeds, text, sink, CHUNK_BYTES);
+        extract_in_chunks(config, seeds, text, sink, CHUNK_BYTES, observe);
     }
 }
 
-/// [`extract`], with chunks of about `chunk_bytes` bytes.
+/// [`extract_observing`], with chunks of about `chunk_bytes` bytes.
 fn extract_in_chunks(
     config: &SimhashConfig,
     seeds: &SeedHashes,
     text: &str,
     sink: &mut impl Sink,
     chunk_bytes: usize,
+    observe: &mut impl FnMut(&str),
 ) {
     let mut extractor = Extractor::new(config, seeds, sink);
     // One chunk's normalized text at a time: the features are those of the whole text (see
@@ -92,6 +107,7 @@ fn extract_in_chunks(
     for chunk in chunks(text, chunk_bytes) {
         norm.clear();
         let has_cjk = normalize_into(chunk, config.normalize, &mut norm);
+        observe(&norm);
         extractor.chunk(&norm, has_cjk);
     }
     extractor.finish();
@@ -621,7 +637,7 @@ mod tests {
             let seeds = SeedHashes::new(config.seed);
             let features = |chunk_bytes: usize| {
                 let mut f = Features::default();
-                extract_in_chunks(&config, &seeds, &text, &mut f, chunk_bytes);
+                extract_in_chunks(&config, &seeds, &text, &mut f, chunk_bytes, &mut |_| ());
                 let mut f: Vec<(u64, u32, u32, bool)> = f
                     .into_iter()
                     .map(|(h, x)| (h, x.count, x.idf.to_bits(), x.latin))
@@ -631,7 +647,7 @@ mod tests {
             };
             let sums = |chunk_bytes: usize| {
                 let mut s = crate::simhash::sums::bit_sums::Sums::default();
-                extract_in_chunks(&config, &seeds, &text, &mut s, chunk_bytes);
+                extract_in_chunks(&config, &seeds, &text, &mut s, chunk_bytes, &mut |_| ());
                 (s.fingerprint().ok(), s.occurrences())
             };
             let whole = (features(usize::MAX), sums(usize::MAX));
