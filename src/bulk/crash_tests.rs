@@ -6,8 +6,8 @@
 
 use crate::bulk::BulkOptions;
 use crate::fingerprint::Fingerprint;
-use crate::store::Store;
 use crate::store::Entry;
+use crate::store::Store;
 
 fn fp(id: u64) -> Fingerprint {
     Fingerprint(id.wrapping_mul(0x9e37_79b9_7f4a_7c15))

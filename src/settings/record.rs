@@ -130,7 +130,9 @@ mod tests {
             text.starts_with(r#"{"settings":{"normalize":true,"hmm":true,"#),
             "{text}"
         );
-        assert!(text.contains(r#""latin_count_pieces_ratio":2,"sketch":"None"},"word_lists":{"boilerplate":""#));
+        assert!(text.contains(
+            r#""latin_count_pieces_ratio":2,"sketch":"None"},"word_lists":{"boilerplate":""#
+        ));
         let recorded = decode(&bytes, Path::new("s")).unwrap();
         assert_eq!(recorded.config, SimhashConfig::default());
         assert_eq!(recorded.word_lists.len(), 2);

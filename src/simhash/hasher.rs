@@ -73,6 +73,11 @@ impl Simhasher {
         &self.inner.config
     }
 
+    /// The hashes of the configuration's seed (the sketch hashes its tokens with them).
+    pub(crate) fn seed_hashes(&self) -> &SeedHashes {
+        &self.inner.seeds
+    }
+
     /// The fingerprint of `text`.
     ///
     /// # Errors

@@ -22,5 +22,9 @@ pub use config::{IdfWeighting, SimhashConfig, TfScaling};
 pub use hasher::Simhasher;
 
 // What the sketch (`crate::sketch`) reads: the text without boilerplate lines, normalized.
+#[cfg(test)]
+pub(crate) use features::seed_hashes::CHAR_SHINGLE_SALT;
+pub(crate) use features::seed_hashes::{IdeographHashes, SeedHashes};
+pub(crate) use features::SeededXxh3;
 pub(crate) use text::boilerplate::drop_lines;
 pub(crate) use text::normalize::{is_cjk, normalize_into};

@@ -19,8 +19,9 @@ pub enum SketchKind {
     /// [`normalize`](crate::SimhashConfig::normalize)); its tokens are each ideograph alone
     /// and each maximal run of other letters and digits (no jieba, stop words kept), so the
     /// shingles, every pair of consecutive tokens, are ideograph bigrams in Chinese and word
-    /// bigrams in other scripts. Each distinct shingle is hashed with xxh3-64 (the
-    /// configuration's seed, salted); the top 9 bits of a hash choose one of 512 bins, which
+    /// bigrams in other scripts. Each distinct shingle is hashed from its tokens' hashes (the
+    /// fingerprint's xxh3-64 of each, with the configuration's seed, mixed by MurmurHash3's
+    /// finalizer); the top 9 bits of a hash choose one of 512 bins, which
     /// keeps its smallest hash; the sketch's bit `j` is the lowest bit of bin `j`'s minimum
     /// (an empty bin takes a non-empty one's, chosen by a seeded hash of its index: optimal
     /// densification). [`Sketch::similarity`](crate::Sketch::similarity) is then

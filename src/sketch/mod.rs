@@ -102,7 +102,7 @@ impl Simhasher {
     pub fn sketch(&self, text: &str) -> Option<Sketch> {
         match self.config().sketch {
             SketchKind::None => None,
-            SketchKind::MinHash => Some(minhash::sketch(text, self.config())),
+            SketchKind::MinHash => Some(minhash::sketch(text, self.config(), self.seed_hashes())),
         }
     }
 
@@ -119,7 +119,8 @@ impl Simhasher {
         match self.config().sketch {
             SketchKind::None => Ok((self.fingerprint(text)?, None)),
             SketchKind::MinHash => {
-                let mut builder = minhash::SketchBuilder::new(self.config().seed);
+                let mut builder =
+                    minhash::SketchBuilder::new(self.seed_hashes(), self.config().seed);
                 let (fp, _) = self.fingerprint_observing(text, &mut |chunk| builder.feed(chunk))?;
                 Ok((fp, Some(builder.finish())))
             }

@@ -15,3 +15,5 @@ pub(crate) mod idf;
 pub(crate) mod seed_hashes;
 pub(crate) mod sink;
 pub(crate) mod unit_batch;
+
+pub(crate) use hash::SeededXxh3;
