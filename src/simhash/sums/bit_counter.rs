@@ -145,17 +145,7 @@ static SPREAD: [u64; 256] = {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn random_hashes(n: usize, mut rng: u64) -> Vec<u64> {
-        (0..n)
-            .map(|_| {
-                rng ^= rng << 13;
-                rng ^= rng >> 7;
-                rng ^= rng << 17;
-                rng
-            })
-            .collect()
-    }
+    use crate::simhash::sums::tests::random_hashes;
 
     #[test]
     fn bit_counts_match_a_plain_count() {

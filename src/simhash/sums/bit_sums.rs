@@ -135,17 +135,7 @@ static SIGNS: [[f64; 8]; 256] = {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn random_hashes(n: usize, mut rng: u64) -> Vec<u64> {
-        (0..n)
-            .map(|_| {
-                rng ^= rng << 13;
-                rng ^= rng >> 7;
-                rng ^= rng << 17;
-                rng
-            })
-            .collect()
-    }
+    use crate::simhash::sums::tests::random_hashes;
 
     /// The fingerprint of these weighted hashes, one floating-point sum per bit.
     fn reference(features: &[(u64, f64)]) -> Fingerprint {

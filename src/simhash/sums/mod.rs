@@ -19,3 +19,18 @@ pub(crate) mod piece_sums;
 
 pub(crate) use bit_sums::Sums;
 pub(crate) use piece_sums::PieceSums;
+
+#[cfg(test)]
+pub(crate) mod tests {
+    /// `n` xorshift64 hashes from `rng` (not 0): test input for the accumulators.
+    pub(crate) fn random_hashes(n: usize, mut rng: u64) -> Vec<u64> {
+        (0..n)
+            .map(|_| {
+                rng ^= rng << 13;
+                rng ^= rng >> 7;
+                rng ^= rng << 17;
+                rng
+            })
+            .collect()
+    }
+}
