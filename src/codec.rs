@@ -5,12 +5,15 @@
 //!
 //! | family | value | encoding |
 //! |---|---|---|
-//! | `block0..3` | empty | — |
+//! | `block0..3`, formats 1-6 | empty | — |
+//! | `block0..3`, format 7: a chunk | up to 4,096 entries, bit-packed | [`crate::postings`] (`chunk.rs`) |
+//! | `block0..3`, format 7: a delta | [`Delta`] | empty: added; 4 bytes big-endian: removed from the chunks of segments below this number |
 //! | `docs` | [`Document`] | bincode: fingerprint (varint u64) · key (option: 0, or 1 · varint length · UTF-8) · text_len (option: 0, or 1 · varint u64) · added (varint u64, µs since the Unix epoch) · sketch (only in a store that keeps sketches: its [`SKETCH_BYTES`] bytes, no tag; a record that ends after `added` has none) |
 //! | `keys` | document id | 8 bytes big-endian (see [`crate::keys`], which lays out every key) |
 //! | `meta` `format_version` | u32 | 4 bytes big-endian |
 //! | `meta` `simhasher` | fingerprint settings | format 6 on: JSON naming every setting and the content hash of each built-in word list they use (`settings/record.rs`); formats 1 to 5: bincode of the configuration's fields in order, without names (`settings/legacy.rs`) |
 //! | `meta` `doc_count` | u64 | 8 bytes big-endian |
+//! | `meta` `next_segment` (format 7) | u32 | 4 bytes big-endian: the segment number the next bulk run writes its chunks in |
 //! | `meta` `bulk_journal` (while a bulk run is ingested) | journal | bincode: doc_count (varint u64) · files (varint count · each: family, path as varint length · UTF-8) |
 
 use serde::{Deserialize, Serialize};
@@ -242,6 +245,33 @@ pub(crate) fn decode_u32(bytes: &[u8], key: &[u8]) -> Result<u32> {
             what: "u32",
             message: format!("expected 4 bytes, found {}", bytes.len()),
         })
+}
+
+/// The value of a format 7 delta key: what a single write did to one document's entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Delta {
+    /// The entry was added.
+    Added,
+    /// The entry was removed from every chunk of a segment numbered below `watermark`
+    /// (chunks written later, by later bulk runs, may hold it again).
+    Removed { watermark: u32 },
+}
+
+pub(crate) fn encode_delta(delta: Delta) -> Vec<u8> {
+    match delta {
+        Delta::Added => Vec::new(),
+        Delta::Removed { watermark } => watermark.to_be_bytes().to_vec(),
+    }
+}
+
+pub(crate) fn decode_delta(bytes: &[u8]) -> Option<Delta> {
+    match bytes.len() {
+        0 => Some(Delta::Added),
+        4 => Some(Delta::Removed {
+            watermark: u32::from_be_bytes(bytes.try_into().ok()?),
+        }),
+        _ => None,
+    }
 }
 
 pub(crate) fn encode_u64(v: u64) -> [u8; 8] {

@@ -4,13 +4,16 @@
 //!
 //! | family          | key                                                            | value                 |
 //! |-----------------|----------------------------------------------------------------|-----------------------|
-//! | `block0..block3`| block *i* (2 B) · the other three blocks in order (6 B) · id (8 B) | empty             |
+//! | `block0..block3`, formats 1-6 | block *i* (2 B) · the other three blocks in order (6 B) · id (8 B) | empty |
+//! | `block0..block3`, format 7: a chunk | block *i* (2 B) · `0x00` · segment (4 B) · chunk number (4 B) | a packed chunk ([`crate::postings`]) |
+//! | `block0..block3`, format 7: a delta | block *i* (2 B) · `0x01` · the other three blocks in order (6 B) · id (8 B) | empty (added), or a removal: segment watermark (4 B) |
 //! | `docs`          | id (8 B)                                                       | [`crate::codec`] `Document` |
 //! | `keys`          | external key (UTF-8 bytes, 1..=4096 B)                         | id (8 B)              |
 //! | `meta`          | ASCII name (`format_version`, `simhasher`, `doc_count`)        | see [`crate::codec`]  |
 //!
 //! A block key sorts first by the block value, so all documents sharing block *i* form one
-//! contiguous range: the range a query scans.
+//! contiguous range: the range a query scans. In format 7 that range holds the value's packed
+//! chunks first, then its deltas (single writes not yet folded into chunks).
 
 use crate::fingerprint::{Fingerprint, BLOCKS};
 
@@ -49,6 +52,98 @@ pub(crate) const META_SIMHASHER: &[u8] = b"simhasher";
 pub(crate) const META_DOC_COUNT: &[u8] = b"doc_count";
 /// Meta key of the bulk loader's journal, present only while a run is being ingested.
 pub(crate) const META_BULK_JOURNAL: &[u8] = b"bulk_journal";
+/// Meta key of the next chunk segment number (format 7).
+pub(crate) const META_NEXT_SEGMENT: &[u8] = b"next_segment";
+
+/// Length of a chunk key in a block family (format 7).
+pub(crate) const CHUNK_KEY_LEN: usize = 11;
+/// Length of a delta key in a block family (format 7).
+pub(crate) const DELTA_KEY_LEN: usize = 17;
+const CHUNK_KIND: u8 = 0x00;
+const DELTA_KIND: u8 = 0x01;
+
+/// Block `i` of `fp` and its remainder: the other three blocks in order, as a 48-bit number.
+#[inline]
+pub(crate) fn split(i: usize, fp: Fingerprint) -> (u16, u64) {
+    let blocks = fp.blocks();
+    let mut remainder = 0u64;
+    for (j, &b) in blocks.iter().enumerate() {
+        if j != i {
+            remainder = (remainder << 16) | u64::from(b);
+        }
+    }
+    (blocks[i], remainder)
+}
+
+/// The fingerprint whose block `i` is `value` and whose remainder is `remainder`.
+#[inline]
+pub(crate) fn join(i: usize, value: u16, remainder: u64) -> Fingerprint {
+    let mut blocks = [0u16; BLOCKS];
+    let mut shift = 48;
+    for (j, b) in blocks.iter_mut().enumerate() {
+        if j == i {
+            *b = value;
+        } else {
+            shift -= 16;
+            *b = (remainder >> shift) as u16;
+        }
+    }
+    Fingerprint::from_blocks(blocks)
+}
+
+/// Key of chunk `chunk` of segment `segment` of block value `value` (format 7).
+#[inline]
+pub(crate) fn chunk_key(value: u16, segment: u32, chunk: u32) -> [u8; CHUNK_KEY_LEN] {
+    let mut key = [0u8; CHUNK_KEY_LEN];
+    key[0..2].copy_from_slice(&value.to_be_bytes());
+    key[2] = CHUNK_KIND;
+    key[3..7].copy_from_slice(&segment.to_be_bytes());
+    key[7..11].copy_from_slice(&chunk.to_be_bytes());
+    key
+}
+
+/// Key of the delta of document `id` with fingerprint `fp` in block family `i` (format 7).
+#[inline]
+pub(crate) fn delta_key(i: usize, fp: Fingerprint, id: u64) -> [u8; DELTA_KEY_LEN] {
+    let legacy = block_key(i, fp, id);
+    let mut key = [0u8; DELTA_KEY_LEN];
+    key[0..2].copy_from_slice(&legacy[0..2]);
+    key[2] = DELTA_KIND;
+    key[3..].copy_from_slice(&legacy[2..]);
+    key
+}
+
+/// A key of a format 7 block family, decoded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum PackedKey {
+    /// A chunk of block value `value`, written in segment `segment`.
+    Chunk { value: u16, segment: u32 },
+    /// The delta of one document.
+    Delta { fingerprint: Fingerprint, id: u64 },
+}
+
+/// Decodes a key of format 7 block family `i`, or `None` if it is neither layout.
+#[inline]
+pub(crate) fn decode_packed_key(i: usize, key: &[u8]) -> Option<PackedKey> {
+    match (key.len(), key.get(2)) {
+        (CHUNK_KEY_LEN, Some(&CHUNK_KIND)) => {
+            let mut segment = [0u8; 4];
+            segment.copy_from_slice(&key[3..7]);
+            Some(PackedKey::Chunk {
+                value: u16::from_be_bytes([key[0], key[1]]),
+                segment: u32::from_be_bytes(segment),
+            })
+        }
+        (DELTA_KEY_LEN, Some(&DELTA_KIND)) => {
+            let mut legacy = [0u8; BLOCK_KEY_LEN];
+            legacy[0..2].copy_from_slice(&key[0..2]);
+            legacy[2..].copy_from_slice(&key[3..]);
+            let (fingerprint, id) = decode_block_key(i, &legacy)?;
+            Some(PackedKey::Delta { fingerprint, id })
+        }
+        _ => None,
+    }
+}
 
 /// Key of document `id` with fingerprint `fp` in block family `i`.
 #[inline]
@@ -161,6 +256,32 @@ mod tests {
             let ka = block_key(i, fa, ia);
             let kb = block_key(i, fb, ib);
             prop_assert_eq!(ka.cmp(&kb), (fa.block(i), &ka[2..8], ia).cmp(&(fb.block(i), &kb[2..8], ib)));
+        }
+
+        #[test]
+        fn split_and_join_round_trip(fp: u64, i in 0usize..4) {
+            let (value, remainder) = split(i, Fingerprint(fp));
+            prop_assert!(remainder < 1 << 48);
+            prop_assert_eq!(value, Fingerprint(fp).block(i));
+            prop_assert_eq!(join(i, value, remainder), Fingerprint(fp));
+            // The remainder is the legacy key's bytes 2..8, so both layouts sort alike.
+            let key = block_key(i, Fingerprint(fp), 0);
+            let mut six = [0u8; 8];
+            six[2..].copy_from_slice(&key[2..8]);
+            prop_assert_eq!(u64::from_be_bytes(six), remainder);
+        }
+
+        #[test]
+        fn packed_keys_round_trip(fp: u64, id: u64, i in 0usize..4, segment: u32, chunk: u32) {
+            let fp = Fingerprint(fp);
+            let value = fp.block(i);
+            let delta = delta_key(i, fp, id);
+            prop_assert_eq!(decode_packed_key(i, &delta), Some(PackedKey::Delta { fingerprint: fp, id }));
+            let key = chunk_key(value, segment, chunk);
+            prop_assert_eq!(decode_packed_key(i, &key), Some(PackedKey::Chunk { value, segment }));
+            // A value's chunks sort before its deltas, and both inside its prefix.
+            prop_assert!(key.as_slice() < delta.as_slice());
+            prop_assert!(key.starts_with(&block_prefix(value)) && delta.starts_with(&block_prefix(value)));
         }
 
         #[test]

@@ -19,6 +19,7 @@ use crate::codec;
 use crate::error::{Error, Result};
 use crate::fingerprint::{Fingerprint, BLOCKS};
 use crate::keys::{self, BLOCK_FAMILIES, DOCS_FAMILY};
+use crate::postings::{malformed_error, Layout};
 use crate::store::Store;
 use crate::store::View;
 
@@ -122,7 +123,7 @@ impl Store {
     /// # Errors
     /// As [`Store::query`].
     pub fn query_with(&self, fp: Fingerprint, k: u32, strategy: Strategy) -> Result<Vec<Match>> {
-        // The query cache's epoch is read before the snapshot is taken (src/postings.rs).
+        // The query cache's epoch is read before the snapshot is taken (src/postings/cache.rs).
         let epoch = self.postings.as_ref().map_or(0, |c| c.epoch());
         let snapshot = self.view();
         let found = self.candidates(&snapshot, epoch, fp, k, strategy)?;
@@ -151,12 +152,15 @@ impl Store {
     /// cached (at most 4 x 65,536). About one second per million documents; queries and
     /// writes may run meanwhile.
     ///
+    /// Only stores of formats 1 to 6 have a query cache: a store of format 7 (every new
+    /// store) reads its packed chunks faster than the cache would, and this returns 0.
+    ///
     /// ```
     /// use simhash_store::{Fingerprint, Store};
     /// let dir = tempfile::tempdir()?;
     /// let store = Store::open(dir.path())?;
     /// store.insert(1, Fingerprint(0xdead_beef))?;
-    /// assert_eq!(store.preload_query_cache()?, 4);
+    /// assert_eq!(store.preload_query_cache()?, 0);
     /// assert_eq!(store.query(Fingerprint(0xdead_beef), 3)?.len(), 1);
     /// # Ok::<_, simhash_store::Error>(())
     /// ```
@@ -164,7 +168,11 @@ impl Store {
     /// # Errors
     /// RocksDB read errors; [`Error::Decode`] for a damaged entry.
     pub fn preload_query_cache(&self) -> Result<u64> {
-        let Some(cache) = &self.postings else {
+        let Some(cache) = self
+            .postings
+            .as_ref()
+            .filter(|_| self.layout == Layout::Entries)
+        else {
             return Ok(0);
         };
         let epoch = cache.epoch();
@@ -223,9 +231,22 @@ impl Store {
         };
         match plan {
             Plan::FullScan => self.full_scan(snapshot, fp, k, &mut found)?,
+            Plan::Probe { radius } if self.layout == Layout::Packed => {
+                let masks = &MASKS[radius as usize];
+                let mut values: Vec<u16> = Vec::with_capacity(masks.len());
+                for (i, &block) in fp.blocks().iter().enumerate() {
+                    values.clear();
+                    values.extend(masks.iter().map(|m| block ^ m));
+                    values.sort_unstable();
+                    self.probe_packed(snapshot, i, fp, k, radius, &values, &mut found)?;
+                }
+            }
             Plan::Probe { radius } => self.probe(snapshot, epoch, fp, k, radius, &mut found)?,
         }
         found.sort_unstable_by_key(|&(id, _, d)| (d, id));
+        // A document added again by a single write after a bulk run stored it is in a chunk
+        // and a delta of the same group.
+        found.dedup_by_key(|&mut (id, _, _)| id);
         Ok(found)
     }
 
@@ -306,19 +327,22 @@ impl Store {
         k: u32,
         found: &mut Vec<(u64, Fingerprint, u32)>,
     ) -> Result<()> {
-        let family = BLOCK_FAMILIES[0];
-        let mut it = snapshot.raw_iterator_cf_opt(self.block_cf(0)?, ReadOptions::default());
-        it.seek_to_first();
-        while let Some(key) = it.key() {
-            let (fp, id) = keys::decode_block_key(0, key).ok_or_else(|| bad_key(family, key))?;
-            let d = fp.distance(q);
-            if d <= k {
-                found.push((id, fp, d));
-            }
-            it.next();
-        }
-        it.status()
-            .map_err(|e| self.rocks_err("scan", Some(family), e))
+        self.for_each_group(
+            snapshot,
+            0,
+            0..1 << 16,
+            ReadOptions::default(),
+            &mut malformed_error,
+            |_, group| {
+                for &(fp, id) in group {
+                    let d = fp.distance(q);
+                    if d <= k {
+                        found.push((id, fp, d));
+                    }
+                }
+                Ok::<(), Error>(())
+            },
+        )
     }
 
     /// Looks up the external keys of `found` in the same snapshot.

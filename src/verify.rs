@@ -5,7 +5,7 @@ use std::fmt;
 use rocksdb::ReadOptions;
 
 use crate::codec;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::fingerprint::{Fingerprint, BLOCKS};
 use crate::keys::{self, BLOCK_FAMILIES, DOCS_FAMILY, KEYS_FAMILY};
 use crate::store::Store;
@@ -249,35 +249,46 @@ impl Store {
         // id and the document's fingerprint), so equal counts mean every document is there.
         for (i, family) in BLOCK_FAMILIES.iter().enumerate() {
             let mut valid = 0u64;
-            let mut it = snapshot.raw_iterator_cf_opt(self.block_cf(i)?, ReadOptions::default());
-            it.seek_to_first();
-            while let Some(key) = it.key() {
-                report.block_entries[i] += 1;
-                match keys::decode_block_key(i, key) {
-                    None => report.push(Problem::Malformed {
+            let mut malformed = Vec::new();
+            let mut orphans = Vec::new();
+            self.for_each_group(
+                &snapshot,
+                i,
+                0..1 << 16,
+                ReadOptions::default(),
+                &mut |family, key, message| {
+                    malformed.push(Problem::Malformed {
                         family,
                         key: keys::hex(key),
-                        message: "not a 16-byte block key".into(),
-                    }),
-                    Some((fingerprint, id)) => {
+                        message,
+                    });
+                    Ok(())
+                },
+                |_, group| {
+                    for &(fingerprint, id) in group {
+                        report.block_entries[i] += 1;
                         let doc = self.snapshot_doc(&snapshot, id)?;
                         if doc.map(|d| d.fingerprint) == Some(fingerprint) {
                             valid += 1;
                         } else {
-                            report.push(Problem::OrphanBlockEntry {
+                            orphans.push(Problem::OrphanBlockEntry {
                                 family,
                                 id,
                                 fingerprint,
                             });
                         }
                     }
-                }
-                it.next();
+                    Ok::<(), Error>(())
+                },
+            )?;
+            report.block_entries[i] += malformed.len() as u64;
+            for problem in malformed.into_iter().chain(orphans) {
+                report.push(problem);
             }
-            it.status()
-                .map_err(|e| self.rocks_err("scan", Some(family), e))?;
             if valid < report.documents {
-                // Name the missing ones: one point read per document.
+                // Name the missing ones: one group read per document (or run of documents
+                // in the same group).
+                let (mut group, mut group_value) = (Vec::new(), None);
                 let mut it = snapshot.raw_iterator_cf_opt(docs_cf, ReadOptions::default());
                 it.seek_to_first();
                 while let (Some(key), Some(value)) = (it.key(), it.value()) {
@@ -285,10 +296,12 @@ impl Store {
                         keys::decode_doc_key(key),
                         codec::decode_document(value, key),
                     ) {
-                        let entry = snapshot
-                            .get_cf(self.block_cf(i)?, keys::block_key(i, doc.fingerprint, id))
-                            .map_err(|e| self.rocks_err("read", Some(family), e))?;
-                        if entry.is_none() {
+                        let value = doc.fingerprint.block(i);
+                        if group_value != Some(value) {
+                            self.read_group(&snapshot, i, value, &mut group)?;
+                            group_value = Some(value);
+                        }
+                        if !group.contains(&(doc.fingerprint, id)) {
                             report.push(Problem::MissingBlockEntry {
                                 family,
                                 id,

@@ -1,4 +1,5 @@
-//! The query cache (`StoreBuilder::query_cache_size`) never serves a key range that a write
+//! The query cache (`StoreBuilder::query_cache_size`) of a store of format 6 (the layout with
+//! a query cache) never serves a key range that a write
 //! has changed: answers equal brute force after every kind of write, with the cache large,
 //! tiny (constant eviction) or off, and under concurrent upserts each query sees the
 //! fingerprint a document had when the query started.
@@ -31,6 +32,7 @@ fn check(store: &Store, docs: &std::collections::BTreeMap<u64, u64>, queries: &[
 fn writes_between_cached_queries(cache_bytes: usize, seed: u64) -> Result<()> {
     let dir = tempfile::tempdir().expect("tempdir");
     let store = Store::builder()
+        .create_format(6)
         .query_cache_size(cache_bytes)
         .open(dir.path())?;
     let mut rng = Rng::new(seed);
@@ -135,7 +137,7 @@ fn answers_equal_brute_force_without_a_cache() -> Result<()> {
 #[test]
 fn preload_caches_every_range_and_answers_stay_exact() -> Result<()> {
     let dir = tempfile::tempdir().expect("tempdir");
-    let store = Store::open(dir.path())?;
+    let store = Store::builder().create_format(6).open(dir.path())?;
     let mut rng = Rng::new(9);
     let mut docs = std::collections::BTreeMap::new();
     for id in 0..500u64 {
@@ -159,7 +161,10 @@ fn preload_caches_every_range_and_answers_stay_exact() -> Result<()> {
     check(&store, &docs, &queries, 3);
 
     let off = tempfile::tempdir().expect("tempdir");
-    let store = Store::builder().query_cache_size(0).open(off.path())?;
+    let store = Store::builder()
+        .create_format(6)
+        .query_cache_size(0)
+        .open(off.path())?;
     store.insert(1, Fingerprint(1))?;
     assert_eq!(store.preload_query_cache()?, 0);
     assert_eq!(store.query_cache_usage(), 0);
@@ -175,7 +180,7 @@ fn preload_caches_every_range_and_answers_stay_exact() -> Result<()> {
 fn concurrent_upserts_are_seen_by_every_later_query() -> Result<()> {
     const DOCS: usize = 32;
     let dir = tempfile::tempdir().expect("tempdir");
-    let store = Arc::new(Store::open(dir.path())?);
+    let store = Arc::new(Store::builder().create_format(6).open(dir.path())?);
     let published: Arc<Vec<AtomicU64>> = Arc::new((0..DOCS).map(|_| AtomicU64::new(0)).collect());
     let versions: Arc<Vec<AtomicU64>> = Arc::new((0..DOCS).map(|_| AtomicU64::new(0)).collect());
     let mut rng = Rng::new(11);

@@ -22,6 +22,7 @@ mod sst;
 mod crash_tests;
 
 use std::path::Path;
+use std::sync::atomic::Ordering;
 
 use rayon::prelude::*;
 
@@ -309,7 +310,18 @@ impl BulkLoader<'_> {
             Destination::Upper
         };
         let prefix = format!("{:05}", self.summary.runs);
-        let written = sst::write_run(&buf, &net, &dir, &prefix, dest, Store::now_micros())?;
+        // Changed only under the write lock, which this run holds until it is committed.
+        let segment = store.next_segment.load(Ordering::SeqCst);
+        let written = sst::write_run(
+            &buf,
+            &net,
+            &dir,
+            &prefix,
+            dest,
+            store.layout,
+            segment,
+            Store::now_micros(),
+        )?;
         drop(buf);
         sync_dir(&dir)?;
         let journal = Journal {
@@ -321,7 +333,7 @@ impl BulkLoader<'_> {
                 .collect(),
         };
         self.progress.report(BulkPhase::Ingesting);
-        store.begin_ingestion(&journal)?;
+        store.begin_ingestion(&journal, segment + 1)?;
         let crash_after = if self.summary.runs == 0 {
             self.options.crash_after
         } else {

@@ -17,9 +17,11 @@ use rocksdb::{Cache, DBCompressionType, DataBlockIndexType, Options, SstFileWrit
 
 use super::runs::RunBuffer;
 use crate::codec;
+use crate::codec::Delta;
 use crate::error::{Error, Result};
 use crate::fingerprint::{Fingerprint, BLOCKS};
 use crate::keys::{self, BLOCK_FAMILIES, DOCS_FAMILY, KEYS_FAMILY};
+use crate::postings::{chunk, Layout};
 use crate::store::{self, UpsertPlan};
 
 /// Entries per SST file at most (about 100 MB of block keys): big enough to be cheap to
@@ -66,6 +68,7 @@ fn write_file(
     family: &'static str,
     path: &Path,
     dest: Destination,
+    layout: Layout,
     count: usize,
     fill: impl FnOnce(&mut SstFileWriter<'_>) -> std::result::Result<(), rocksdb::Error>,
 ) -> Result<Option<u64>> {
@@ -85,6 +88,10 @@ fn write_file(
     let mut opts = Options::default();
     opts.set_block_based_table_factory(&table);
     let compression = match dest {
+        // Packed chunks are bit-packed random bits (see `Store::use_format`).
+        _ if layout == Layout::Packed && BLOCK_FAMILIES.contains(&family) => {
+            DBCompressionType::None
+        }
         Destination::Bottom => DBCompressionType::Zstd,
         Destination::Upper => DBCompressionType::Lz4,
     };
@@ -189,6 +196,60 @@ fn merge_into<T>(
     }
     Ok(())
 }
+
+/// Writes the packed layout of sorted block keys `keys` (as `u128`) of family `i`: each block
+/// value's entries as chunks of segment `segment`, followed by a removal delta for each of the
+/// value's `deletes` (old entries of replaced documents; the removal hides them in older
+/// segments, not in this one).
+fn write_packed(
+    w: &mut SstFileWriter<'_>,
+    i: usize,
+    segment: u32,
+    keys: &[u128],
+    deletes: &[u128],
+) -> std::result::Result<(), rocksdb::Error> {
+    let split = |k: u128| {
+        (
+            block_value(k) as u16,
+            (k >> 64) as u64 & REMAINDER_MASK,
+            k as u64,
+        )
+    };
+    let removal = codec::encode_delta(Delta::Removed { watermark: segment });
+    let (mut a, mut d) = (0, 0);
+    let mut entries: Vec<(u64, u64)> = Vec::with_capacity(chunk::MAX_ENTRIES);
+    let mut bytes = Vec::new();
+    while a < keys.len() || d < deletes.len() {
+        let value = match (keys.get(a), deletes.get(d)) {
+            (Some(&k), Some(&dk)) => block_value(k).min(block_value(dk)),
+            (Some(&k), None) => block_value(k),
+            (None, Some(&dk)) => block_value(dk),
+            (None, None) => break,
+        };
+        let end = a + keys[a..].partition_point(|&k| block_value(k) == value);
+        for (c, part) in keys[a..end].chunks(chunk::MAX_ENTRIES).enumerate() {
+            entries.clear();
+            entries.extend(part.iter().map(|&k| {
+                let (_, rem, id) = split(k);
+                (rem, id)
+            }));
+            bytes.clear();
+            chunk::encode(&entries, &mut bytes);
+            // 2^32 chunks of 4,096 entries would be 2^44 documents in one run: out of reach.
+            w.put(keys::chunk_key(value as u16, segment, c as u32), &bytes)?;
+        }
+        a = end;
+        while let Some(&dk) = deletes.get(d).filter(|&&dk| block_value(dk) == value) {
+            let (v, rem, id) = split(dk);
+            w.put(keys::delta_key(i, keys::join(i, v, rem), id), &removal)?;
+            d += 1;
+        }
+    }
+    Ok(())
+}
+
+/// The 48 bits of a remainder.
+const REMAINDER_MASK: u64 = (1 << 48) - 1;
 
 fn block_key(i: usize, fp: u64, id: u64) -> u128 {
     u128::from_be_bytes(keys::block_key(i, Fingerprint(fp), id))
@@ -370,7 +431,8 @@ impl Task {
 
 /// Writes the run's SST files into `dir`, names prefixed by `prefix`, and returns them in
 /// ingestion order: `docs`, `keys`, then `block0..3`. `now` is the `added` time of new
-/// documents.
+/// documents. In the packed layout the block families get chunks of segment `segment` and
+/// removals of the documents the run replaces ([`write_packed`]).
 ///
 /// Every file is a task: one per thread and block family (its key range cut along block
 /// values), four per thread for `docs` (no sort needed, so these are small and last: the
@@ -378,12 +440,15 @@ impl Task {
 /// until none is left, so no thread waits at the end of a family. A thread sorts the block
 /// keys of its task itself, into a buffer it keeps: at most one part per thread is in memory
 /// (`16 bytes × survivors / parts` each).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn write_run(
     buf: &RunBuffer,
     net: &UpsertPlan,
     dir: &Path,
     prefix: &str,
     dest: Destination,
+    layout: Layout,
+    segment: u32,
     now: u64,
 ) -> Result<Written> {
     let starts = block_starts(buf, &net.survivors);
@@ -423,68 +488,83 @@ pub(crate) fn write_run(
         tasks.push(Task::Docs(p, pr, dr));
     }
 
-    let run = |task: &Task,
-               keys: &mut Vec<u128>,
-               scratch: &mut Vec<u128>|
-     -> Result<Option<Made>> {
-        let (family, path, size) = match *task {
-            Task::Keys => {
-                let path = dir.join(format!("{prefix}-{KEYS_FAMILY}-000.sst"));
-                let size = write_file(KEYS_FAMILY, &path, dest, net.key_ops.len(), |w| {
-                    for &(k, owner) in &net.key_ops {
-                        let key = net.key_bytes(buf, k);
-                        match owner {
-                            Some(id) => w.put(key, keys::id_value(id))?,
-                            None => w.delete(key)?,
-                        }
-                    }
-                    Ok(())
-                })?;
-                (KEYS_FAMILY, path, size)
-            }
-            Task::Block(i, p, (lo, hi)) => {
-                let family = BLOCK_FAMILIES[i];
-                sort_block_range(buf, &net.survivors, i, &starts[i], (lo, hi), keys, scratch);
-                let d = &block_deletes[i];
-                let deletes = &d[d.partition_point(|&k| block_value(k) < lo)
-                    ..d.partition_point(|&k| block_value(k) < hi)];
-                let path = dir.join(format!("{prefix}-{family}-{p:03}.sst"));
-                let size = write_file(family, &path, dest, keys.len() + deletes.len(), |w| {
-                    merge_into(
-                        w,
-                        keys,
-                        deletes,
-                        |&k| k,
-                        &|w, _, &k| w.put(k.to_be_bytes(), []),
-                        |w, k| w.delete(k.to_be_bytes()),
-                    )
-                })?;
-                (family, path, size)
-            }
-            Task::Docs(p, ref pr, ref dr) => {
-                let path = dir.join(format!("{prefix}-{DOCS_FAMILY}-{p:03}.sst"));
-                let (puts, deletes) = (&net.survivors[pr.clone()], &doc_deletes[dr.clone()]);
-                let size = write_file(DOCS_FAMILY, &path, dest, puts.len() + deletes.len(), |w| {
-                    merge_into(
-                        w,
-                        puts,
-                        deletes,
-                        doc_id,
-                        &|w, scratch, &s| match rec(s) {
-                            Some(r) => {
-                                codec::encode_document_into(&buf.document(s, r, added(s)), scratch);
-                                w.put(keys::doc_key(r.id), &scratch[..])
+    let run =
+        |task: &Task, keys: &mut Vec<u128>, scratch: &mut Vec<u128>| -> Result<Option<Made>> {
+            let (family, path, size) = match *task {
+                Task::Keys => {
+                    let path = dir.join(format!("{prefix}-{KEYS_FAMILY}-000.sst"));
+                    let size =
+                        write_file(KEYS_FAMILY, &path, dest, layout, net.key_ops.len(), |w| {
+                            for &(k, owner) in &net.key_ops {
+                                let key = net.key_bytes(buf, k);
+                                match owner {
+                                    Some(id) => w.put(key, keys::id_value(id))?,
+                                    None => w.delete(key)?,
+                                }
                             }
-                            None => Ok(()),
+                            Ok(())
+                        })?;
+                    (KEYS_FAMILY, path, size)
+                }
+                Task::Block(i, p, (lo, hi)) => {
+                    let family = BLOCK_FAMILIES[i];
+                    sort_block_range(buf, &net.survivors, i, &starts[i], (lo, hi), keys, scratch);
+                    let d = &block_deletes[i];
+                    let deletes = &d[d.partition_point(|&k| block_value(k) < lo)
+                        ..d.partition_point(|&k| block_value(k) < hi)];
+                    let path = dir.join(format!("{prefix}-{family}-{p:03}.sst"));
+                    let count = keys.len() + deletes.len();
+                    let size = match layout {
+                        Layout::Entries => write_file(family, &path, dest, layout, count, |w| {
+                            merge_into(
+                                w,
+                                keys,
+                                deletes,
+                                |&k| k,
+                                &|w, _, &k| w.put(k.to_be_bytes(), []),
+                                |w, k| w.delete(k.to_be_bytes()),
+                            )
+                        })?,
+                        Layout::Packed => write_file(family, &path, dest, layout, count, |w| {
+                            write_packed(w, i, segment, keys, deletes)
+                        })?,
+                    };
+                    (family, path, size)
+                }
+                Task::Docs(p, ref pr, ref dr) => {
+                    let path = dir.join(format!("{prefix}-{DOCS_FAMILY}-{p:03}.sst"));
+                    let (puts, deletes) = (&net.survivors[pr.clone()], &doc_deletes[dr.clone()]);
+                    let size = write_file(
+                        DOCS_FAMILY,
+                        &path,
+                        dest,
+                        layout,
+                        puts.len() + deletes.len(),
+                        |w| {
+                            merge_into(
+                                w,
+                                puts,
+                                deletes,
+                                doc_id,
+                                &|w, scratch, &s| match rec(s) {
+                                    Some(r) => {
+                                        codec::encode_document_into(
+                                            &buf.document(s, r, added(s)),
+                                            scratch,
+                                        );
+                                        w.put(keys::doc_key(r.id), &scratch[..])
+                                    }
+                                    None => Ok(()),
+                                },
+                                |w, id| w.delete(keys::doc_key(id as u64)),
+                            )
                         },
-                        |w, id| w.delete(keys::doc_key(id as u64)),
-                    )
-                })?;
-                (DOCS_FAMILY, path, size)
-            }
+                    )?;
+                    (DOCS_FAMILY, path, size)
+                }
+            };
+            Ok(size.map(|s| (family, path, s)))
         };
-        Ok(size.map(|s| (family, path, s)))
-    };
 
     // One worker per thread, each taking the next task until none is left (or one failed).
     let next = AtomicUsize::new(0);

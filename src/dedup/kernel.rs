@@ -78,11 +78,6 @@ impl Kernel {
         }
     }
 
-    /// The block family this kernel compares in.
-    pub(crate) fn family(&self) -> usize {
-        self.family
-    }
-
     /// Whether this family reports the pair `x`, `y` (already known to be within `k`): no
     /// earlier family has its blocks within `radius` bits.
     #[inline]

@@ -11,14 +11,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{sync_channel, SyncSender};
 
 use rayon::prelude::*;
-use rocksdb::{DBRawIteratorWithThreadMode, ReadOptions, DB};
+use rocksdb::ReadOptions;
 
 use crate::dedup::clusters::{ClusterBuilder, Clusters};
 use crate::dedup::kernel::{Doc, Kernel};
 use crate::dedup::Pair;
 use crate::error::{Error, Result};
 use crate::fingerprint::BLOCKS;
-use crate::keys::{self, BLOCK_FAMILIES};
+use crate::postings::{malformed_error, Posting};
 use crate::query::MAX_DISTANCE;
 use crate::store::Store;
 
@@ -36,7 +36,6 @@ const CHANNEL_CAPACITY: usize = 64;
 const PROGRESS_EVERY: u64 = 1 << 16;
 
 type Snapshot<'a> = crate::store::View<'a>;
-type RawIter<'a> = DBRawIteratorWithThreadMode<'a, DB>;
 
 /// How far a [`PairScan`] has got.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -206,121 +205,63 @@ impl Sink<'_> {
     }
 }
 
-fn bad_key(family: &'static str, key: &[u8]) -> Error {
-    Error::Decode {
-        column_family: family,
-        key: keys::hex(key),
-        what: "block key",
-        message: format!("expected 16 bytes, found {}", key.len()),
-    }
-}
-
 impl Ctx<'_> {
-    /// Reads documents of group `value` (block `family` equal to `value`) from `it` into
-    /// `buf` until it holds `self.chunk`. Returns whether `it` still points at a key of the
-    /// group.
-    fn read_chunk(
-        &self,
-        it: &mut RawIter<'_>,
-        family: usize,
-        value: u16,
-        buf: &mut Vec<Doc>,
-    ) -> Result<bool> {
-        let name = BLOCK_FAMILIES[family];
-        while let Some(key) = it.key() {
-            let (fp, id) = keys::decode_block_key(family, key).ok_or_else(|| bad_key(name, key))?;
-            if fp.block(family) != value {
-                return Ok(false);
-            }
-            if buf.len() >= self.chunk {
-                return Ok(true);
-            }
-            buf.push((fp.0, id));
-            it.next();
-        }
-        it.status()
-            .map_err(|e| self.store.rocks_err("scan", Some(name), e))?;
-        Ok(false)
-    }
-
-    /// Compares chunk `a` with every document of group `value` that `it` yields from its
-    /// current position on, read chunk by chunk into `b`.
-    fn against_group(
-        &self,
-        kernel: &Kernel,
-        it: &mut RawIter<'_>,
-        value: u16,
-        a: &[Doc],
-        b: &mut Vec<Doc>,
-        sink: &mut Sink<'_>,
-    ) -> std::result::Result<(), Stop> {
-        loop {
-            b.clear();
-            let more = self.read_chunk(it, kernel.family(), value, b)?;
-            if kernel.cross_pairs(a, b, &mut |p| sink.emit(p)).is_break() {
-                return Err(Stop::Cancelled);
-            }
-            sink.check()?;
-            if !more {
-                return Ok(());
-            }
-        }
-    }
-
+    /// Compares every document of the groups of `task` with the others of its group and of
+    /// the neighbouring groups (block values within the scan's radius, larger than its own),
+    /// `self.chunk` documents against `self.chunk` at a time.
     fn scan(&self, task: Task, sink: &mut Sink<'_>) -> std::result::Result<(), Stop> {
         let family = task.family;
         let kernel = &self.kernels[family];
-        let cf = self.store.block_cf(family)?;
         let mut opts = ReadOptions::default();
         // One pass over everything: do not evict the cache that queries rely on.
         opts.fill_cache(false);
         opts.set_readahead_size(1 << 20);
-        opts.set_iterate_lower_bound(keys::block_prefix(task.lo as u16).to_vec());
-        if let Ok(hi) = u16::try_from(task.hi) {
-            opts.set_iterate_upper_bound(keys::block_prefix(hi).to_vec());
-        }
-        let mut it = self.snapshot.raw_iterator_cf_opt(cf, opts);
-        it.seek(keys::block_prefix(task.lo as u16));
-        // Re-reads the rest of a large group, and neighbouring groups for k >= 4.
-        let mut other: Option<RawIter<'_>> = None;
-        let (mut a, mut b) = (Vec::new(), Vec::new());
-        while let Some(key) = it.key() {
-            let name = BLOCK_FAMILIES[family];
-            let (fp, _) = keys::decode_block_key(family, key).ok_or_else(|| bad_key(name, key))?;
-            let value = fp.block(family);
-            loop {
-                a.clear();
-                let more = self.read_chunk(&mut it, family, value, &mut a)?;
-                sink.scanned(a.len());
-                if kernel.self_pairs(&a, &mut |p| sink.emit(p)).is_break() {
-                    return Err(Stop::Cancelled);
-                }
-                if more || !self.neighbours.is_empty() {
-                    let other = other.get_or_insert_with(|| self.snapshot.raw_iterator_cf(cf));
-                    if more {
-                        // The rest of this group, after the chunk.
-                        let resume = it.key().map(<[u8]>::to_vec).unwrap_or_default();
-                        other.seek(&resume);
-                        self.against_group(kernel, other, value, &a, &mut b, sink)?;
-                    }
-                    for &m in &self.neighbours {
-                        let w = value ^ m;
-                        if w > value {
-                            other.seek(keys::block_prefix(w));
-                            self.against_group(kernel, other, w, &a, &mut b, sink)?;
+        let (mut docs, mut neighbour, mut other): (Vec<Doc>, Vec<Posting>, Vec<Doc>) =
+            (Vec::new(), Vec::new(), Vec::new());
+        let as_docs = |group: &[Posting], out: &mut Vec<Doc>| {
+            out.clear();
+            out.extend(group.iter().map(|&(fp, id)| (fp.0, id)));
+        };
+        self.store.for_each_group(
+            &self.snapshot,
+            family,
+            task.lo..task.hi,
+            opts,
+            &mut malformed_error,
+            |value, group| -> std::result::Result<(), Stop> {
+                as_docs(group, &mut docs);
+                let mut neighbours = Vec::new();
+                for &m in &self.neighbours {
+                    let w = value ^ m;
+                    if w > value {
+                        self.store
+                            .read_group(&self.snapshot, family, w, &mut neighbour)?;
+                        if !neighbour.is_empty() {
+                            as_docs(&neighbour, &mut other);
+                            neighbours.push(std::mem::take(&mut other));
                         }
                     }
                 }
-                sink.check()?;
-                if !more {
-                    break;
+                for (c, a) in docs.chunks(self.chunk).enumerate() {
+                    sink.scanned(a.len());
+                    if kernel.self_pairs(a, &mut |p| sink.emit(p)).is_break() {
+                        return Err(Stop::Cancelled);
+                    }
+                    let rest = docs.get((c + 1) * self.chunk..).unwrap_or_default();
+                    for b in rest
+                        .chunks(self.chunk)
+                        .chain(neighbours.iter().flat_map(|n| n.chunks(self.chunk)))
+                    {
+                        if kernel.cross_pairs(a, b, &mut |p| sink.emit(p)).is_break() {
+                            return Err(Stop::Cancelled);
+                        }
+                        sink.check()?;
+                    }
+                    sink.check()?;
                 }
-            }
-        }
-        it.status().map_err(|e| {
-            self.store
-                .rocks_err("scan", Some(BLOCK_FAMILIES[family]), e)
-        })?;
+                Ok(())
+            },
+        )?;
         sink.flush()
     }
 }

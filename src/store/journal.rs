@@ -26,6 +26,7 @@ use super::Store;
 use crate::codec;
 use crate::error::{Error, Result};
 use crate::keys::{self, ALL_FAMILIES, META_FAMILY};
+use crate::postings::Layout;
 
 /// The directory inside a store where loaders put their temporary files by default; removed
 /// by [`recover`].
@@ -47,17 +48,27 @@ fn synced() -> WriteOptions {
 }
 
 impl Store {
-    /// Records `journal`, synced, before any of its files is ingested. The caller holds the
-    /// write lock until [`Store::commit_ingestion`].
-    pub(crate) fn begin_ingestion(&self, journal: &Journal) -> Result<()> {
+    /// Records `journal`, synced, before any of its files is ingested, and in the packed
+    /// layout `next_segment` (the run's chunks are in the segment before it). The caller holds
+    /// the write lock until [`Store::commit_ingestion`].
+    pub(crate) fn begin_ingestion(&self, journal: &Journal, next_segment: u32) -> Result<()> {
+        let meta = self.cf(META_FAMILY)?;
+        let mut batch = WriteBatch::default();
+        batch.put_cf(meta, keys::META_BULK_JOURNAL, codec::encode_meta(journal));
+        if self.layout == Layout::Packed {
+            batch.put_cf(
+                meta,
+                keys::META_NEXT_SEGMENT,
+                codec::encode_u32(next_segment),
+            );
+        }
         self.db
-            .put_cf_opt(
-                self.cf(META_FAMILY)?,
-                keys::META_BULK_JOURNAL,
-                codec::encode_meta(journal),
-                &synced(),
-            )
-            .map_err(|e| self.rocks_err("write the bulk load journal", Some(META_FAMILY), e))
+            .write_opt(batch, &synced())
+            .map_err(|e| self.rocks_err("write the bulk load journal", Some(META_FAMILY), e))?;
+        if self.layout == Layout::Packed {
+            self.next_segment.store(next_segment, Ordering::SeqCst);
+        }
+        Ok(())
     }
 
     /// Ingests the journal's files that still exist, family by family, in order. After an

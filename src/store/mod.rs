@@ -26,14 +26,14 @@ mod view;
 mod write;
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
 use rocksdb::{ColumnFamily, WriteOptions, DB};
 
 use crate::error::{Error, Result};
 use crate::keys::{ALL_FAMILIES, BLOCK_FAMILIES};
-use crate::postings::PostingsCache;
+use crate::postings::{FoldCounters, Layout, PostingsCache};
 use crate::simhash::Simhasher;
 
 pub(crate) use journal::{Journal, DEFAULT_TEMP_DIR};
@@ -61,8 +61,18 @@ pub struct Store {
     pub(crate) write_lock: Mutex<()>,
     /// The number of documents; persisted in `meta/doc_count` by every write batch.
     pub(crate) doc_count: AtomicU64,
-    /// Block-family key ranges read by queries (`None` when turned off).
+    /// Block-family key ranges read by queries (`None` when turned off, and in the packed
+    /// layout, which does not use it).
     pub(crate) postings: Option<PostingsCache>,
+    /// The on-disk format version recorded in the store.
+    pub(crate) format_version: u32,
+    /// How the block families are laid out (by the format version).
+    pub(crate) layout: Layout,
+    /// Packed layout: the segment the next bulk run writes its chunks in (`meta/next_segment`).
+    /// Changed only under the write lock.
+    pub(crate) next_segment: AtomicU32,
+    /// Packed layout: deltas per group since it was last folded.
+    pub(crate) fold_counters: FoldCounters,
     /// A read-only store's own directory (RocksDB secondary instance), removed on drop.
     /// Declared after `db`, so the database closes first.
     _secondary_dir: Option<tempfile::TempDir>,
@@ -89,6 +99,13 @@ impl Store {
     /// into or is queried against this store.
     pub fn simhasher(&self) -> &Simhasher {
         &self.simhasher
+    }
+
+    /// The on-disk format version of the store: [`FORMAT_VERSION`] for a store this build
+    /// created, older for a store an older build created (see the guide's "Upgrading a
+    /// store").
+    pub fn format_version(&self) -> u32 {
+        self.format_version
     }
 
     /// The durability of writes, as opened.
@@ -126,13 +143,16 @@ impl Store {
             .map_err(|e| self.rocks_err("flush", None, e))
     }
 
-    /// Compacts every column family fully: smaller on disk, faster to scan. Takes a while on
-    /// a large store.
+    /// Compacts the store fully: smaller on disk, faster to scan and query. In a store of
+    /// format 7 it first folds every group's single writes and bulk runs into one set of
+    /// packed chunks (writers wait at most for 1,024 block values at a time; readers never
+    /// wait), then compacts every column family. Takes a while on a large store.
     ///
     /// # Errors
-    /// RocksDB I/O errors, or [`Error::ReadOnly`].
+    /// RocksDB I/O errors, [`Error::Decode`] for a damaged chunk, or [`Error::ReadOnly`].
     pub fn compact(&self) -> Result<()> {
         self.check_writable()?;
+        self.fold_groups()?;
         for name in ALL_FAMILIES {
             self.db
                 .compact_range_cf(self.cf(name)?, None::<&[u8]>, None::<&[u8]>);

@@ -4,7 +4,7 @@
 //! read-only (secondary) opens in `secondary.rs`.
 
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Mutex;
 
 use rocksdb::{
@@ -18,7 +18,7 @@ use super::{journal, Store};
 use crate::codec;
 use crate::error::{Error, Result};
 use crate::keys::{self, ALL_FAMILIES, DOCS_FAMILY, KEYS_FAMILY, META_FAMILY};
-use crate::postings::PostingsCache;
+use crate::postings::{FoldCounters, Layout, PostingsCache};
 use crate::settings;
 use crate::simhash::{SimhashConfig, Simhasher};
 
@@ -27,7 +27,10 @@ const MAX_MANIFEST_BYTES: usize = 256 * 1024;
 
 /// The on-disk format this build writes. It changes only with the layout of keys or values:
 /// fingerprint settings and built-in word lists are recorded by name (`src/settings/`).
-pub const FORMAT_VERSION: u32 = 6;
+pub const FORMAT_VERSION: u32 = 7;
+/// The format before [`FORMAT_VERSION`], which [`StoreBuilder::create_format`] can also
+/// create.
+pub(crate) const PREVIOUS_FORMAT_VERSION: u32 = 6;
 /// The oldest on-disk format this build reads.
 pub const MIN_FORMAT_VERSION: u32 = 1;
 
@@ -179,15 +182,23 @@ impl Store {
             write_lock: Mutex::new(()),
             doc_count: AtomicU64::new(0),
             postings: PostingsCache::new(builder.query_cache_bytes),
+            format_version: FORMAT_VERSION,
+            layout: Layout::of_format(FORMAT_VERSION),
+            next_segment: AtomicU32::new(FIRST_SEGMENT),
+            fold_counters: FoldCounters::new(),
             _secondary_dir: secondary_dir,
         };
-        store.load_or_init_meta(builder.simhash_config)?;
+        store.load_or_init_meta(builder.simhash_config, builder.create_format)?;
         journal::recover(&store)?;
         Ok(store)
     }
 
     /// Reads the format version, configuration and count, or writes them for a new store.
-    fn load_or_init_meta(&mut self, requested: Option<SimhashConfig>) -> Result<()> {
+    fn load_or_init_meta(
+        &mut self,
+        requested: Option<SimhashConfig>,
+        create_format: u32,
+    ) -> Result<()> {
         let version = self.get_raw(META_FAMILY, keys::META_FORMAT_VERSION)?;
         let Some(version) = version else {
             // A new store, or one whose creation was interrupted before its first write:
@@ -206,11 +217,18 @@ impl Store {
             }
             let config = requested.unwrap_or_default();
             self.simhasher = Simhasher::new(config.clone())?;
-            let version = FORMAT_VERSION;
+            let version = create_format;
             let mut batch = WriteBatch::default();
             let meta = self.cf(META_FAMILY)?;
             batch.put_cf(meta, keys::META_SIMHASHER, settings::encode(&config));
             batch.put_cf(meta, keys::META_DOC_COUNT, codec::encode_u64(0));
+            if Layout::of_format(version) == Layout::Packed {
+                batch.put_cf(
+                    meta,
+                    keys::META_NEXT_SEGMENT,
+                    codec::encode_u32(FIRST_SEGMENT),
+                );
+            }
             // The version goes last in the same atomic batch: its presence means "initialised".
             batch.put_cf(meta, keys::META_FORMAT_VERSION, codec::encode_u32(version));
             let mut opts = WriteOptions::default();
@@ -218,7 +236,7 @@ impl Store {
             self.db.write_opt(batch, &opts).map_err(|e| {
                 Error::rocks("initialise the store", Some(META_FAMILY), &self.path, e)
             })?;
-            return Ok(());
+            return self.use_format(version);
         };
         let version = codec::decode_u32(&version, keys::META_FORMAT_VERSION)?;
         if !(MIN_FORMAT_VERSION..=FORMAT_VERSION).contains(&version) {
@@ -244,6 +262,43 @@ impl Store {
             None => 0,
         };
         self.doc_count.store(count, Ordering::SeqCst);
+        self.use_format(version)
+    }
+
+    /// Sets up the store for format `version` and its layout: the packed layout reads
+    /// `meta/next_segment`, stores its chunks uncompressed (they are bit-packed random bits:
+    /// compression would find nothing and cost every read a decompression) and has no query
+    /// cache.
+    fn use_format(&mut self, version: u32) -> Result<()> {
+        let layout = Layout::of_format(version);
+        self.format_version = version;
+        self.layout = layout;
+        if layout == Layout::Entries {
+            return Ok(());
+        }
+        self.postings = None;
+        let next = match self.get_raw(META_FAMILY, keys::META_NEXT_SEGMENT)? {
+            Some(bytes) => codec::decode_u32(&bytes, keys::META_NEXT_SEGMENT)?,
+            None => FIRST_SEGMENT,
+        };
+        self.next_segment.store(next, Ordering::SeqCst);
+        if !self.read_only {
+            for i in 0..crate::fingerprint::BLOCKS {
+                self.db
+                    .set_options_cf(
+                        self.block_cf(i)?,
+                        &[
+                            ("compression", "kNoCompression"),
+                            ("bottommost_compression", "kNoCompression"),
+                        ],
+                    )
+                    .map_err(|e| self.rocks_err("set options", Some(keys::BLOCK_FAMILIES[i]), e))?;
+            }
+        }
         Ok(())
     }
 }
+
+/// The first segment number of bulk runs; segment 0 holds folded chunks
+/// (`src/postings/fold.rs`).
+pub(crate) const FIRST_SEGMENT: u32 = 1;

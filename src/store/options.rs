@@ -2,8 +2,9 @@
 
 use std::path::Path;
 
+use super::open::{FORMAT_VERSION, PREVIOUS_FORMAT_VERSION};
 use super::Store;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::simhash::SimhashConfig;
 
 /// What a write has reached when it returns, and so what a crash can lose.
@@ -48,6 +49,7 @@ pub struct StoreBuilder {
     pub(crate) query_cache_bytes: usize,
     pub(crate) read_only: bool,
     pub(crate) simhash_config: Option<SimhashConfig>,
+    pub(crate) create_format: u32,
 }
 
 impl Default for StoreBuilder {
@@ -58,11 +60,30 @@ impl Default for StoreBuilder {
             query_cache_bytes: /* 256 MiB */ 256 * 1024 * 1024,
             read_only: false,
             simhash_config: None,
+            create_format: FORMAT_VERSION,
         }
     }
 }
 
 impl StoreBuilder {
+    /// The on-disk format of a store this builder *creates* (an existing store keeps its
+    /// own): [`FORMAT_VERSION`] (7, the packed layout), or 6, the layout of one key per
+    /// document and block, which builds of simhash-store 0.6 read. For a store that an older
+    /// build must open, and to compare the two layouts. Default: [`FORMAT_VERSION`].
+    ///
+    /// ```
+    /// use simhash_store::{Fingerprint, Store};
+    /// let dir = tempfile::tempdir()?;
+    /// let store = Store::builder().create_format(6).open(dir.path())?;
+    /// store.insert(1, Fingerprint(7))?;
+    /// assert_eq!((store.format_version(), store.query(Fingerprint(7), 0)?.len()), (6, 1));
+    /// # Ok::<_, simhash_store::Error>(())
+    /// ```
+    pub fn create_format(mut self, version: u32) -> Self {
+        self.create_format = version;
+        self
+    }
+
     /// Default options; see each setter for its default.
     pub fn new() -> Self {
         Self::default()
@@ -81,11 +102,13 @@ impl StoreBuilder {
         self
     }
 
-    /// Size in bytes of the query cache: block-family key ranges that queries have read, kept
-    /// as plain arrays so that the next query of the same range skips RocksDB's iterators
-    /// (about 16 bytes per document and range; all four families of a store of N documents
-    /// take about `64 * N` bytes). Writes invalidate exactly the ranges they touch, so answers
-    /// are always those of the store at the query's snapshot. `0` turns it off.
+    /// Size in bytes of the query cache of a store of format 6 or older: block-family key
+    /// ranges that queries have read, kept as plain arrays so that the next query of the same
+    /// range skips RocksDB's iterators (about 16 bytes per document and range; all four
+    /// families of a store of N documents take about `64 * N` bytes). Writes invalidate
+    /// exactly the ranges they touch, so answers are always those of the store at the query's
+    /// snapshot. `0` turns it off. A store of format 7 (the packed layout) has no query cache:
+    /// it reads its chunks faster than the cache would (`docs/benchmarks.md`).
     /// Default: 256 MiB, enough for every range of a store of about 3.5 million documents.
     pub fn query_cache_size(mut self, bytes: usize) -> Self {
         self.query_cache_bytes = bytes;
@@ -133,6 +156,12 @@ impl StoreBuilder {
     /// [`crate::Error::WriterBusy`] for a read-only open that raced the writer 20 times (see
     /// [`StoreBuilder::read_only`]), [`crate::Error::RocksDb`] for other RocksDB failures.
     pub fn open(self, path: impl AsRef<Path>) -> Result<Store> {
+        if !(PREVIOUS_FORMAT_VERSION..=FORMAT_VERSION).contains(&self.create_format) {
+            return Err(Error::InvalidArgument(format!(
+                "a new store can be created in format {PREVIOUS_FORMAT_VERSION} or {FORMAT_VERSION}, not {}",
+                self.create_format
+            )));
+        }
         Store::open_with(self, path.as_ref())
     }
 }

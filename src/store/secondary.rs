@@ -190,6 +190,13 @@ fn race(
         Err(e) if !before.logs.is_subset(&after.logs) => {
             Some(format!("a log was deleted, and: {e}"))
         }
+        // A compaction deleted a table file the MANIFEST read during the open still listed.
+        Err(e)
+            if e.kind() == rocksdb::ErrorKind::IOError
+                && e.to_string().contains("No such file") =>
+        {
+            Some(format!("a table file was deleted: {e}"))
+        }
         Err(_) => None,
     }
 }

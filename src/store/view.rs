@@ -31,13 +31,6 @@ impl<'a> View<'a> {
         }
     }
 
-    pub(crate) fn raw_iterator_cf(
-        &self,
-        cf: &impl AsColumnFamilyRef,
-    ) -> DBRawIteratorWithThreadMode<'_, DB> {
-        self.raw_iterator_cf_opt(cf, ReadOptions::default())
-    }
-
     pub(crate) fn get_cf(
         &self,
         cf: &impl AsColumnFamilyRef,

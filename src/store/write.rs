@@ -9,8 +9,9 @@ use super::upsert::{check_key, Adds};
 use super::Store;
 use crate::codec::{self, Document};
 use crate::error::Result;
-use crate::fingerprint::{Fingerprint, BLOCKS};
+use crate::fingerprint::Fingerprint;
 use crate::keys::{self, DOCS_FAMILY, KEYS_FAMILY, META_FAMILY};
+use crate::postings::Layout;
 use crate::sketch::Sketch;
 
 /// A document to store: its id, fingerprint and optional external key, text length and
@@ -188,9 +189,7 @@ impl Store {
         let mut touched = Vec::with_capacity(plan.block_deletes.len() + plan.survivors.len());
         for &(id, fp) in &plan.block_deletes {
             let fp = Fingerprint(fp);
-            for i in 0..BLOCKS {
-                batch.delete_cf(self.block_cf(i)?, keys::block_key(i, fp, id));
-            }
+            self.delete_postings(&mut batch, fp, id)?;
             touched.push(fp);
         }
         for &id in &plan.doc_deletes {
@@ -207,13 +206,7 @@ impl Store {
             let Some(entry) = entries.entries.get(s as usize) else {
                 continue;
             };
-            for i in 0..BLOCKS {
-                batch.put_cf(
-                    self.block_cf(i)?,
-                    keys::block_key(i, entry.fingerprint, entry.id),
-                    [],
-                );
-            }
+            self.put_postings(&mut batch, entry.fingerprint, entry.id)?;
             touched.push(entry.fingerprint);
             let doc = Document {
                 fingerprint: entry.fingerprint,
@@ -261,9 +254,7 @@ impl Store {
     /// names it. The caller holds the write lock.
     fn remove_document(&self, id: u64, old: &Document) -> Result<()> {
         let mut batch = WriteBatch::default();
-        for i in 0..BLOCKS {
-            batch.delete_cf(self.block_cf(i)?, keys::block_key(i, old.fingerprint, id));
-        }
+        self.delete_postings(&mut batch, old.fingerprint, id)?;
         batch.delete_cf(self.cf(DOCS_FAMILY)?, keys::doc_key(id));
         if let Some(key) = &old.key {
             if self.id_for_key(key)? == Some(id) {
@@ -299,6 +290,16 @@ impl Store {
         }
         written?;
         self.doc_count.store(count, Ordering::SeqCst);
+        if self.layout == Layout::Packed {
+            let mut due = Vec::new();
+            for &fp in touched {
+                self.fold_counters.count(fp, &mut due);
+            }
+            if !due.is_empty() {
+                // The batch is committed: a failed fold leaves the deltas, which read the same.
+                self.fold_due(&mut due)?;
+            }
+        }
         Ok(())
     }
 }

@@ -1,0 +1,217 @@
+//! Folding a group's deltas and segments into fresh chunks (packed layout).
+//!
+//! A fold reads the group as queries see it and, in one atomic batch, deletes every chunk and
+//! delta key of the group and writes the group again as chunks of segment 0. Segment 0 is
+//! never a bulk run's (those start at 1), so any later removal hides its entries, as it must.
+//! Folds run under the write lock: no other write changes the group between the read and the
+//! batch, and readers see the group before or after the batch, never between.
+
+use std::sync::atomic::{AtomicU16, Ordering};
+
+use rocksdb::{ReadOptions, WriteBatch};
+
+use super::chunk::{self, MAX_ENTRIES};
+use super::groups::{malformed_error, Posting};
+use super::Layout;
+use crate::error::Result;
+use crate::fingerprint::{Fingerprint, BLOCKS};
+use crate::keys::{self, PackedKey, BLOCK_FAMILIES};
+use crate::store::{Store, View};
+
+/// Deltas a group takes before a write folds it. A fold rewrites the group (about 8.5 bytes
+/// per document), so this bounds the rewriting to `8.5 · group size / 64` bytes per write
+/// and family, and the deltas a query steps through to 64 per group and family.
+const FOLD_AFTER: u16 = 64;
+/// Block values whose groups are folded under one hold of the write lock by
+/// [`Store::fold_groups`]: writers wait at most this long.
+const VALUES_PER_LOCK: u32 = 1024;
+/// Bytes of a fold batch at which it is written.
+const BATCH_BYTES: usize = 16 << 20;
+
+/// For each group, the deltas written to it since the store opened or the group was folded.
+/// Deltas written before the store opened are not counted: the group is folded once it takes
+/// [`FOLD_AFTER`] more, or by [`Store::fold_groups`].
+pub(crate) struct FoldCounters {
+    counts: Box<[AtomicU16]>,
+}
+
+impl FoldCounters {
+    pub(crate) fn new() -> FoldCounters {
+        FoldCounters {
+            counts: (0..BLOCKS << 16).map(|_| AtomicU16::new(0)).collect(),
+        }
+    }
+
+    fn slot(i: usize, value: u16) -> usize {
+        (i << 16) | usize::from(value)
+    }
+
+    /// Counts one delta in each group of `fp`; pushes the groups that are due for a fold.
+    pub(crate) fn count(&self, fp: Fingerprint, due: &mut Vec<(usize, u16)>) {
+        for (i, value) in fp.blocks().into_iter().enumerate() {
+            if let Some(c) = self.counts.get(Self::slot(i, value)) {
+                if c.fetch_add(1, Ordering::Relaxed) + 1 >= FOLD_AFTER {
+                    due.push((i, value));
+                }
+            }
+        }
+    }
+
+    fn reset(&self, i: usize, value: u16) {
+        if let Some(c) = self.counts.get(Self::slot(i, value)) {
+            c.store(0, Ordering::Relaxed);
+        }
+    }
+}
+
+impl Store {
+    /// Folds the groups `due` (family, value); the caller holds the write lock.
+    pub(crate) fn fold_due(&self, due: &mut Vec<(usize, u16)>) -> Result<()> {
+        due.sort_unstable();
+        due.dedup();
+        let mut batch = WriteBatch::default();
+        let mut group = Vec::new();
+        for &(i, value) in due.iter() {
+            self.fold_into(&mut batch, i, value, &mut group)?;
+        }
+        self.write_fold(batch)?;
+        for &(i, value) in due.iter() {
+            self.fold_counters.reset(i, value);
+        }
+        due.clear();
+        Ok(())
+    }
+
+    /// Folds every group that has deltas or chunks of more than one segment, so that each
+    /// group is one segment's chunks, and returns how many it folded. Writers wait for at
+    /// most one slice of [`VALUES_PER_LOCK`] block values at a time; readers never wait. A
+    /// store of the entries layout has nothing to fold.
+    ///
+    /// # Errors
+    /// RocksDB errors; [`Error::Decode`] for a damaged chunk or delta.
+    pub(crate) fn fold_groups(&self) -> Result<u64> {
+        if self.layout != Layout::Packed || self.read_only {
+            return Ok(0);
+        }
+        let mut folded = 0;
+        let mut group = Vec::new();
+        for i in 0..BLOCKS {
+            let mut lo = 0u32;
+            while lo < 1 << 16 {
+                let hi = (lo + VALUES_PER_LOCK).min(1 << 16);
+                let guard = self.lock_writes();
+                let due = self.groups_to_fold(i, lo..hi)?;
+                let mut batch = WriteBatch::default();
+                for &value in &due {
+                    self.fold_into(&mut batch, i, value, &mut group)?;
+                    self.fold_counters.reset(i, value);
+                    if batch.size_in_bytes() >= BATCH_BYTES {
+                        self.write_fold(std::mem::take(&mut batch))?;
+                    }
+                }
+                self.write_fold(batch)?;
+                drop(guard);
+                folded += due.len() as u64;
+                lo = hi;
+            }
+        }
+        Ok(folded)
+    }
+
+    /// The block values in `values` of family `i` whose groups hold a delta or chunks of two
+    /// segments.
+    fn groups_to_fold(&self, i: usize, values: std::ops::Range<u32>) -> Result<Vec<u16>> {
+        let family = BLOCK_FAMILIES[i];
+        let mut options = ReadOptions::default();
+        options.fill_cache(false);
+        if let Ok(hi) = u16::try_from(values.end) {
+            options.set_iterate_upper_bound(keys::block_prefix(hi).to_vec());
+        }
+        let mut it = self.db.raw_iterator_cf_opt(self.block_cf(i)?, options);
+        it.seek(keys::block_prefix(values.start as u16));
+        let mut due = Vec::new();
+        // (value, segment of its first chunk, whether it is due)
+        let mut current: Option<(u16, Option<u32>, bool)> = None;
+        while let Some(key) = it.key() {
+            let decoded = keys::decode_packed_key(i, key);
+            let value = match decoded {
+                Some(PackedKey::Chunk { value, .. }) => value,
+                Some(PackedKey::Delta { fingerprint, .. }) => fingerprint.block(i),
+                None => {
+                    malformed_error(family, key, "neither a chunk nor a delta key".into())?;
+                    0
+                }
+            };
+            if current.is_some_and(|c| c.0 != value) {
+                if let Some((v, _, true)) = current {
+                    due.push(v);
+                }
+                current = None;
+            }
+            let (_, first_segment, is_due) = current.get_or_insert((value, None, false));
+            match decoded {
+                Some(PackedKey::Chunk { segment, .. }) => match first_segment {
+                    None => *first_segment = Some(segment),
+                    Some(s) if *s != segment => *is_due = true,
+                    Some(_) => {}
+                },
+                _ => *is_due = true,
+            }
+            it.next();
+        }
+        it.status()
+            .map_err(|e| self.rocks_err("scan", Some(family), e))?;
+        if let Some((v, _, true)) = current {
+            due.push(v);
+        }
+        Ok(due)
+    }
+
+    /// Adds to `batch` the fold of group `value` of family `i`: deletes of all its keys, puts
+    /// of its chunks in segment 0. `group` is scratch.
+    fn fold_into(
+        &self,
+        batch: &mut WriteBatch,
+        i: usize,
+        value: u16,
+        group: &mut Vec<Posting>,
+    ) -> Result<()> {
+        let cf = self.block_cf(i)?;
+        let view = View::Fixed(&self.db);
+        self.read_group(&view, i, value, group)?;
+        let prefix = keys::block_prefix(value);
+        let mut it = self.db.raw_iterator_cf(cf);
+        it.seek(prefix);
+        while let Some(key) = it.key() {
+            if !key.starts_with(&prefix) {
+                break;
+            }
+            batch.delete_cf(cf, key);
+            it.next();
+        }
+        it.status()
+            .map_err(|e| self.rocks_err("scan", Some(BLOCK_FAMILIES[i]), e))?;
+        let entries: Vec<(u64, u64)> = group
+            .iter()
+            .map(|&(fp, id)| (keys::split(i, fp).1, id))
+            .collect();
+        let mut bytes = Vec::new();
+        for (c, part) in entries.chunks(MAX_ENTRIES).enumerate() {
+            // 2^32 chunks of 4,096 entries would be 2^44 documents in one group: out of reach.
+            let number = c as u32;
+            bytes.clear();
+            chunk::encode(part, &mut bytes);
+            batch.put_cf(cf, keys::chunk_key(value, 0, number), &bytes);
+        }
+        Ok(())
+    }
+
+    fn write_fold(&self, batch: WriteBatch) -> Result<()> {
+        if batch.is_empty() {
+            return Ok(());
+        }
+        self.db
+            .write_opt(batch, &self.write_options())
+            .map_err(|e| self.rocks_err("fold a group", None, e))
+    }
+}

@@ -1,0 +1,209 @@
+//! Reading whole groups, in either layout: for `verify`, the pair scan, full scans and folding.
+
+use std::ops::Range;
+
+use rocksdb::ReadOptions;
+
+use super::chunk::Chunk;
+use super::Layout;
+use crate::codec::{self, Delta};
+use crate::error::{Error, Result};
+use crate::fingerprint::Fingerprint;
+use crate::keys::{self, PackedKey, BLOCK_FAMILIES};
+use crate::store::{Store, View};
+
+/// One document of a group: its fingerprint and id.
+pub(crate) type Posting = (Fingerprint, u64);
+
+/// A group being read: what its keys said so far.
+#[derive(Default)]
+pub(crate) struct GroupParts {
+    /// Entries layout: the entries, in key order.
+    entries: Vec<Posting>,
+    /// Packed layout: (remainder, id, segment) of every chunk entry.
+    chunked: Vec<(u64, u64, u32)>,
+    /// Packed layout: (remainder, id, delta), in key order.
+    deltas: Vec<(u64, u64, Delta)>,
+    /// Packed layout: scratch for [`GroupParts::finish`].
+    merged: Vec<(u64, u64)>,
+}
+
+impl GroupParts {
+    fn clear(&mut self) {
+        self.entries.clear();
+        self.chunked.clear();
+        self.deltas.clear();
+    }
+
+    /// The group of block value `value` of family `i`: sorted by (remainder, id), each
+    /// document once. Clears the parts.
+    fn finish(&mut self, i: usize, value: u16, out: &mut Vec<Posting>) {
+        out.clear();
+        if self.chunked.is_empty() && self.deltas.is_empty() {
+            std::mem::swap(out, &mut self.entries);
+            return;
+        }
+        let deltas = &self.deltas;
+        let hidden = |rem: u64, id: u64, segment: u32| {
+            deltas
+                .binary_search_by(|d| (d.0, d.1).cmp(&(rem, id)))
+                .ok()
+                .is_some_and(|at| {
+                    matches!(deltas[at].2, Delta::Removed { watermark } if segment < watermark)
+                })
+        };
+        self.merged.clear();
+        self.merged.extend(
+            self.chunked
+                .iter()
+                .filter(|&&(rem, id, segment)| deltas.is_empty() || !hidden(rem, id, segment))
+                .map(|&(rem, id, _)| (rem, id)),
+        );
+        self.merged.extend(
+            deltas
+                .iter()
+                .filter(|d| d.2 == Delta::Added)
+                .map(|&(rem, id, _)| (rem, id)),
+        );
+        self.merged.sort_unstable();
+        self.merged.dedup();
+        out.extend(
+            self.merged
+                .iter()
+                .map(|&(rem, id)| (keys::join(i, value, rem), id)),
+        );
+        self.clear();
+    }
+}
+
+/// Reports a malformed key of family `family`: `Err` stops the read.
+pub(crate) type Malformed<'m> = dyn FnMut(&'static str, &[u8], String) -> Result<()> + 'm;
+
+/// The error for a malformed block-family key or value.
+pub(crate) fn malformed_error(family: &'static str, key: &[u8], message: String) -> Result<()> {
+    Err(Error::Decode {
+        column_family: family,
+        key: keys::hex(key),
+        what: "block family entry",
+        message,
+    })
+}
+
+impl Store {
+    /// Calls `each(value, group)` for every non-empty group of family `i` whose value is in
+    /// `values`, in value order, read from `view` with `options`. Each group is sorted (by the
+    /// other 48 bits, then id) and holds each document once. A malformed key or value goes to
+    /// `malformed`, which may skip it (`Ok`) or stop the read.
+    pub(crate) fn for_each_group<E: From<Error>>(
+        &self,
+        view: &View<'_>,
+        i: usize,
+        values: Range<u32>,
+        mut options: ReadOptions,
+        malformed: &mut Malformed<'_>,
+        mut each: impl FnMut(u16, &[Posting]) -> std::result::Result<(), E>,
+    ) -> std::result::Result<(), E> {
+        let family = BLOCK_FAMILIES[i];
+        if values.is_empty() {
+            return Ok(());
+        }
+        let lo = values.start.min(1 << 16) as u16;
+        if let Ok(hi) = u16::try_from(values.end) {
+            options.set_iterate_upper_bound(keys::block_prefix(hi).to_vec());
+        }
+        let mut it = view.raw_iterator_cf_opt(self.block_cf(i)?, options);
+        it.seek(keys::block_prefix(lo));
+        let mut parts = GroupParts::default();
+        let mut group = Vec::new();
+        let mut current: Option<u16> = None;
+        while let (Some(key), Some(value)) = (it.key(), it.value()) {
+            let Some(v) = key.get(0..2).map(|b| u16::from_be_bytes([b[0], b[1]])) else {
+                malformed(family, key, format!("a {}-byte key", key.len()))?;
+                it.next();
+                continue;
+            };
+            if u32::from(v) >= values.end {
+                break;
+            }
+            if current != Some(v) {
+                if let Some(done) = current {
+                    parts.finish(i, done, &mut group);
+                    if !group.is_empty() {
+                        each(done, &group)?;
+                    }
+                }
+                current = Some(v);
+            }
+            self.read_key(i, key, value, &mut parts, malformed)?;
+            it.next();
+        }
+        it.status()
+            .map_err(|e| self.rocks_err("scan", Some(family), e))?;
+        if let Some(done) = current {
+            parts.finish(i, done, &mut group);
+            if !group.is_empty() {
+                each(done, &group)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads group `value` of family `i` from `view` into `out` (see
+    /// [`Store::for_each_group`]); a malformed entry is an error.
+    pub(crate) fn read_group(
+        &self,
+        view: &View<'_>,
+        i: usize,
+        value: u16,
+        out: &mut Vec<Posting>,
+    ) -> Result<()> {
+        out.clear();
+        let values = u32::from(value)..u32::from(value) + 1;
+        self.for_each_group(
+            view,
+            i,
+            values,
+            ReadOptions::default(),
+            &mut malformed_error,
+            |_, group| {
+                out.extend_from_slice(group);
+                Ok::<(), Error>(())
+            },
+        )
+    }
+
+    /// Adds one key of family `i` (and its value) to `parts`.
+    fn read_key(
+        &self,
+        i: usize,
+        key: &[u8],
+        value: &[u8],
+        parts: &mut GroupParts,
+        malformed: &mut Malformed<'_>,
+    ) -> Result<()> {
+        let family = BLOCK_FAMILIES[i];
+        match self.layout {
+            Layout::Entries => match keys::decode_block_key(i, key) {
+                Some(entry) => parts.entries.push(entry),
+                None => malformed(family, key, "not a 16-byte block key".into())?,
+            },
+            Layout::Packed => match keys::decode_packed_key(i, key) {
+                Some(PackedKey::Chunk { segment, .. }) => match Chunk::parse(value) {
+                    Ok(chunk) => {
+                        chunk.for_each(|rem, id| parts.chunked.push((rem, id, segment)));
+                    }
+                    Err(message) => malformed(family, key, format!("chunk: {message}"))?,
+                },
+                Some(PackedKey::Delta { fingerprint, id }) => match codec::decode_delta(value) {
+                    Some(delta) => {
+                        let (_, rem) = keys::split(i, fingerprint);
+                        parts.deltas.push((rem, id, delta));
+                    }
+                    None => malformed(family, key, format!("a {}-byte delta", value.len()))?,
+                },
+                None => malformed(family, key, "neither a chunk nor a delta key".into())?,
+            },
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,59 @@
+//! What a single write puts in the block families, in either layout.
+
+use std::sync::atomic::Ordering;
+
+use rocksdb::WriteBatch;
+
+use super::Layout;
+use crate::codec::{self, Delta};
+use crate::error::Result;
+use crate::fingerprint::{Fingerprint, BLOCKS};
+use crate::keys;
+use crate::store::Store;
+
+impl Store {
+    /// Adds document `id` with fingerprint `fp` to the four block families in `batch`.
+    pub(crate) fn put_postings(
+        &self,
+        batch: &mut WriteBatch,
+        fp: Fingerprint,
+        id: u64,
+    ) -> Result<()> {
+        for i in 0..BLOCKS {
+            let cf = self.block_cf(i)?;
+            match self.layout {
+                Layout::Entries => batch.put_cf(cf, keys::block_key(i, fp, id), []),
+                Layout::Packed => batch.put_cf(
+                    cf,
+                    keys::delta_key(i, fp, id),
+                    codec::encode_delta(Delta::Added),
+                ),
+            }
+        }
+        Ok(())
+    }
+
+    /// Removes document `id` with fingerprint `fp` from the four block families in `batch`.
+    /// In the packed layout the removal hides the entry in every chunk written so far (the
+    /// caller holds the write lock, so no bulk run writes a segment meanwhile).
+    pub(crate) fn delete_postings(
+        &self,
+        batch: &mut WriteBatch,
+        fp: Fingerprint,
+        id: u64,
+    ) -> Result<()> {
+        let watermark = self.next_segment.load(Ordering::SeqCst);
+        for i in 0..BLOCKS {
+            let cf = self.block_cf(i)?;
+            match self.layout {
+                Layout::Entries => batch.delete_cf(cf, keys::block_key(i, fp, id)),
+                Layout::Packed => batch.put_cf(
+                    cf,
+                    keys::delta_key(i, fp, id),
+                    codec::encode_delta(Delta::Removed { watermark }),
+                ),
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,177 @@
+//! The packed layout (format 7) against a model: random sequences of single inserts and
+//! removals (deltas), bulk runs (new segments, whose upserts hide older chunks' entries),
+//! folds (by enough deltas in a group, and by `compact`) and reopens. After every step queries
+//! at every distance 0..=8 answer like a brute-force scan of the model, the pair scan finds
+//! the model's pairs, and at the end `verify()` is clean.
+
+use std::collections::BTreeMap;
+
+use proptest::prelude::*;
+use simhash_store::{BulkOptions, Fingerprint, Result, Store, FORMAT_VERSION};
+
+#[derive(Debug, Clone)]
+enum Op {
+    Insert(u64, u64),
+    Remove(u64),
+    Bulk(Vec<(u64, u64)>),
+    Compact,
+    Reopen,
+}
+
+/// Fingerprints near three centres whose blocks repeat (skewed block values: few groups, many
+/// documents each), so groups take many deltas and fold, and near-duplicates at every
+/// distance are common.
+fn fingerprint() -> impl Strategy<Value = u64> {
+    (0usize..3, proptest::collection::vec(0u32..64, 0..6)).prop_map(|(c, bits)| {
+        let centres = [0u64, 0x5555_5555_5555_5555, 0x0123_0123_0123_0123];
+        bits.iter().fold(centres[c], |acc, b| acc ^ (1 << b))
+    })
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    let id = 0u64..40;
+    prop_oneof![
+        6 => (id.clone(), fingerprint()).prop_map(|(id, fp)| Op::Insert(id, fp)),
+        3 => id.clone().prop_map(Op::Remove),
+        2 => proptest::collection::vec((id, fingerprint()), 0..60).prop_map(Op::Bulk),
+        1 => Just(Op::Compact),
+        1 => Just(Op::Reopen),
+    ]
+}
+
+fn brute_force(model: &BTreeMap<u64, u64>, q: u64, k: u32) -> Vec<(u64, u32)> {
+    let mut want: Vec<(u64, u32)> = model
+        .iter()
+        .map(|(&id, &fp)| (id, (fp ^ q).count_ones()))
+        .filter(|&(_, d)| d <= k)
+        .collect();
+    want.sort_by_key(|&(id, d)| (d, id));
+    want
+}
+
+fn check(store: &Store, model: &BTreeMap<u64, u64>) -> Result<()> {
+    assert_eq!(store.len(), model.len() as u64);
+    let mut queries: Vec<u64> = model.values().copied().take(6).collect();
+    queries.extend([0u64, 0x5555_5555_5555_5554, 0x0123_0123_0123_8123, u64::MAX]);
+    for &q in &queries {
+        for k in 0..=8 {
+            let got: Vec<(u64, u32)> = store
+                .query(Fingerprint(q), k)?
+                .iter()
+                .map(|m| (m.id, m.distance))
+                .collect();
+            assert_eq!(got, brute_force(model, q, k), "query {q:#x} k {k}");
+        }
+    }
+    let mut pairs: Vec<(u64, u64)> = store
+        .pairs(3)
+        .collect()?
+        .into_iter()
+        .map(|p| (p.a.min(p.b), p.a.max(p.b)))
+        .collect();
+    pairs.sort_unstable();
+    let docs: Vec<(u64, u64)> = model.iter().map(|(&id, &fp)| (id, fp)).collect();
+    let mut want = Vec::new();
+    for (x, &(a, fa)) in docs.iter().enumerate() {
+        for &(b, fb) in &docs[x + 1..] {
+            if (fa ^ fb).count_ones() <= 3 {
+                want.push((a.min(b), a.max(b)));
+            }
+        }
+    }
+    want.sort_unstable();
+    assert_eq!(pairs, want);
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 40, ..ProptestConfig::default() })]
+
+    #[test]
+    fn packed_store_equals_model(ops in proptest::collection::vec(op(), 1..40)) {
+        let dir = tempfile::tempdir().map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let mut store = Store::open(dir.path())?;
+        let mut model = BTreeMap::new();
+        for op in ops {
+            match op {
+                Op::Insert(id, fp) => {
+                    store.insert(id, Fingerprint(fp))?;
+                    model.insert(id, fp);
+                }
+                Op::Remove(id) => {
+                    prop_assert_eq!(store.remove(id)?, model.remove(&id).is_some());
+                }
+                Op::Bulk(docs) => {
+                    let mut loader = store.bulk_loader_with(BulkOptions::default())?;
+                    for &(id, fp) in &docs {
+                        loader.add(id, Fingerprint(fp))?;
+                        model.insert(id, fp);
+                    }
+                    loader.finish()?;
+                }
+                Op::Compact => store.compact()?,
+                Op::Reopen => {
+                    drop(store);
+                    store = Store::open(dir.path())?;
+                }
+            }
+            check(&store, &model)?;
+        }
+        let report = store.verify()?;
+        prop_assert!(report.is_clean(), "{report}");
+    }
+}
+
+/// A group of more documents than a chunk holds, by bulk runs and by single inserts, folded
+/// and not: every chunk of it is read.
+#[test]
+fn groups_larger_than_a_chunk() -> std::result::Result<(), Box<dyn std::error::Error>> {
+    let dir = tempfile::tempdir()?;
+    let store = Store::open(dir.path())?;
+    assert_eq!(store.format_version(), FORMAT_VERSION);
+    let mut model = BTreeMap::new();
+    let mut state = 7u64;
+    let mut next = || {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        state >> 16
+    };
+    // Block 0 is the same for all: one group of 10,000 in family block0.
+    let mut loader = store.bulk_loader()?;
+    for id in 0..10_000u64 {
+        let fp = 0xabcd_0000_0000_0000 | (next() & 0xffff_ffff_ffff);
+        loader.add(id, Fingerprint(fp))?;
+        model.insert(id, fp);
+    }
+    loader.finish()?;
+    for id in 10_000..10_300u64 {
+        let fp = 0xabcd_0000_0000_0000 | (next() & 0xffff_ffff_ffff);
+        store.insert(id, Fingerprint(fp))?;
+        model.insert(id, fp);
+    }
+    for id in (0..10_300u64).step_by(7) {
+        store.remove(id)?;
+        model.remove(&id);
+    }
+    let sample: Vec<u64> = model.values().copied().step_by(97).collect();
+    for compacted in [false, true] {
+        if compacted {
+            store.compact()?;
+        }
+        for &q in &sample {
+            for k in [0, 3, 6] {
+                let got: Vec<(u64, u32)> = store
+                    .query(Fingerprint(q ^ 0b101), k)?
+                    .iter()
+                    .map(|m| (m.id, m.distance))
+                    .collect();
+                assert_eq!(got, brute_force(&model, q ^ 0b101, k));
+            }
+        }
+        let report = store.verify()?;
+        assert!(report.is_clean(), "{report}");
+        assert_eq!(store.len(), model.len() as u64);
+    }
+    Ok(())
+}
