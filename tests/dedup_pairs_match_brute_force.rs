@@ -123,13 +123,14 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 16, ..ProptestConfig::default() })]
 
     #[test]
-    fn pairs_and_clusters_equal_brute_force(seed: u64, random in 0usize..300, centres in 1usize..6, crowd in 0usize..80) {
+    fn pairs_and_clusters_equal_brute_force(seed: u64, random in 0usize..300, centres in 1usize..6, crowd in 0usize..80, format in 6u32..=7) {
         let mut rng = Rng::new(seed);
         let (docs, _) = planted(&mut rng, random, centres, 8);
         let family = rng.below(4) as u32;
         let docs = with_shared_block(&mut rng, docs, family, crowd);
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path()).unwrap();
+        // Both layouts: entries (format 6) and packed (format 7).
+        let store = Store::builder().create_format(format).open(dir.path()).unwrap();
         load(&store, &docs).unwrap();
         let ks = [0, 1, 2, 3, 4, 5, 6, 7, 8, 12];
         check(&store, &docs, &ks, 1 << 16).unwrap();

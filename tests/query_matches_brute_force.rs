@@ -33,10 +33,11 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
 
     #[test]
-    fn query_equals_brute_force(seed: u64, random in 0usize..300, centres in 1usize..6) {
+    fn query_equals_brute_force(seed: u64, random in 0usize..300, centres in 1usize..6, format in 6u32..=7) {
         let (docs, queries) = planted(&mut Rng::new(seed), random, centres, 8);
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path()).unwrap();
+        // Both layouts: entries (format 6) and packed (format 7).
+        let store = Store::builder().create_format(format).open(dir.path()).unwrap();
         load(&store, &docs).unwrap();
         check(&store, &docs, &queries, &[0, 1, 2, 3, 4, 5, 6, 7, 8, 12]).unwrap();
     }
@@ -54,13 +55,18 @@ fn probing_path_at_larger_store() -> Result<()> {
     Ok(())
 }
 
-/// Queries keep matching brute force after removals and fingerprint changes.
+/// Queries keep matching brute force after removals and fingerprint changes, in both layouts.
 #[test]
 fn after_updates() -> Result<()> {
+    after_updates_in(6)?;
+    after_updates_in(7)
+}
+
+fn after_updates_in(format: u32) -> Result<()> {
     let mut rng = Rng::new(11);
     let (docs, queries) = planted(&mut rng, 500, 4, 8);
     let dir = tempfile::tempdir().expect("tempdir");
-    let store = Store::open(dir.path())?;
+    let store = Store::builder().create_format(format).open(dir.path())?;
     load(&store, &docs)?;
     let mut kept = Vec::new();
     for (n, &(id, fp)) in docs.iter().enumerate() {

@@ -87,11 +87,12 @@ fn entry(id: u64, fp: u64, key: Option<u8>) -> Entry {
     e
 }
 
-fn run(ops: &[Op]) -> Result<()> {
+/// Runs `ops` on a new store of format `format` (6: entries layout, 7: packed).
+fn run(ops: &[Op], format: u32) -> Result<()> {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut model = Model::default();
     {
-        let store = Store::open(dir.path())?;
+        let store = Store::builder().create_format(format).open(dir.path())?;
         for op in ops {
             match op {
                 Op::Insert { id, fp, key } => {
@@ -139,7 +140,7 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
 
     #[test]
-    fn store_behaves_like_the_model(ops in proptest::collection::vec(op(), 1..60)) {
-        run(&ops).unwrap();
+    fn store_behaves_like_the_model(ops in proptest::collection::vec(op(), 1..60), format in 6u32..=7) {
+        run(&ops, format).unwrap();
     }
 }
