@@ -33,6 +33,8 @@ enum Command {
     Remove(cli::remove::Args),
     /// Check that the store's indexes agree (exit code 3 when they do not).
     Verify(cli::verify::Args),
+    /// Fold single writes and bulk runs into packed chunks, and compact the store.
+    Compact(cli::compact::Args),
     /// Documents, disk usage and the distribution of documents over block values.
     Stats(cli::stats::Args),
     /// Write every document's id, key and fingerprint as JSON lines.
@@ -55,6 +57,7 @@ fn main() -> ExitCode {
         Command::Get(a) => cli::get::run(a),
         Command::Remove(a) => cli::remove::run(a),
         Command::Verify(a) => cli::verify::run(a),
+        Command::Compact(a) => cli::compact::run(a),
         Command::Stats(a) => cli::stats::run(a),
         Command::Export(a) => cli::export::run(a),
         Command::Demo(a) => cli::demo::run(a),

@@ -2,6 +2,7 @@
 //! returning the exit code), and what they share: opening the store, input options, reading
 //! and extracting the inputs' texts (`read.rs`), progress bars and exit codes.
 
+pub mod compact;
 pub mod dedup;
 pub mod demo;
 pub mod export;
