@@ -40,17 +40,14 @@ fn bucket_bits(n: usize) -> u32 {
     h
 }
 
-/// Writes `bits` low bits of `value` at bit `at` of `out` (zeroed, long enough).
-fn put_bits(out: &mut [u8], at: usize, bits: u32, value: u64) {
-    if bits == 0 {
-        return;
-    }
-    let (byte, shift) = (at / 8, at % 8);
-    let v = u128::from(value) << shift;
-    let span = (shift + bits as usize).div_ceil(8);
-    for (j, b) in out[byte..byte + span].iter_mut().enumerate() {
-        *b |= (v >> (8 * j)) as u8;
-    }
+/// ORs `value` (below `2^bits`) into `out` at bit `at`; `out` has 16 bytes from `at / 8`.
+#[inline(always)]
+fn put_bits(out: &mut [u8], at: usize, value: u64) {
+    let byte = at / 8;
+    let mut word = [0u8; 16];
+    word.copy_from_slice(&out[byte..byte + 16]);
+    let merged = u128::from_le_bytes(word) | (u128::from(value) << (at % 8));
+    out[byte..byte + 16].copy_from_slice(&merged.to_le_bytes());
 }
 
 /// Reads `bits` (at most 57) bits at bit `at`; `bytes` has at least 8 bytes from `at / 8`.
@@ -108,26 +105,23 @@ pub(crate) fn encode(entries: &[(u64, u64)], out: &mut Vec<u8>) {
     chunk[2] = h as u8;
     chunk[3] = w as u8;
     chunk[4..12].copy_from_slice(&base.to_le_bytes());
-    let (table, rest) = chunk[HEADER..].split_at_mut(2 * buckets);
-    let (lows, rest) = rest.split_at_mut(lows_len);
-    let ids = &mut rest[..ids_len];
+    let lows_at = HEADER + 2 * buckets;
+    let ids_at = lows_at + lows_len;
     let mut next_bucket = 0usize;
     for (j, &(rem, id)) in entries.iter().enumerate() {
         let bucket = (rem >> low_bits) as usize;
         while next_bucket <= bucket && next_bucket < buckets {
-            table[2 * next_bucket..2 * next_bucket + 2].copy_from_slice(&(j as u16).to_le_bytes());
+            let at = HEADER + 2 * next_bucket;
+            chunk[at..at + 2].copy_from_slice(&(j as u16).to_le_bytes());
             next_bucket += 1;
         }
-        put_bits(
-            lows,
-            j * low_bits as usize,
-            low_bits,
-            rem & low_mask(low_bits),
-        );
-        put_bits(ids, j * w as usize, w, id - base);
+        // Every field is followed by at least the 16 bytes of padding.
+        put_bits(&mut chunk[lows_at..], j * low_bits as usize, rem & low_mask(low_bits));
+        put_bits(&mut chunk[ids_at..], j * w as usize, id - base);
     }
     while next_bucket < buckets {
-        table[2 * next_bucket..2 * next_bucket + 2].copy_from_slice(&(n as u16).to_le_bytes());
+        let at = HEADER + 2 * next_bucket;
+        chunk[at..at + 2].copy_from_slice(&(n as u16).to_le_bytes());
         next_bucket += 1;
     }
 }
