@@ -85,6 +85,9 @@ fn write_file(
         // does a few more key comparisons (no measurable change in query cost).
         table.set_data_block_index_type(DataBlockIndexType::BinarySearch);
     }
+    if layout == Layout::Packed && BLOCK_FAMILIES.contains(&family) {
+        store::packed_table_options(&mut table);
+    }
     let mut opts = Options::default();
     opts.set_block_based_table_factory(&table);
     let compression = match dest {

@@ -37,7 +37,7 @@ use crate::postings::{FoldCounters, Layout, PostingsCache};
 use crate::simhash::Simhasher;
 
 pub(crate) use journal::{Journal, DEFAULT_TEMP_DIR};
-pub(crate) use open::table_options;
+pub(crate) use open::{packed_table_options, table_options};
 pub use open::{FORMAT_VERSION, MIN_FORMAT_VERSION};
 pub use options::{Durability, StoreBuilder};
 pub(crate) use upsert::{check_key, Adds, UpsertPlan};

@@ -77,6 +77,19 @@ pub(crate) fn table_options(name: &str, cache: &Cache) -> BlockBasedOptions {
     table
 }
 
+/// The packed layout's block families: 4 KiB data blocks, a restart point every 4 keys. A
+/// chunk is read whole, so a block smaller than the 16 KiB of the entries layout means fewer
+/// bytes read and checksummed per fresh query (a group of more than 4 KiB is a block of its
+/// own either way), and a seek finds its key among at most 4 instead of 16.
+const PACKED_BLOCK_SIZE: usize = 4096;
+const PACKED_RESTART_INTERVAL: i32 = 4;
+
+/// Changes `table` (a block family's) to the packed layout's options.
+pub(crate) fn packed_table_options(table: &mut BlockBasedOptions) {
+    table.set_block_size(PACKED_BLOCK_SIZE);
+    table.set_block_restart_interval(PACKED_RESTART_INTERVAL);
+}
+
 impl Store {
     /// Opens (or creates) the store at `path` with default options.
     /// Shorthand for `Store::builder().open(path)`.
@@ -290,6 +303,12 @@ impl Store {
                         &[
                             ("compression", "kNoCompression"),
                             ("bottommost_compression", "kNoCompression"),
+                            (
+                                "block_based_table_factory",
+                                &format!(
+                                    "{{block_size={PACKED_BLOCK_SIZE};block_restart_interval={PACKED_RESTART_INTERVAL}}}"
+                                ),
+                            ),
                         ],
                     )
                     .map_err(|e| self.rocks_err("set options", Some(keys::BLOCK_FAMILIES[i]), e))?;
