@@ -17,6 +17,8 @@
 //! `benches/faiss_scale.py` (FAISS `IndexBinaryMultiHash(64, 4, 16)` in memory, run with
 //! `$PYTHON`, else `.venv/bin/python`, else `python3`), which also checks that its answers to
 //! the first `--check` queries of run 0 are the store's; the table puts both side by side.
+//! `--faiss-queries M` has FAISS warm up with and measure only the first M queries of each
+//! set (at 100M a k = 6 query takes it tens of milliseconds).
 //!
 //! `cargo bench --bench scale -- --text 20000` instead compares loading Chinese texts with
 //! `add_text` against jieba-rs `cut` alone (HMM on, as the default simhasher) on all cores,
@@ -25,14 +27,18 @@
 //!
 //! Options: `--n N` (default 1,000,000), `--queries Q` (measured queries per run and k,
 //! 10,000; 0 skips the queries), `--warmup W` (20,000), `--runs R` (3), `--faiss`, `--check
-//! C` (200), `--budget BYTES` (the loader's memory budget, default 1 GiB), `--cache BYTES`
-//! (the store's block cache for the queries, default 1 GiB: the four block families of 10M
-//! fingerprints hold about 900 MB uncompressed), `--query-cache BYTES` (the store's query
-//! cache, default 256 MiB as in the library), `--preload` (fill the query cache with
-//! `Store::preload_query_cache` after each reopening, before the warm-up), `--dir PATH`
-//! (where to create the store; default a temporary directory under the current one),
+//! C` (200), `--faiss-queries M` (all), `--budget BYTES` (the loader's memory budget, default
+//! 1 GiB), `--cache BYTES` (the store's block cache for the queries, default 1 GiB: the four
+//! block families of 10M fingerprints hold about 900 MB uncompressed), `--query-cache BYTES`
+//! (the store's query cache, default 256 MiB as in the library), `--preload` (fill the query
+//! cache with `Store::preload_query_cache` after each reopening, before the warm-up), `--dir
+//! PATH` (where to create the store; default a temporary directory under the current one),
 //! `--keep` (leave that directory, with the FAISS input files, in place), `--compact` (also
 //! measure after a full compaction, with other query sets), `--text DOCS`, `--corpus DIR`.
+//!
+//! Each run's line also gives the load average (`/proc/loadavg`, 1 minute) when it ended:
+//! above 2 on this 2-core machine other processes take turns with the queries, and a query
+//! that loses its core for a scheduler slice takes milliseconds, which shows in p99.
 
 #[path = "support/faiss.rs"]
 mod faiss;
@@ -78,6 +84,7 @@ struct Args {
     runs: usize,
     faiss: bool,
     check: usize,
+    faiss_queries: usize,
     keep: bool,
 }
 
@@ -97,6 +104,7 @@ fn parse_args() -> Args {
         runs: 3,
         faiss: false,
         check: 200,
+        faiss_queries: 0,
         keep: false,
     };
     let mut it = std::env::args().skip(1);
@@ -122,6 +130,7 @@ fn parse_args() -> Args {
             "--runs" => args.runs = num(value("--runs")).max(1),
             "--faiss" => args.faiss = true,
             "--check" => args.check = num(value("--check")),
+            "--faiss-queries" => args.faiss_queries = num(value("--faiss-queries")),
             "--keep" => args.keep = true,
             "--bench" => {} // cargo bench passes it
             other => panic!("unknown argument {other}; see the top of benches/scale.rs"),
@@ -165,6 +174,14 @@ fn cpu_time() -> Duration {
     };
     let ticks = field(11) + field(12);
     Duration::from_millis(ticks * 10)
+}
+
+/// The 1-minute load average.
+fn load_average() -> f64 {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|s| s.split_whitespace().next().and_then(|v| v.parse().ok()))
+        .unwrap_or(0.0)
 }
 
 /// Resets VmHWM to the current RSS (Linux: write 5 to clear_refs).
@@ -381,7 +398,7 @@ fn scale(args: &Args) {
         write_answers(&tmp.path().join("answers.txt"), &ours).expect("write answers.txt");
     }
     let theirs = if args.faiss {
-        faiss::run_script(tmp.path(), args.runs, &KS)
+        faiss::run_script(tmp.path(), args.runs, &KS, args.faiss_queries)
     } else {
         None
     };
@@ -499,7 +516,7 @@ fn measure(
             answers,
         };
         println!(
-            "  run {} k={}: fresh p50 {:.1} p99 {:.1}, repeated p50 {:.1} p99 {:.1}, {} matches, warm-up {:.1} µs/query",
+            "  run {} k={}: fresh p50 {:.1} p99 {:.1}, repeated p50 {:.1} p99 {:.1}, {} matches, warm-up {:.1} µs/query, load average {:.1}",
             r.run,
             r.k,
             us(percentile(&r.fresh, 0.5)),
@@ -508,6 +525,7 @@ fn measure(
             us(percentile(&r.repeated, 0.99)),
             r.matches,
             us(r.warmup) / args.warmup.max(1) as f64,
+            load_average(),
         );
         results.push(r);
     }
@@ -550,17 +568,8 @@ fn print_comparison(args: &Args, ours: &[PhaseResult], theirs: Option<&faiss::Fa
             "FAISS {}: IndexBinaryMultiHash(64, 4, 16) in memory, build {:.2} s, index {:.0} MiB, peak RSS {:.0} MiB, per-call overhead {:.1} µs (included in its latencies)",
             f.faiss_version, f.build_s, f.index_mib, f.peak_rss_mib, f.call_overhead_us
         );
-        for k in KS {
-            let one_call = median(
-                f.phases
-                    .iter()
-                    .filter(|p| p.k == k)
-                    .map(|p| p.batch_mean_us)
-                    .collect(),
-            );
-            println!("FAISS k={k}, the measured set in one call: {one_call:.1} µs per query");
-        }
-        for r in ours {
+        let whole_sets = args.faiss_queries == 0 || args.faiss_queries >= args.queries;
+        for r in ours.iter().filter(|_| whole_sets) {
             if let Some(p) = f.phases.iter().find(|p| p.run == r.run && p.k == r.k) {
                 if p.matches != r.matches {
                     println!(

@@ -8,7 +8,7 @@
 //! store's answers to the first queries of run 0 at each k, one line per query:
 //! `k index id id ...`, ids ascending).
 
-use std::io::Write;
+use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -23,8 +23,6 @@ pub struct FaissPhase {
     pub fresh_p99_us: f64,
     pub repeated_p50_us: f64,
     pub repeated_p99_us: f64,
-    /// The measured set in one `range_search` call, per query: no per-call overhead.
-    pub batch_mean_us: f64,
     /// Matches of all measured queries of the phase.
     pub matches: u64,
 }
@@ -71,7 +69,8 @@ pub fn python() -> PathBuf {
 
 /// Runs `benches/faiss_scale.py` on the files in `dir`, echoing its output indented; `None`
 /// (after saying why and how to install FAISS) when it cannot run or fails.
-pub fn run_script(dir: &Path, runs: usize, ks: &[u32]) -> Option<FaissReport> {
+/// `limit`: the script uses only the first `limit` queries of each set (0: all).
+pub fn run_script(dir: &Path, runs: usize, ks: &[u32], limit: usize) -> Option<FaissReport> {
     let python = python();
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/faiss_scale.py");
     let ks: Vec<String> = ks.iter().map(u32::to_string).collect();
@@ -81,7 +80,8 @@ pub fn run_script(dir: &Path, runs: usize, ks: &[u32]) -> Option<FaissReport> {
     );
     println!();
     println!("FAISS ({} {}):", python.display(), script.display());
-    let output = Command::new(&python)
+    let child = Command::new(&python)
+        .arg("-u") // unbuffered: its lines show as they come
         .arg(&script)
         .arg("--dir")
         .arg(dir)
@@ -89,36 +89,47 @@ pub fn run_script(dir: &Path, runs: usize, ks: &[u32]) -> Option<FaissReport> {
         .arg(runs.to_string())
         .arg("--ks")
         .arg(ks.join(","))
+        .arg("--limit")
+        .arg(limit.to_string())
         .arg("--json")
         .stdin(Stdio::null())
+        .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
-        .output();
-    let output = match output {
-        Ok(o) => o,
+        .spawn();
+    let mut child = match child {
+        Ok(c) => c,
         Err(e) => {
             println!("cannot run {}: {e}", python.display());
             println!("{install}");
             return None;
         }
     };
-    let stdout = String::from_utf8_lossy(&output.stdout);
     let mut report = None;
-    for line in stdout.lines() {
-        match line.strip_prefix("JSON ") {
-            Some(json) => match serde_json::from_str::<FaissReport>(json) {
-                Ok(r) => report = Some(r),
-                Err(e) => println!("  cannot read the script's JSON line: {e}"),
-            },
-            None => println!("  {line}"),
+    if let Some(stdout) = child.stdout.take() {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            match line.strip_prefix("JSON ") {
+                Some(json) => match serde_json::from_str::<FaissReport>(json) {
+                    Ok(r) => report = Some(r),
+                    Err(e) => println!("  cannot read the script's JSON line: {e}"),
+                },
+                None => println!("  {line}"),
+            }
         }
     }
+    let status = match child.wait() {
+        Ok(s) => s,
+        Err(e) => {
+            println!("  the script did not finish: {e}");
+            return None;
+        }
+    };
     // The script exits with 3 when numpy or faiss cannot be imported.
-    if output.status.code() == Some(3) {
+    if status.code() == Some(3) {
         println!("{install}");
         return None;
     }
-    if !output.status.success() {
-        println!("  the script failed: {}", output.status);
+    if !status.success() {
+        println!("  the script failed: {status}");
         return None;
     }
     report
