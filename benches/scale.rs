@@ -1,27 +1,50 @@
 //! Bulk load and query at scale.
 //!
-//! `cargo bench --bench scale -- --n 10000000` loads N random fingerprints (1% planted
-//! near-duplicates of earlier ones) with the bulk loader into an empty store and reports:
-//! the load rate (fingerprints/s, wall time including ingestion and a final flush), peak
-//! resident memory of the load, bytes on disk per fingerprint per column family, and query
-//! latency for k = 3 and k = 6 (median and p99 over `--queries` queries, half planted near a
-//! stored fingerprint, half random) warm and after reopening the store (cold block cache).
+//! `cargo bench --bench scale -- --n 10000000 --faiss` loads N random fingerprints (1%
+//! planted near-duplicates of earlier ones) with the bulk loader into an empty store and
+//! reports: the load rate (fingerprints/s, wall time including ingestion and a final flush),
+//! peak resident memory of the load, bytes on disk per fingerprint per column family, and
+//! query latency at k = 3 and k = 6, one query at a time on one thread:
+//!
+//! - fresh: fingerprints never asked before, after the store is reopened (empty block and
+//!   query caches; the OS page cache stays warm) and `--warmup` queries of other
+//!   fingerprints; p50 and p99 over `--queries` queries;
+//! - repeated: the same queries asked a second time.
+//!
+//! Half the queries are 0..=3 bits from a stored fingerprint, half random; no fingerprint is
+//! in two sets. Each of `--runs` runs has its own sets for each k; the table gives the median
+//! over runs of each statistic. With `--faiss` the same fingerprints and query sets go to
+//! `benches/faiss_scale.py` (FAISS `IndexBinaryMultiHash(64, 4, 16)` in memory, run with
+//! `$PYTHON`, else `.venv/bin/python`, else `python3`), which also checks that its answers to
+//! the first `--check` queries of run 0 are the store's; the table puts both side by side.
+//! `--faiss-queries M` has FAISS warm up with and measure only the first M queries of each
+//! set (at 100M a k = 6 query takes it tens of milliseconds).
 //!
 //! `cargo bench --bench scale -- --text 20000` instead compares loading Chinese texts with
 //! `add_text` against jieba-rs `cut` alone (HMM on, as the default simhasher) on all cores,
 //! over the same generated texts (sentences of `/work/shared/corpus`, or built-in ones,
 //! shuffled into documents of about 1.5 KB).
 //!
-//! Options: `--n N` (default 1,000,000), `--queries Q` (10,000), `--budget BYTES` (the
-//! loader's memory budget, default 1 GiB), `--cache BYTES` (the store's block cache for the
-//! queries, default 1 GiB: the four block families of 10M fingerprints hold about 900 MB
-//! uncompressed, so the store's default 256 MiB makes "warm" queries miss), `--query-cache
-//! BYTES` (the store's query cache, default 256 MiB as in the library), `--preload` (fill the
-//! query cache with `Store::preload_query_cache` before querying), `--dir PATH` (where to
-//! create the store; default a
-//! temporary directory under the current one), `--compact` (also measure after a full
-//! compaction), `--text DOCS`, `--corpus DIR`.
+//! Options: `--n N` (default 1,000,000), `--queries Q` (measured queries per run and k,
+//! 10,000; 0 skips the queries), `--warmup W` (20,000), `--runs R` (3), `--faiss`, `--check
+//! C` (200), `--faiss-queries M` (all), `--budget BYTES` (the loader's memory budget, default
+//! 1 GiB), `--cache BYTES` (the store's block cache for the queries, default 1 GiB: the four
+//! block families of 10M fingerprints hold about 900 MB uncompressed), `--query-cache BYTES`
+//! (the store's query cache, default 256 MiB as in the library), `--preload` (fill the query
+//! cache with `Store::preload_query_cache` after each reopening, before the warm-up), `--dir
+//! PATH` (where to create the store; default a temporary directory under the current one),
+//! `--keep` (leave that directory, with the FAISS input files, in place), `--compact` (also
+//! measure after a full compaction, with other query sets), `--text DOCS`, `--corpus DIR`.
+//!
+//! Each run's line also gives the load average (`/proc/loadavg`, 1 minute) when it ended:
+//! above 2 on this 2-core machine other processes take turns with the queries, and a query
+//! that loses its core for a scheduler slice takes milliseconds, which shows in p99.
 
+#[path = "support/faiss.rs"]
+mod faiss;
+
+use std::collections::HashSet;
+use std::io::Write;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -57,6 +80,12 @@ struct Args {
     compact: bool,
     text: Option<usize>,
     corpus: PathBuf,
+    warmup: usize,
+    runs: usize,
+    faiss: bool,
+    check: usize,
+    faiss_queries: usize,
+    keep: bool,
 }
 
 fn parse_args() -> Args {
@@ -71,6 +100,12 @@ fn parse_args() -> Args {
         compact: false,
         text: None,
         corpus: PathBuf::from("/work/shared/corpus"),
+        warmup: 20_000,
+        runs: 3,
+        faiss: false,
+        check: 200,
+        faiss_queries: 0,
+        keep: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
@@ -91,6 +126,12 @@ fn parse_args() -> Args {
             "--compact" => args.compact = true,
             "--text" => args.text = Some(num(value("--text"))),
             "--corpus" => args.corpus = PathBuf::from(value("--corpus")),
+            "--warmup" => args.warmup = num(value("--warmup")),
+            "--runs" => args.runs = num(value("--runs")).max(1),
+            "--faiss" => args.faiss = true,
+            "--check" => args.check = num(value("--check")),
+            "--faiss-queries" => args.faiss_queries = num(value("--faiss-queries")),
+            "--keep" => args.keep = true,
             "--bench" => {} // cargo bench passes it
             other => panic!("unknown argument {other}; see the top of benches/scale.rs"),
         }
@@ -135,6 +176,14 @@ fn cpu_time() -> Duration {
     Duration::from_millis(ticks * 10)
 }
 
+/// The 1-minute load average.
+fn load_average() -> f64 {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|s| s.split_whitespace().next().and_then(|v| v.parse().ok()))
+        .unwrap_or(0.0)
+}
+
 /// Resets VmHWM to the current RSS (Linux: write 5 to clear_refs).
 fn reset_peak_rss() {
     let _ = std::fs::write("/proc/self/clear_refs", "5");
@@ -152,33 +201,38 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[i.min(sorted.len() - 1)]
 }
 
-/// Latency of each query, in order.
-fn run_queries(store: &Store, queries: &[Fingerprint], k: u32) -> (Vec<Duration>, usize) {
+/// Latencies of `queries` asked one at a time at distance `k`, sorted; the number of
+/// matches; the ids of the first `keep` answers, ascending (taken outside the timing).
+fn run_queries(
+    store: &Store,
+    queries: &[Fingerprint],
+    k: u32,
+    keep: usize,
+) -> (Vec<Duration>, u64, Vec<Vec<u64>>) {
     let mut lat = Vec::with_capacity(queries.len());
     let mut found = 0;
-    for &q in queries {
+    let mut answers = Vec::new();
+    for (i, &q) in queries.iter().enumerate() {
         let t = Instant::now();
         let m = store.query(q, k).expect("query");
         lat.push(t.elapsed());
-        found += m.len();
+        found += m.len() as u64;
+        if i < keep {
+            let mut ids: Vec<u64> = m.iter().map(|m| m.id).collect();
+            ids.sort_unstable();
+            answers.push(ids);
+        }
     }
-    (lat, found)
-}
-
-fn report_latency(label: &str, mut lat: Vec<Duration>, found: usize) {
     lat.sort_unstable();
-    println!(
-        "| {label} | {:.1} | {:.1} | {:.1} | {found} |",
-        percentile(&lat, 0.5).as_secs_f64() * 1e6,
-        percentile(&lat, 0.99).as_secs_f64() * 1e6,
-        lat.iter().sum::<Duration>().as_secs_f64() * 1e6 / lat.len().max(1) as f64,
-    );
+    (lat, found, answers)
 }
 
 fn scale(args: &Args) {
     let n = args.n;
     println!(
-        "# scale: N = {n}, {} queries, budget {} MiB, block cache {} MiB, query cache {} MiB{}, {} threads",
+        "# scale: N = {n}, {} runs x {} warm-up + {} measured queries per k, budget {} MiB, block cache {} MiB, query cache {} MiB{}, {} threads",
+        args.runs,
+        args.warmup,
         args.queries,
         args.budget >> 20,
         args.cache >> 20,
@@ -295,62 +349,60 @@ fn scale(args: &Args) {
     };
     disk(&store, "after the load");
 
-    // Queries: half planted (0..=3 bits from a stored fingerprint), half random. A second
-    // set of the same kind measures queries the caches have not seen.
-    let mut make_queries = || -> Vec<Fingerprint> {
-        (0..args.queries)
-            .map(|i| {
-                if i % 2 == 0 {
-                    let base = fps[rng.below(n as u64) as usize];
-                    let d = rng.below(4) as u32;
-                    Fingerprint(rng.flip(base, d))
-                } else {
-                    Fingerprint(rng.next())
-                }
-            })
-            .collect()
+    if args.queries == 0 {
+        if args.keep {
+            println!("kept {}", tmp.keep().display());
+        }
+        return;
+    }
+    // One phase per run and k (and as many again after `--compact`), each with its own
+    // warm-up and measured sets: no fingerprint is asked twice across sets.
+    let phase_count = args.runs * KS.len() * if args.compact { 2 } else { 1 };
+    let mut asked = HashSet::new();
+    let mut phases: Vec<Phase> = (0..phase_count)
+        .map(|i| Phase {
+            run: (i / KS.len()) % args.runs,
+            k: KS[i % KS.len()],
+            warmup: query_set(&mut rng, &fps, &mut asked, args.warmup),
+            measured: query_set(&mut rng, &fps, &mut asked, args.queries),
+        })
+        .collect();
+    drop(asked);
+    let after_compact = if args.compact {
+        phases.split_off(args.runs * KS.len())
+    } else {
+        Vec::new()
     };
-    let queries = make_queries();
-    let fresh = make_queries();
+    if args.faiss {
+        let dir = tmp.path();
+        let written = faiss::write_u64s(&dir.join("data.u64"), fps.iter().copied())
+            .and_then(|()| {
+                faiss::write_u64s(
+                    &dir.join("warmup.u64"),
+                    phases.iter().flat_map(|p| p.warmup.iter().map(|f| f.0)),
+                )
+            })
+            .and_then(|()| {
+                faiss::write_u64s(
+                    &dir.join("queries.u64"),
+                    phases.iter().flat_map(|p| p.measured.iter().map(|f| f.0)),
+                )
+            });
+        written.expect("write the FAISS input files");
+    }
     drop(fps);
 
-    // "warm": the same queries a second time; "new": other queries after those.
-    let measure = |store: &Store, label: &str| {
-        if args.preload {
-            let t = Instant::now();
-            let ranges = store.preload_query_cache().expect("preload");
-            println!();
-            println!(
-                "preload_query_cache: {ranges} ranges, {:.0} MiB, {:.2} s",
-                mib(store.query_cache_usage()),
-                t.elapsed().as_secs_f64()
-            );
-        }
-        println!();
-        println!("queries ({label}), µs:");
-        println!("| case | median | p99 | mean | matches |");
-        println!("|---|---|---|---|---|");
-        for k in [3u32, 6] {
-            let _ = run_queries(store, &queries, k); // warm
-            let (lat, found) = run_queries(store, &queries, k);
-            report_latency(&format!("k={k} warm"), lat, found);
-            let (lat, found) = run_queries(store, &fresh, k);
-            report_latency(&format!("k={k} new"), lat, found);
-        }
-    };
-    measure(&store, "after the load");
     drop(store);
-
-    // Cold block cache: reopen before each k (the OS page cache stays warm).
-    println!();
-    println!("queries after reopening (cold block cache), µs:");
-    println!("| case | median | p99 | mean | matches |");
-    println!("|---|---|---|---|---|");
-    for k in [3u32, 6] {
-        let store = open(&path);
-        let (lat, found) = run_queries(&store, &queries, k);
-        report_latency(&format!("k={k} cold"), lat, found);
+    let ours = measure(args, &open, &path, &phases, "after the load");
+    if args.faiss {
+        write_answers(&tmp.path().join("answers.txt"), &ours).expect("write answers.txt");
     }
+    let theirs = if args.faiss {
+        faiss::run_script(tmp.path(), args.runs, &KS, args.faiss_queries)
+    } else {
+        None
+    };
+    print_comparison(args, &ours, theirs.as_ref());
 
     if args.compact {
         let store = open(&path);
@@ -359,7 +411,230 @@ fn scale(args: &Args) {
         println!();
         println!("compact: {:.2} s", t.elapsed().as_secs_f64());
         disk(&store, "after compact");
-        measure(&store, "after compact");
+        drop(store);
+        let ours = measure(args, &open, &path, &after_compact, "after compact");
+        print_comparison(args, &ours, None);
+    }
+    if args.keep {
+        let kept = tmp.keep();
+        println!();
+        println!("kept {}", kept.display());
+    }
+}
+
+/// The distances measured.
+const KS: [u32; 2] = [3, 6];
+
+/// One measured phase: the store reopened, `warmup` asked, then `measured` twice.
+struct Phase {
+    run: usize,
+    k: u32,
+    warmup: Vec<Fingerprint>,
+    measured: Vec<Fingerprint>,
+}
+
+/// What one phase measured on the store.
+struct PhaseResult {
+    run: usize,
+    k: u32,
+    /// Latencies of the first and the second pass over the measured set, sorted.
+    fresh: Vec<Duration>,
+    repeated: Vec<Duration>,
+    matches: u64,
+    warmup: Duration,
+    /// Ids of the answers to the first `--check` measured queries, ascending.
+    answers: Vec<Vec<u64>>,
+}
+
+/// `count` queries never in `asked` (which gets them): half 0..=3 bits from a stored
+/// fingerprint, half random.
+fn query_set(
+    rng: &mut SplitMix,
+    fps: &[u64],
+    asked: &mut HashSet<u64>,
+    count: usize,
+) -> Vec<Fingerprint> {
+    let mut out = Vec::with_capacity(count);
+    while out.len() < count {
+        let q = if out.len() % 2 == 0 {
+            let base = fps[rng.below(fps.len() as u64) as usize];
+            let d = rng.below(4) as u32;
+            rng.flip(base, d)
+        } else {
+            rng.next()
+        };
+        if asked.insert(q) {
+            out.push(Fingerprint(q));
+        }
+    }
+    out
+}
+
+/// Runs each phase on a freshly opened store (empty block and query caches; the OS page
+/// cache stays warm), one query at a time on this thread.
+fn measure(
+    args: &Args,
+    open: &dyn Fn(&std::path::Path) -> Store,
+    path: &std::path::Path,
+    phases: &[Phase],
+    label: &str,
+) -> Vec<PhaseResult> {
+    println!();
+    println!(
+        "queries ({label}), µs: each run reopens the store, asks {} warm-up queries, then {} others (fresh) and the same again (repeated)",
+        args.warmup, args.queries
+    );
+    let mut results = Vec::new();
+    for phase in phases {
+        let store = open(path);
+        if args.preload {
+            let t = Instant::now();
+            let ranges = store.preload_query_cache().expect("preload");
+            println!(
+                "  preload_query_cache: {ranges} ranges, {:.0} MiB, {:.2} s",
+                mib(store.query_cache_usage()),
+                t.elapsed().as_secs_f64()
+            );
+        }
+        let t = Instant::now();
+        for &q in &phase.warmup {
+            let _ = store.query(q, phase.k).expect("query");
+        }
+        let warmup = t.elapsed();
+        let check = if phase.run == 0 { args.check } else { 0 };
+        let (fresh, matches, answers) = run_queries(&store, &phase.measured, phase.k, check);
+        let (repeated, again, _) = run_queries(&store, &phase.measured, phase.k, 0);
+        assert_eq!(matches, again, "the same queries found other matches");
+        drop(store);
+        let r = PhaseResult {
+            run: phase.run,
+            k: phase.k,
+            fresh,
+            repeated,
+            matches,
+            warmup,
+            answers,
+        };
+        println!(
+            "  run {} k={}: fresh p50 {:.1} p99 {:.1}, repeated p50 {:.1} p99 {:.1}, {} matches, warm-up {:.1} µs/query, load average {:.1}",
+            r.run,
+            r.k,
+            us(percentile(&r.fresh, 0.5)),
+            us(percentile(&r.fresh, 0.99)),
+            us(percentile(&r.repeated, 0.5)),
+            us(percentile(&r.repeated, 0.99)),
+            r.matches,
+            us(r.warmup) / args.warmup.max(1) as f64,
+            load_average(),
+        );
+        results.push(r);
+    }
+    results
+}
+
+/// The answers of run 0, for the script to compare with FAISS's (see benches/support/faiss.rs).
+fn write_answers(path: &std::path::Path, results: &[PhaseResult]) -> std::io::Result<()> {
+    let mut out = std::io::BufWriter::new(std::fs::File::create(path)?);
+    for r in results.iter().filter(|r| r.run == 0) {
+        for (i, ids) in r.answers.iter().enumerate() {
+            write!(out, "{} {i}", r.k)?;
+            for id in ids {
+                write!(out, " {id}")?;
+            }
+            writeln!(out)?;
+        }
+    }
+    out.flush()
+}
+
+fn us(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e6
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    match v.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
+}
+
+/// The medians over runs of each statistic, the store's and FAISS's side by side.
+fn print_comparison(args: &Args, ours: &[PhaseResult], theirs: Option<&faiss::FaissReport>) {
+    if let Some(f) = theirs {
+        println!();
+        println!(
+            "FAISS {}: IndexBinaryMultiHash(64, 4, 16) in memory, build {:.2} s, index {:.0} MiB, peak RSS {:.0} MiB, per-call overhead {:.1} µs (included in its latencies)",
+            f.faiss_version, f.build_s, f.index_mib, f.peak_rss_mib, f.call_overhead_us
+        );
+        let whole_sets = args.faiss_queries == 0 || args.faiss_queries >= args.queries;
+        for r in ours.iter().filter(|_| whole_sets) {
+            if let Some(p) = f.phases.iter().find(|p| p.run == r.run && p.k == r.k) {
+                if p.matches != r.matches {
+                    println!(
+                        "MISMATCH run {} k={}: the store found {} matches, FAISS {}",
+                        r.run, r.k, r.matches, p.matches
+                    );
+                }
+            }
+        }
+        println!(
+            "answers compared id by id: {} queries, {} differ{}",
+            f.checked,
+            f.mismatches,
+            if f.mismatches > 0 { " (MISMATCH)" } else { "" }
+        );
+    }
+    println!();
+    println!(
+        "queries, µs, medians over {} runs, one thread (fresh: never asked, after reopening and {} warm-up queries; repeated: the same {} again):",
+        args.runs, args.warmup, args.queries
+    );
+    println!("| k | queries | store p50 | store p99 | FAISS p50 | FAISS p99 | p50 store / FAISS | matches/query |");
+    println!("|---|---|---|---|---|---|---|---|");
+    for k in KS {
+        let rows: Vec<&PhaseResult> = ours.iter().filter(|r| r.k == k).collect();
+        let faiss_rows: Vec<&faiss::FaissPhase> = theirs
+            .map(|f| f.phases.iter().filter(|p| p.k == k).collect())
+            .unwrap_or_default();
+        let matches = median(
+            rows.iter()
+                .map(|r| r.matches as f64 / r.fresh.len().max(1) as f64)
+                .collect(),
+        );
+        for (case, fresh) in [("fresh", true), ("repeated", false)] {
+            let stat = |p: f64| {
+                median(
+                    rows.iter()
+                        .map(|r| us(percentile(if fresh { &r.fresh } else { &r.repeated }, p)))
+                        .collect(),
+                )
+            };
+            let (p50, p99) = (stat(0.5), stat(0.99));
+            let (f50, f99) = if faiss_rows.is_empty() {
+                (None, None)
+            } else {
+                let col = |g: fn(&faiss::FaissPhase) -> f64| {
+                    median(faiss_rows.iter().map(|p| g(p)).collect())
+                };
+                if fresh {
+                    (Some(col(|p| p.fresh_p50_us)), Some(col(|p| p.fresh_p99_us)))
+                } else {
+                    (
+                        Some(col(|p| p.repeated_p50_us)),
+                        Some(col(|p| p.repeated_p99_us)),
+                    )
+                }
+            };
+            let cell = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.1}"));
+            let ratio = f50.map_or("-".to_string(), |f| format!("{:.2}", p50 / f));
+            println!(
+                "| {k} | {case} | {p50:.1} | {p99:.1} | {} | {} | {ratio} | {matches:.2} |",
+                cell(f50),
+                cell(f99)
+            );
+        }
     }
 }
 
