@@ -287,7 +287,8 @@ class Store:
       last seconds) or ``"no-wal"`` (writes since the last flush are lost on a crash);
     - ``read_only=False``: open beside a writing process;
     - ``cache_size``: RocksDB's block cache, in bytes;
-    - ``query_cache_size``: the query cache in bytes (256 MiB by default, 0 for none);
+    - ``query_cache_size``: the query cache in bytes, of a store of format 6 or older (256 MiB
+      by default, 0 for none; a store of format 7 reads its packed chunks without one);
     - any :class:`Simhasher` setting: the fingerprint settings of a *new* store; an existing
       store records its own and raises :class:`~simhash_store.SettingsMismatchError` if they
       differ.
@@ -325,6 +326,10 @@ class Store:
     def read_only(self) -> bool: ...
     @property
     def durability(self) -> _Durability: ...
+    @property
+    def format_version(self) -> int:
+        """The on-disk format version: 7 (packed posting blocks) for a store this version
+        created; an older store keeps its own until ``simhash-store upgrade`` converts it."""
     @property
     def simhasher(self) -> Simhasher:
         """The fingerprinter with the settings the store records."""
@@ -473,9 +478,13 @@ class Store:
     def flush(self) -> None:
         """Writes memtables to disk (what ``durability="no-wal"`` needs to keep writes)."""
     def compact(self) -> None:
-        """Compacts every column family (smaller, faster after many removes)."""
+        """Compacts the store: in a store of format 7, folds single writes and earlier bulk
+        loads into one set of packed chunks per block value, then compacts every column
+        family (smaller, faster to query after many single writes, several loads or removes)."""
     def preload_query_cache(self) -> int:
-        """Fills the query cache from the block families; the number of key ranges cached."""
+        """Fills the query cache from the block families; the number of key ranges cached.
+        Only stores of format 6 or older have a query cache: for a store of format 7 this is
+        0."""
     def disk_usage(self) -> Dict[str, int]:
         """Bytes on disk per column family."""
 

@@ -30,7 +30,8 @@ use crate::stream::Stream;
 ///   last seconds) or ``"no-wal"`` (writes since the last flush are lost on a crash);
 /// - ``read_only=False``: open beside a writing process;
 /// - ``cache_size``: RocksDB's block cache, in bytes;
-/// - ``query_cache_size``: the query cache in bytes (256 MiB by default, 0 for none);
+/// - ``query_cache_size``: the query cache in bytes, of a store of format 6 or older (256 MiB
+///   by default, 0 for none; a store of format 7 reads its packed chunks without one);
 /// - any :class:`Simhasher` setting: the fingerprint settings of a *new* store; an existing
 ///   store records its own and raises :class:`~simhash_store.SettingsMismatchError` if they
 ///   differ.
@@ -178,6 +179,13 @@ impl PyStore {
     #[getter]
     fn durability(&self) -> &'static str {
         self.durability
+    }
+
+    /// The on-disk format version: 7 (packed posting blocks) for a store this version
+    /// created; an older store keeps its own until ``simhash-store upgrade`` converts it.
+    #[getter]
+    fn format_version(&self) -> PyResult<u32> {
+        Ok(self.store()?.format_version())
     }
 
     /// The fingerprinter with the settings the store records.
@@ -470,13 +478,16 @@ impl PyStore {
         py.detach(|| store.flush()).py()
     }
 
-    /// Compacts every column family (smaller, faster after many removes).
+    /// Compacts the store: in a store of format 7, folds single writes and earlier bulk loads
+    /// into one set of packed chunks per block value, then compacts every column family
+    /// (smaller, faster to query after many single writes, several loads or removes).
     fn compact(&self, py: Python<'_>) -> PyResult<()> {
         let store = self.store()?;
         py.detach(|| store.compact()).py()
     }
 
-    /// Fills the query cache from the block families; the number of key ranges cached.
+    /// Fills the query cache from the block families; the number of key ranges cached. Only
+    /// stores of format 6 or older have a query cache: for a store of format 7 this is 0.
     fn preload_query_cache(&self, py: Python<'_>) -> PyResult<u64> {
         let store = self.store()?;
         py.detach(|| store.preload_query_cache()).py()

@@ -90,3 +90,32 @@ def test_pairs_arrow(loaded):
     assert isinstance(table, pa.Table)
     assert table.column_names == ["a", "b", "distance"]
     assert set(zip(*(table.column(c).to_pylist() for c in table.column_names))) == brute_pairs(ids, fps, 3)
+
+
+def test_packed_store_through_single_writes_removals_and_compact(tmp_path):
+    """A new store is format 7 (packed posting blocks): a bulk load, single inserts, removals
+    and a compaction (which folds them all into packed chunks) answer like brute force."""
+    rng = np.random.default_rng(5)
+    n = 2000
+    fps = planted(rng, n, k=6)
+    ids = np.arange(100, 100 + n, dtype=np.uint64)
+    with simhash_store.Store.open(tmp_path / "store") as store:
+        assert store.format_version == 7
+        store.bulk_load_fingerprints(ids[: n // 2], fps[: n // 2])
+        store.insert_many(ids[n // 2 :], fps[n // 2 :])
+        kept = np.ones(n, dtype=bool)
+        for i in range(0, n, 3):
+            assert store.remove(int(ids[i]))
+            kept[i] = False
+
+        def check():
+            for q in fps[:80]:
+                d = popcount64(fps[kept] ^ q)
+                expected = sorted((int(d[i]), int(ids[kept][i])) for i in np.nonzero(d <= 6)[0])
+                assert [(m.distance, m.id) for m in store.query(int(q), 6)] == expected
+
+        check()
+        store.compact()
+        check()
+        assert store.verify().is_clean
+        assert len(store) == int(kept.sum())
