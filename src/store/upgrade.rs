@@ -270,15 +270,14 @@ impl Store {
 fn prepare_destination(src: &Path, dst: &Path) -> Result<bool> {
     let refuse = |why: &str| {
         Err(Error::InvalidArgument(format!(
-            "cannot upgrade {} into {}: {why}",
-            src.display(),
+            "{} {why}: the upgraded store needs a new or empty directory outside the old one",
             dst.display()
         )))
     };
     let made = match std::fs::read_dir(dst) {
         Ok(mut entries) => {
             if entries.next().is_some() {
-                return refuse("the destination is not empty; give a new or empty directory");
+                return refuse("is not empty");
             }
             false
         }
@@ -297,7 +296,7 @@ fn prepare_destination(src: &Path, dst: &Path) -> Result<bool> {
         if made {
             let _ = std::fs::remove_dir(dst);
         }
-        return refuse("the destination lies inside the store; give a directory outside it");
+        return refuse(&format!("lies inside the store {}", src.display()));
     }
     Ok(made)
 }
