@@ -33,13 +33,14 @@ have it open for writing meanwhile. A store already of the newest format is copi
   2. OLD is renamed OLD.format-N.bak (N: its format).
      Stopped here: OLD is absent, the old store is OLD.format-N.bak, the verified new one is
      OLD.upgrading; `mv OLD.upgrading OLD` finishes (running the command again says so).
-  3. OLD.upgrading is renamed OLD, opened and verified again.
+  3. OLD.upgrading is renamed OLD, and opened there (its format and document count checked).
      Stopped here or after: the upgrade is done.
 The old store is kept as OLD.format-N.bak: remove it when you no longer need it. Stop every
 process that writes to OLD before an in-place upgrade: writes made to it meanwhile would stay in
 the .bak.
 
-Exit codes: 0 upgraded (or nothing to do), 1 error (OLD is unchanged), 2 usage.";
+Exit codes: 0 upgraded (or nothing to do), 1 error (the message says where each store is),
+2 usage.";
 
 /// Arguments of `upgrade`.
 #[derive(clap::Args, Debug)]
@@ -140,24 +141,36 @@ fn in_place(old: &Path, quiet: bool) -> anyhow::Result<ExitCode> {
 
     let summary = upgrade(old, &temp, quiet)?;
     rename(old, &bak, &parent)?;
-    rename(&temp, old, &parent)?;
-
-    let store = Store::open(old).with_context(|| {
+    rename(&temp, old, &parent).with_context(|| {
         format!(
-            "cannot open the upgraded store at {} (the old one is {})",
-            old.display(),
-            bak.display()
+            "the old store is now {bak}, the verified new one {temp}: `mv {temp} {old}` finishes the upgrade",
+            bak = bak.display(),
+            temp = temp.display(),
+            old = old.display()
         )
     })?;
-    let report = store.verify()?;
-    if !report.is_clean() || store.len() != summary.documents {
-        anyhow::bail!(
-            "the upgraded store at {} does not verify after its move ({report}); the old store is {}: `rm -r {}; mv {} {}` puts it back",
-            old.display(),
-            bak.display(),
-            old.display(),
-            bak.display(),
+
+    // The store was verified before the swap, and renames leave its files as they are: its
+    // reopening under the old name, of the newest format and with every document, is checked.
+    let put_back = format!(
+        "the old store is {bak}: `rm -r {old}; mv {bak} {old}` puts it back",
+        bak = bak.display(),
+        old = old.display()
+    );
+    let store = Store::open(old).with_context(|| {
+        format!(
+            "cannot open the upgraded store at {}; {put_back}",
             old.display()
+        )
+    })?;
+    let found = (store.format_version()?, store.len());
+    if found != (FORMAT_VERSION, summary.documents) {
+        anyhow::bail!(
+            "the upgraded store at {} has format {} and {} documents, not format {FORMAT_VERSION} and {}; {put_back}",
+            old.display(),
+            found.0,
+            found.1,
+            summary.documents
         );
     }
     println!("upgraded {} in place: {summary}", old.display());
