@@ -18,9 +18,8 @@ Examples:
 What it does: reads every document of OLD at one snapshot (id, fingerprint, key, text length,
 sketch, time added), writes them as sorted files into a new store of the newest format with
 exactly OLD's fingerprint settings, and verifies the new store. Nothing is fingerprinted again.
-It takes about as long as `verify` plus a `load` of exported fingerprints: about 2 s per
-million documents (docs/guide.md, \"Upgrading a store\"), and needs the new store's disk space
-besides the old one's.
+Most of the time is the `verify` of the new store: about 16 s of CPU per million documents
+(docs/guide.md, \"Upgrading a store\"). The disk needs room for the new store beside the old.
 
 Upgrading is optional: this version opens, queries and writes stores of every older format;
 the newest format is about speed and size. OLD is opened for writing, so no other process may

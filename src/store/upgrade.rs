@@ -55,7 +55,7 @@ impl UpgradeOptions {
     }
 
     /// Bytes of documents gathered in memory before they are written as one sorted run
-    /// ([`BulkOptions::memory_budget`]). A store that fits in one run (about 20 million
+    /// ([`BulkOptions::memory_budget`]). A store that fits in one run (about 15 million
     /// documents without keys at the default) is written straight to the bottom level.
     /// Default: the bulk loader's, 1 GiB.
     pub fn memory_budget(mut self, bytes: usize) -> Self {
