@@ -85,7 +85,10 @@ pub use readers::{
 };
 pub use simhash::{IdfWeighting, SimhashConfig, Simhasher, TfScaling};
 pub use sketch::{Sketch, SketchKind, SKETCH_BYTES};
-pub use store::{Durability, Entry, Store, StoreBuilder, FORMAT_VERSION, MIN_FORMAT_VERSION};
+pub use store::{
+    Durability, Entry, Store, StoreBuilder, UpgradeOptions, UpgradePhase, UpgradeProgress,
+    UpgradeSummary, FORMAT_VERSION, MIN_FORMAT_VERSION,
+};
 pub use verified::{
     Verification, VerifiedMatch, VerifiedPair, VerifiedPairScan, VerifiedScanStats,
     DEFAULT_MIN_SIMILARITY, DEFAULT_VERIFIED_K,

@@ -45,6 +45,8 @@ enum Command {
     /// Find every near-duplicate pair in the store, cluster them, and write the pairs,
     /// clusters, the documents to drop and a summary picture.
     Dedup(cli::dedup::Args),
+    /// Copy a store into a new one of the newest on-disk format (or replace it, --in-place).
+    Upgrade(cli::upgrade::Args),
 }
 
 fn main() -> ExitCode {
@@ -62,6 +64,7 @@ fn main() -> ExitCode {
         Command::Export(a) => cli::export::run(a),
         Command::Demo(a) => cli::demo::run(a),
         Command::Dedup(a) => cli::dedup::run(a),
+        Command::Upgrade(a) => cli::upgrade::run(a),
     };
     cli::exit(result)
 }

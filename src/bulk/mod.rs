@@ -28,6 +28,7 @@ use rayon::prelude::*;
 
 pub use options::{BulkOptions, BulkPhase, BulkProgress, BulkSummary};
 
+use crate::codec::Document;
 use crate::error::{Error, Result};
 use crate::fingerprint::Fingerprint;
 use crate::sketch::Sketch;
@@ -261,6 +262,20 @@ impl BulkLoader<'_> {
         first_error.map_or(Ok(()), Err)
     }
 
+    /// Adds a stored document as it is: fingerprint, key, text length, sketch and its
+    /// `added` time, which is kept instead of the load's (the upgrade of a store,
+    /// `src/store/upgrade.rs`).
+    pub(crate) fn add_document(&mut self, id: u64, doc: &Document) -> Result<()> {
+        self.store.check_sketch(id, doc.sketch.as_ref())?;
+        if let Some(key) = &doc.key {
+            check_key(id, key)?;
+        }
+        self.progress
+            .add(FINGERPRINT_BYTES + doc.key.as_ref().map_or(0, |k| k.len() as u64));
+        self.buf.push_document(id, &doc.view());
+        self.ingest_if_full()
+    }
+
     fn push(
         &mut self,
         id: u64,
@@ -270,6 +285,11 @@ impl BulkLoader<'_> {
         sketch: Option<&Sketch>,
     ) -> Result<()> {
         self.buf.push_sketched(id, fp, key, text_len, sketch);
+        self.ingest_if_full()
+    }
+
+    /// Ingests the run once it fills the memory budget.
+    fn ingest_if_full(&mut self) -> Result<()> {
         if self.buf.bytes() >= self.options.memory_budget || self.buf.len() >= u32::MAX as usize - 1
         {
             self.ingest_run()?;

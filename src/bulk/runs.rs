@@ -33,6 +33,9 @@ pub(crate) struct RunBuffer {
     arena: Vec<u8>,
     /// The sketches of the adds, by sequence number: empty while no add has had one.
     sketches: Vec<Option<Sketch>>,
+    /// The `added` times the adds carry (`push_document`), by sequence number: empty while
+    /// no add has had one. An add's own time is stored instead of the planner's.
+    added: Vec<Option<u64>>,
     keyed: usize,
     /// Whether ids so far are strictly increasing (then no id repeats and no sort is needed).
     ascending: bool,
@@ -70,6 +73,7 @@ impl RunBuffer {
         self.recs.len() * BYTES_PER_ADD
             + self.arena.len()
             + self.sketches.len() * std::mem::size_of::<Option<Sketch>>()
+            + self.added.len() * std::mem::size_of::<Option<u64>>()
     }
 
     /// Adds a document without a sketch; the key must have passed `store::check_key`.
@@ -115,6 +119,17 @@ impl RunBuffer {
             text_len: text_len.map_or(NO_TEXT_LEN, |l| l.min(NO_TEXT_LEN - 1)),
             key,
         });
+        if !self.added.is_empty() {
+            self.added.push(None);
+        }
+    }
+
+    /// Adds a stored document as it is, its `added` time included (a store's upgrade); the
+    /// key must have passed `store::check_key`.
+    pub(crate) fn push_document(&mut self, id: u64, doc: &DocumentRef<'_>) {
+        self.push_sketched(id, doc.fingerprint, doc.key, doc.text_len, doc.sketch);
+        self.added.resize(self.recs.len() - 1, None);
+        self.added.push(Some(doc.added));
     }
 
     /// The external key of `rec`.
@@ -132,13 +147,19 @@ impl RunBuffer {
         self.key_of(rec).and_then(|k| std::str::from_utf8(k).ok())
     }
 
-    /// The document that surviving add `seq`, `rec`, stores.
+    /// The document that surviving add `seq`, `rec`, stores: `added` is the planner's time,
+    /// unless the add carries its own.
     pub(crate) fn document(&self, seq: u32, rec: &Rec, added: u64) -> DocumentRef<'_> {
         DocumentRef {
             fingerprint: Fingerprint(rec.fp),
             key: self.key_str(rec),
             text_len: rec.text_len(),
-            added,
+            added: self
+                .added
+                .get(seq as usize)
+                .copied()
+                .flatten()
+                .unwrap_or(added),
             sketch: self.sketches.get(seq as usize).and_then(Option::as_ref),
         }
     }
@@ -184,5 +205,23 @@ mod tests {
         assert_eq!(b.key_of(&b.recs[1]), None);
         assert_eq!(b.key_of(&b.recs[2]), Some(&b"z"[..]));
         assert!(b.ascending && b.has_keys());
+    }
+
+    #[test]
+    fn an_add_keeps_its_own_added_time() {
+        let mut b = RunBuffer::new();
+        b.push(1, Fingerprint(1), None, None);
+        let doc = DocumentRef {
+            fingerprint: Fingerprint(2),
+            key: Some("k"),
+            text_len: Some(9),
+            added: 42,
+            sketch: None,
+        };
+        b.push_document(2, &doc);
+        b.push(3, Fingerprint(3), None, None);
+        let at = |seq: u32| b.document(seq, &b.recs[seq as usize], 7).added;
+        assert_eq!((at(0), at(1), at(2)), (7, 42, 7));
+        assert_eq!(b.document(1, &b.recs[1], 7), doc);
     }
 }

@@ -14,6 +14,7 @@ pub mod query;
 pub mod read;
 pub mod remove;
 pub mod stats;
+pub mod upgrade;
 pub mod verify;
 
 use std::fmt;

@@ -12,6 +12,8 @@
 //! - `write.rs`: [`Entry`], inserts (upserts) and removals; `upsert.rs`: the upsert planner
 //!   that inserts and the bulk loader share.
 //! - `view.rs`: the consistent read view that queries, `verify` and the pair scan read.
+//! - `upgrade.rs`: the format version a store records, and the copy of a store into a new
+//!   one of the newest format.
 //! - Elsewhere, with their concepts: queries in `src/query.rs`, `verify` in
 //!   `src/verify.rs`, `bulk_loader` in `src/bulk/mod.rs`, `insert_if_new` in
 //!   `src/dedup/check_insert.rs`, `pairs` in `src/dedup/pairs.rs`.
@@ -21,6 +23,7 @@ mod open;
 mod options;
 mod read;
 mod secondary;
+mod upgrade;
 mod upsert;
 mod view;
 mod write;
@@ -40,6 +43,7 @@ pub(crate) use journal::{Journal, DEFAULT_TEMP_DIR};
 pub(crate) use open::{packed_table_options, table_options};
 pub use open::{FORMAT_VERSION, MIN_FORMAT_VERSION};
 pub use options::{Durability, StoreBuilder};
+pub use upgrade::{UpgradeOptions, UpgradePhase, UpgradeProgress, UpgradeSummary};
 pub(crate) use upsert::{check_key, Adds, UpsertPlan};
 pub(crate) use view::View;
 pub use write::Entry;
