@@ -121,7 +121,7 @@ fn in_place(old: &Path, quiet: bool) -> anyhow::Result<ExitCode> {
         );
     }
     let format = Store::open(old)
-        .and_then(|store| store.format_version())
+        .map(|store| store.format_version())
         .with_context(|| format!("cannot open the store at {}", old.display()))?;
     if format == FORMAT_VERSION {
         println!(
@@ -162,7 +162,7 @@ fn in_place(old: &Path, quiet: bool) -> anyhow::Result<ExitCode> {
             old.display()
         )
     })?;
-    let found = (store.format_version()?, store.len());
+    let found = (store.format_version(), store.len());
     if found != (FORMAT_VERSION, summary.documents) {
         anyhow::bail!(
             "the upgraded store at {} has format {} and {} documents, not format {FORMAT_VERSION} and {}; {put_back}",

@@ -116,7 +116,11 @@ pub(crate) fn encode(entries: &[(u64, u64)], out: &mut Vec<u8>) {
             next_bucket += 1;
         }
         // Every field is followed by at least the 16 bytes of padding.
-        put_bits(&mut chunk[lows_at..], j * low_bits as usize, rem & low_mask(low_bits));
+        put_bits(
+            &mut chunk[lows_at..],
+            j * low_bits as usize,
+            rem & low_mask(low_bits),
+        );
         put_bits(&mut chunk[ids_at..], j * w as usize, id - base);
     }
     while next_bucket < buckets {

@@ -9,9 +9,7 @@ use std::time::{Duration, Instant};
 
 use super::Store;
 use crate::bulk::{BulkOptions, BulkPhase};
-use crate::codec;
 use crate::error::{Error, Result};
-use crate::keys::{self, META_FAMILY};
 
 /// Documents copied between two looks at the clock.
 const CHECK_EVERY: u64 = 4096;
@@ -174,23 +172,6 @@ impl Reporter {
 }
 
 impl Store {
-    /// The on-disk format version the store records (`MIN_FORMAT_VERSION..=FORMAT_VERSION`):
-    /// the format of the release that created it. Opening never changes it; only
-    /// [`Store::upgrade`] makes a store of [`FORMAT_VERSION`](crate::FORMAT_VERSION) from an older one.
-    ///
-    /// # Errors
-    /// RocksDB read errors; [`Error::NotAStore`] if none is recorded; [`Error::Decode`] for a
-    /// damaged record.
-    pub fn format_version(&self) -> Result<u32> {
-        let bytes = self
-            .get_raw(META_FAMILY, keys::META_FORMAT_VERSION)?
-            .ok_or_else(|| Error::NotAStore {
-                path: self.path.clone(),
-                reason: "no format version recorded".into(),
-            })?;
-        codec::decode_u32(&bytes, keys::META_FORMAT_VERSION)
-    }
-
     /// Copies the store at `src`, of any format this build reads, into a new store at `dst`
     /// of the newest format ([`FORMAT_VERSION`](crate::FORMAT_VERSION)), then verifies the new store.
     ///
@@ -226,7 +207,7 @@ impl Store {
     /// assert_eq!((summary.documents, summary.to_format), (1, FORMAT_VERSION));
     ///
     /// let store = Store::open(&new)?;
-    /// assert_eq!(store.format_version()?, FORMAT_VERSION);
+    /// assert_eq!(store.format_version(), FORMAT_VERSION);
     /// assert_eq!(store.id_for_key("https://example.com/a")?, Some(1));
     /// assert_eq!(store.document(1)?, Store::open(&old)?.document(1)?);
     /// # Ok::<_, simhash_store::Error>(())
@@ -317,7 +298,7 @@ fn remove_contents(dir: &Path) -> std::io::Result<()> {
 /// Copies every document of `old` into a new store at the empty directory `dst`, and
 /// verifies it.
 fn copy_into(old: &Store, dst: &Path, options: &UpgradeOptions) -> Result<UpgradeSummary> {
-    let from_format = old.format_version()?;
+    let from_format = old.format_version();
     let mut reporter = Reporter {
         callback: options.progress.clone(),
         start: Instant::now(),
@@ -383,7 +364,7 @@ fn copy_into(old: &Store, dst: &Path, options: &UpgradeOptions) -> Result<Upgrad
         });
     }
     new.flush()?;
-    let to_format = new.format_version()?;
+    let to_format = new.format_version();
     reporter.report(UpgradePhase::Done, documents);
     Ok(UpgradeSummary {
         documents,
