@@ -14,9 +14,10 @@
 //! every group `w > v` within `r` bits of `v` (a seek per neighbour); the first family whose
 //! blocks are within `r` reports the pair.
 //!
-//! Memory is bounded by the chunk size ([`PairScan::chunk_size`]), not by the largest group:
-//! a group is read in chunks, and each chunk is compared with itself and with the rest of the
-//! group streamed chunk by chunk. Two large chunks are not compared all-against-all: the 48
+//! A group is read whole (16 bytes per document; a worker holds one group and, for `k >= 4`,
+//! its neighbour groups) and compared in chunks ([`PairScan::chunk_size`]): each chunk with
+//! itself and with the rest of the group, chunk by chunk. Two large chunks are not compared
+//! all-against-all: the 48
 //! bits outside the shared block are split into `k + 1` sub-blocks, a pair within `k` bits
 //! shares one of them exactly (pigeonhole again), and the chunks are joined on each sub-block.
 

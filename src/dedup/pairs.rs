@@ -3,8 +3,8 @@
 //!
 //! Work is split into ranges of block values per family and run on rayon's pool; pairs travel
 //! in batches through a bounded channel to the caller's thread, where the callback runs. So
-//! memory is bounded by the chunk size, the number of threads and the channel, however many
-//! pairs or however large a group.
+//! memory is bounded by the largest group (and its neighbours), the number of threads and the
+//! channel, however many pairs.
 
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -267,8 +267,9 @@ impl Ctx<'_> {
 }
 
 impl<'a> PairScan<'a> {
-    /// Documents held in memory per chunk of a group (default 65,536, at most 2^26). A group
-    /// larger than this is compared chunk against chunk, so memory stays bounded.
+    /// Documents compared at a time per chunk of a group (default 65,536, at most 2^26). A
+    /// group larger than this is compared chunk against chunk (with the sub-block join when
+    /// the chunks are large); the group itself is held in memory whole.
     ///
     /// # Errors
     /// None here; a chunk size of 0 or above 2^26 makes the scan fail with

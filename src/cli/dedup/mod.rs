@@ -82,7 +82,7 @@ pub struct Args {
     #[arg(long, default_value = "lowest-id", value_name = "RULE", value_parser = parse_representative)]
     representative: Representative,
 
-    /// Documents held in memory per chunk of a block value shared by many documents.
+    /// Documents compared at a time per chunk of a block value shared by many documents.
     #[arg(long, default_value_t = 65_536, value_name = "DOCS")]
     chunk_size: usize,
 
