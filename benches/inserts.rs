@@ -43,7 +43,9 @@ fn parse_args() -> Args {
     while let Some(a) = it.next() {
         let mut num = |name: &str| -> u64 {
             let v = it.next().unwrap_or_else(|| panic!("{name} needs a value"));
-            v.replace('_', "").parse().unwrap_or_else(|_| panic!("not a number: {v}"))
+            v.replace('_', "")
+                .parse()
+                .unwrap_or_else(|_| panic!("not a number: {v}"))
         };
         match a.as_str() {
             "--base" => args.base = num("--base"),

@@ -5,15 +5,17 @@
 //! | family          | key                                                            | value                 |
 //! |-----------------|----------------------------------------------------------------|-----------------------|
 //! | `block0..block3`, formats 1-6 | block *i* (2 B) · the other three blocks in order (6 B) · id (8 B) | empty |
-//! | `block0..block3`, format 7: a chunk | block *i* (2 B) · `0x00` · segment (4 B) · chunk number (4 B) | a packed chunk ([`crate::postings`]) |
-//! | `block0..block3`, format 7: a delta | block *i* (2 B) · `0x01` · the other three blocks in order (6 B) · id (8 B) | empty (added), or a removal: segment watermark (4 B) |
+//! | `block0..block3`, format 7: a delta | block *i* (2 B) · `0x00` · the other three blocks in order (6 B) · id (8 B) | empty (added), or a removal: segment watermark (4 B) |
+//! | `block0..block3`, format 7: a chunk | block *i* (2 B) · `0x01` · `u32::MAX` − segment (4 B) · chunk number (4 B) | a packed chunk ([`crate::postings`]) |
 //! | `docs`          | id (8 B)                                                       | [`crate::codec`] `Document` |
 //! | `keys`          | external key (UTF-8 bytes, 1..=4096 B)                         | id (8 B)              |
 //! | `meta`          | ASCII name (`format_version`, `simhasher`, `doc_count`)        | see [`crate::codec`]  |
 //!
 //! A block key sorts first by the block value, so all documents sharing block *i* form one
-//! contiguous range: the range a query scans. In format 7 that range holds the value's packed
-//! chunks first, then its deltas (single writes not yet folded into chunks).
+//! contiguous range: the range a query scans. In format 7 that range holds the value's deltas
+//! (single writes not yet folded into chunks) first, then its packed chunks, the newest
+//! segment first: whatever is written later sorts before the chunks already there, so a
+//! chunk written as its group's last key stays the last (`postings::chunk`, the final flag).
 
 use crate::fingerprint::{Fingerprint, BLOCKS};
 
@@ -59,8 +61,8 @@ pub(crate) const META_NEXT_SEGMENT: &[u8] = b"next_segment";
 pub(crate) const CHUNK_KEY_LEN: usize = 11;
 /// Length of a delta key in a block family (format 7).
 pub(crate) const DELTA_KEY_LEN: usize = 17;
-const CHUNK_KIND: u8 = 0x00;
-const DELTA_KIND: u8 = 0x01;
+const DELTA_KIND: u8 = 0x00;
+const CHUNK_KIND: u8 = 0x01;
 
 /// Block `i` of `fp` and its remainder: the other three blocks in order, as a 48-bit number.
 #[inline]
@@ -91,13 +93,14 @@ pub(crate) fn join(i: usize, value: u16, remainder: u64) -> Fingerprint {
     Fingerprint::from_blocks(blocks)
 }
 
-/// Key of chunk `chunk` of segment `segment` of block value `value` (format 7).
+/// Key of chunk `chunk` of segment `segment` of block value `value` (format 7): later
+/// segments sort first.
 #[inline]
 pub(crate) fn chunk_key(value: u16, segment: u32, chunk: u32) -> [u8; CHUNK_KEY_LEN] {
     let mut key = [0u8; CHUNK_KEY_LEN];
     key[0..2].copy_from_slice(&value.to_be_bytes());
     key[2] = CHUNK_KIND;
-    key[3..7].copy_from_slice(&segment.to_be_bytes());
+    key[3..7].copy_from_slice(&(u32::MAX - segment).to_be_bytes());
     key[7..11].copy_from_slice(&chunk.to_be_bytes());
     key
 }
@@ -131,7 +134,7 @@ pub(crate) fn decode_packed_key(i: usize, key: &[u8]) -> Option<PackedKey> {
             segment.copy_from_slice(&key[3..7]);
             Some(PackedKey::Chunk {
                 value: u16::from_be_bytes([key[0], key[1]]),
-                segment: u32::from_be_bytes(segment),
+                segment: u32::MAX - u32::from_be_bytes(segment),
             })
         }
         (DELTA_KEY_LEN, Some(&DELTA_KIND)) => {
@@ -279,8 +282,12 @@ mod tests {
             prop_assert_eq!(decode_packed_key(i, &delta), Some(PackedKey::Delta { fingerprint: fp, id }));
             let key = chunk_key(value, segment, chunk);
             prop_assert_eq!(decode_packed_key(i, &key), Some(PackedKey::Chunk { value, segment }));
-            // A value's chunks sort before its deltas, and both inside its prefix.
-            prop_assert!(key.as_slice() < delta.as_slice());
+            // A value's deltas sort before its chunks, later segments before earlier ones,
+            // and all inside the value's prefix.
+            prop_assert!(delta.as_slice() < key.as_slice());
+            if segment > 0 {
+                prop_assert!(key.as_slice() < chunk_key(value, segment - 1, 0).as_slice());
+            }
             prop_assert!(key.starts_with(&block_prefix(value)) && delta.starts_with(&block_prefix(value)));
         }
 

@@ -136,8 +136,9 @@ fn check_fixture(version: u32) -> Result<()> {
     }
     drop(store);
     if version == 7 {
-        // The packed layout's three kinds of records, read with RocksDB alone: chunks of two
-        // segments (keys of 11 bytes), 10 added deltas (17 bytes, empty) and 1 removal.
+        // The packed layout's three kinds of records, read with RocksDB alone: 10 added
+        // deltas (keys of 17 bytes, empty), 1 removal (a 4-byte value), and chunks (11 bytes)
+        // of segments 2 and 1, stored as `u32::MAX - segment`, the later one first.
         let db = DB::open_cf_for_read_only(&Options::default(), dir.path(), ALL_FAMILIES, false)
             .expect("raw open");
         let block0 = db.cf_handle(ALL_FAMILIES[0]).expect("block0");
@@ -147,7 +148,7 @@ fn check_fixture(version: u32) -> Result<()> {
             let kind = match (key.len(), value.len()) {
                 (11, _) => format!(
                     "segment {}",
-                    u32::from_be_bytes([key[3], key[4], key[5], key[6]])
+                    u32::MAX - u32::from_be_bytes([key[3], key[4], key[5], key[6]])
                 ),
                 (17, 0) => "added".to_string(),
                 (17, 4) => "removed".to_string(),

@@ -180,11 +180,11 @@ fn groups_larger_than_a_chunk() -> std::result::Result<(), Box<dyn std::error::E
 }
 
 /// The delta key (format 7) of document `id` with fingerprint `fp` in family `block0`:
-/// block 0, the kind byte `01`, the other three blocks, the id (docs/design.md).
+/// block 0, the kind byte `00`, the other three blocks, the id (docs/design.md).
 fn block0_delta_key(fp: u64, id: u64) -> Vec<u8> {
     let mut key = Vec::with_capacity(17);
     key.extend_from_slice(&fp.to_be_bytes()[..2]);
-    key.push(0x01);
+    key.push(0x00);
     key.extend_from_slice(&fp.to_be_bytes()[2..]);
     key.extend_from_slice(&id.to_be_bytes());
     key

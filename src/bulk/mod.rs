@@ -31,6 +31,7 @@ pub use options::{BulkOptions, BulkPhase, BulkProgress, BulkSummary};
 use crate::codec::Document;
 use crate::error::{Error, Result};
 use crate::fingerprint::Fingerprint;
+use crate::postings::Layout;
 use crate::sketch::Sketch;
 use crate::store::{check_key, Durability, Entry, Journal, Store, DEFAULT_TEMP_DIR};
 use progress::Progress;
@@ -332,6 +333,7 @@ impl BulkLoader<'_> {
         let prefix = format!("{:05}", self.summary.runs);
         // Changed only under the write lock, which this run holds until it is committed.
         let segment = store.next_segment.load(Ordering::SeqCst);
+        let final_chunks = store.layout == Layout::Packed && store.block_families_empty()?;
         let written = sst::write_run(
             &buf,
             &net,
@@ -340,6 +342,7 @@ impl BulkLoader<'_> {
             dest,
             store.layout,
             segment,
+            final_chunks,
             Store::now_micros(),
         )?;
         drop(buf);

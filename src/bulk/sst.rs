@@ -200,14 +200,16 @@ fn merge_into<T>(
     Ok(())
 }
 
-/// Writes the packed layout of sorted block keys `keys` (as `u128`) of family `i`: each block
-/// value's entries as chunks of segment `segment`, followed by a removal delta for each of the
-/// value's `deletes` (old entries of replaced documents; the removal hides them in older
-/// segments, not in this one).
+/// Writes the packed layout of sorted block keys `keys` (as `u128`) of family `i`: for each
+/// block value, a removal delta for each of its `deletes` (old entries of replaced documents;
+/// the removal hides them in older segments, not in this one), then its entries as chunks of
+/// segment `segment`, the last one final if `final_chunks` (the block families were empty:
+/// nothing of the group can sort after it).
 fn write_packed(
     w: &mut SstFileWriter<'_>,
     i: usize,
     segment: u32,
+    final_chunks: bool,
     keys: &[u128],
     deletes: &[u128],
 ) -> std::result::Result<(), rocksdb::Error> {
@@ -229,7 +231,14 @@ fn write_packed(
             (None, Some(&dk)) => block_value(dk),
             (None, None) => break,
         };
+        // Deltas sort before chunks (`keys`).
+        while let Some(&dk) = deletes.get(d).filter(|&&dk| block_value(dk) == value) {
+            let (v, rem, id) = split(dk);
+            w.put(keys::delta_key(i, keys::join(i, v, rem), id), &removal)?;
+            d += 1;
+        }
         let end = a + keys[a..].partition_point(|&k| block_value(k) == value);
+        let last = (end - a).div_ceil(chunk::MAX_ENTRIES).saturating_sub(1);
         for (c, part) in keys[a..end].chunks(chunk::MAX_ENTRIES).enumerate() {
             entries.clear();
             entries.extend(part.iter().map(|&k| {
@@ -237,16 +246,11 @@ fn write_packed(
                 (rem, id)
             }));
             bytes.clear();
-            chunk::encode(&entries, &mut bytes);
+            chunk::encode(&entries, final_chunks && c == last, &mut bytes);
             // 2^32 chunks of 4,096 entries would be 2^44 documents in one run: out of reach.
             w.put(keys::chunk_key(value as u16, segment, c as u32), &bytes)?;
         }
         a = end;
-        while let Some(&dk) = deletes.get(d).filter(|&&dk| block_value(dk) == value) {
-            let (v, rem, id) = split(dk);
-            w.put(keys::delta_key(i, keys::join(i, v, rem), id), &removal)?;
-            d += 1;
-        }
     }
     Ok(())
 }
@@ -434,8 +438,8 @@ impl Task {
 
 /// Writes the run's SST files into `dir`, names prefixed by `prefix`, and returns them in
 /// ingestion order: `docs`, `keys`, then `block0..3`. `now` is the `added` time of new
-/// documents. In the packed layout the block families get chunks of segment `segment` and
-/// removals of the documents the run replaces ([`write_packed`]).
+/// documents. In the packed layout the block families get chunks of segment `segment` (final
+/// ones if `final_chunks`) and removals of the documents the run replaces ([`write_packed`]).
 ///
 /// Every file is a task: one per thread and block family (its key range cut along block
 /// values), four per thread for `docs` (no sort needed, so these are small and last: the
@@ -452,6 +456,7 @@ pub(crate) fn write_run(
     dest: Destination,
     layout: Layout,
     segment: u32,
+    final_chunks: bool,
     now: u64,
 ) -> Result<Written> {
     let starts = block_starts(buf, &net.survivors);
@@ -529,7 +534,7 @@ pub(crate) fn write_run(
                             )
                         })?,
                         Layout::Packed => write_file(family, &path, dest, layout, count, |w| {
-                            write_packed(w, i, segment, keys, deletes)
+                            write_packed(w, i, segment, final_chunks, keys, deletes)
                         })?,
                     };
                     (family, path, size)

@@ -9,7 +9,7 @@
 //! | bytes          | field                                                              |
 //! |----------------|--------------------------------------------------------------------|
 //! | 2              | `n`: entries, 1..=4096 (little-endian, like every field here)      |
-//! | 1              | `h`: bucket bits, 0..=12                                           |
+//! | 1              | `h`: bucket bits, 0..=12; plus 128 if the chunk is *final*          |
 //! | 1              | `w`: id width in bits, 0..=64                                      |
 //! | 8              | `base`: the smallest id                                            |
 //! | 2 · 2^h        | start of each bucket (entry index), ascending                      |
@@ -22,6 +22,12 @@
 //! 100M-document store) against 48 in a key. A scan XORs each low part with the query's and
 //! adds the bucket's popcount distance, which is computed once per bucket (and skips the
 //! bucket when it alone exceeds `k`): no branch per entry other than the rare match.
+//!
+//! A *final* chunk is the last key of its group, and stays so: it is written only when
+//! nothing else of the group can follow it (by a bulk run into empty block families, or by a
+//! fold, which rewrites the group), and every key written later sorts before it
+//! ([`crate::keys`]). A reader stops there instead of stepping to the next key, which would
+//! read the next group's block.
 
 /// The most entries a chunk holds.
 pub(crate) const MAX_ENTRIES: usize = 4096;
@@ -30,6 +36,8 @@ pub(crate) const REMAINDER_BITS: u32 = 48;
 const HEADER: usize = 12;
 const PADDING: usize = 16;
 const MAX_BUCKET_BITS: u32 = 12;
+/// The bit of the `h` byte that marks a final chunk.
+const FINAL: u8 = 0x80;
 
 /// The bucket bits for a chunk of `n` entries.
 fn bucket_bits(n: usize) -> u32 {
@@ -82,8 +90,8 @@ fn low_mask(bits: u32) -> u64 {
 }
 
 /// Appends the chunk of `entries` (sorted by (remainder, id), each remainder below 2^48,
-/// 1..=[`MAX_ENTRIES`] of them) to `out`.
-pub(crate) fn encode(entries: &[(u64, u64)], out: &mut Vec<u8>) {
+/// 1..=[`MAX_ENTRIES`] of them) to `out`, marked final if `is_final`.
+pub(crate) fn encode(entries: &[(u64, u64)], is_final: bool, out: &mut Vec<u8>) {
     debug_assert!(!entries.is_empty() && entries.len() <= MAX_ENTRIES);
     debug_assert!(entries.windows(2).all(|w| w[0] <= w[1]));
     let n = entries.len();
@@ -102,7 +110,7 @@ pub(crate) fn encode(entries: &[(u64, u64)], out: &mut Vec<u8>) {
     );
     let chunk = &mut out[start..];
     chunk[0..2].copy_from_slice(&(n as u16).to_le_bytes());
-    chunk[2] = h as u8;
+    chunk[2] = h as u8 | if is_final { FINAL } else { 0 };
     chunk[3] = w as u8;
     chunk[4..12].copy_from_slice(&base.to_le_bytes());
     let lows_at = HEADER + 2 * buckets;
@@ -135,6 +143,7 @@ pub(crate) fn encode(entries: &[(u64, u64)], out: &mut Vec<u8>) {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Chunk<'a> {
     n: usize,
+    is_final: bool,
     h: u32,
     w: u32,
     base: u64,
@@ -155,7 +164,8 @@ impl<'a> Chunk<'a> {
             ));
         }
         let n = usize::from(u16::from_le_bytes([bytes[0], bytes[1]]));
-        let (h, w) = (u32::from(bytes[2]), u32::from(bytes[3]));
+        let is_final = bytes[2] & FINAL != 0;
+        let (h, w) = (u32::from(bytes[2] & !FINAL), u32::from(bytes[3]));
         let mut base = [0u8; 8];
         base.copy_from_slice(&bytes[4..12]);
         let base = u64::from_le_bytes(base);
@@ -183,6 +193,7 @@ impl<'a> Chunk<'a> {
         let lows_at = HEADER + 2 * buckets;
         Ok(Chunk {
             n,
+            is_final,
             h,
             w,
             base,
@@ -196,6 +207,11 @@ impl<'a> Chunk<'a> {
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
         self.n
+    }
+
+    /// Whether this is the last key of its group (see the module documentation).
+    pub(crate) fn is_final(&self) -> bool {
+        self.is_final
     }
 
     fn bucket_start(&self, b: usize) -> usize {
@@ -236,10 +252,19 @@ impl<'a> Chunk<'a> {
             while j < end {
                 let stop = end.min(j + hits.len());
                 let mut count = 0usize;
+                let mut at = j * low_bits as usize;
                 for e in j..stop {
-                    let low = get_bits57(self.lows, e * low_bits as usize, mask);
-                    hits[count] = e as u16;
+                    let byte = at >> 3;
+                    // In bounds: the value ends with 16 bytes of padding (`parse` checked).
+                    let word = self
+                        .lows
+                        .get(byte..byte + 8)
+                        .and_then(|b| <[u8; 8]>::try_from(b).ok())
+                        .map_or(0, u64::from_le_bytes);
+                    let low = (word >> (at & 7)) & mask;
+                    hits[count & 63] = e as u16;
                     count += usize::from((low ^ q_low).count_ones() <= budget);
+                    at += low_bits as usize;
                 }
                 for &e in &hits[..count] {
                     let e = usize::from(e);
@@ -276,9 +301,11 @@ mod tests {
 
     fn round_trip(entries: &[(u64, u64)]) -> Vec<(u64, u64)> {
         let mut bytes = vec![0xAA];
-        encode(entries, &mut bytes);
+        let is_final = entries.len() % 2 == 1;
+        encode(entries, is_final, &mut bytes);
         let chunk = Chunk::parse(&bytes[1..]).expect("a chunk just encoded parses");
         assert_eq!(chunk.len(), entries.len());
+        assert_eq!(chunk.is_final(), is_final);
         let mut out = Vec::new();
         chunk.for_each(|r, id| out.push((r, id)));
         out
@@ -320,7 +347,7 @@ mod tests {
     #[test]
     fn damaged_chunks_are_refused() {
         let mut bytes = Vec::new();
-        encode(&[(1, 2), (3, 4)], &mut bytes);
+        encode(&[(1, 2), (3, 4)], false, &mut bytes);
         assert!(Chunk::parse(&bytes[..bytes.len() - 1]).is_err());
         let mut zero = bytes.clone();
         zero[0] = 0;
@@ -332,7 +359,7 @@ mod tests {
         assert!(Chunk::parse(&[]).is_err());
         let many: Vec<(u64, u64)> = (0..100).map(|j| (j << 40, j)).collect();
         let mut bytes = Vec::new();
-        encode(&many, &mut bytes);
+        encode(&many, true, &mut bytes);
         // Bucket starts out of order.
         bytes[HEADER] = 0xff;
         assert!(Chunk::parse(&bytes).is_err());
@@ -372,7 +399,7 @@ mod tests {
             let entries = sorted(entries);
             let entries = &entries[..entries.len().min(MAX_ENTRIES)];
             let mut bytes = Vec::new();
-            encode(entries, &mut bytes);
+            encode(entries, false, &mut bytes);
             let chunk = Chunk::parse(&bytes).map_err(TestCaseError::fail)?;
             let mut got = Vec::new();
             chunk.scan(query, k, |r, id, d| got.push((r, id, d)));

@@ -1,8 +1,9 @@
 //! Folding a group's deltas and segments into fresh chunks (packed layout).
 //!
 //! A fold reads the group as queries see it and, in one atomic batch, deletes every chunk and
-//! delta key of the group and writes the group again as chunks of segment 0. Segment 0 is
-//! never a bulk run's (those start at 1), so any later removal hides its entries, as it must.
+//! delta key of the group and writes the group again as chunks of segment 0, the last one
+//! final (`chunk.rs`). Segment 0 is never a bulk run's (those start at 1), so any later
+//! removal hides its entries, as it must, and later segments sort before it.
 //! Folds run under the write lock: no other write changes the group between the read and the
 //! batch, and readers see the group before or after the batch, never between.
 
@@ -196,11 +197,13 @@ impl Store {
             .map(|&(fp, id)| (keys::split(i, fp).1, id))
             .collect();
         let mut bytes = Vec::new();
+        let last = entries.len().div_ceil(MAX_ENTRIES).saturating_sub(1);
         for (c, part) in entries.chunks(MAX_ENTRIES).enumerate() {
             // 2^32 chunks of 4,096 entries would be 2^44 documents in one group: out of reach.
             let number = c as u32;
             bytes.clear();
-            chunk::encode(part, &mut bytes);
+            // The fold rewrites the whole group: its last chunk is final.
+            chunk::encode(part, c == last, &mut bytes);
             batch.put_cf(cf, keys::chunk_key(value, 0, number), &bytes);
         }
         Ok(())

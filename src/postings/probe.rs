@@ -12,8 +12,8 @@ use crate::store::{Store, View};
 
 use super::groups::malformed_error;
 
-/// A candidate of one group: (remainder, id, segment or `u32::MAX` for a delta, distance).
-type Candidate = (u64, u64, u32, u32);
+/// A candidate of one group: (remainder, id, distance).
+type Candidate = (u64, u64, u32);
 
 impl Store {
     /// Pushes (id, fingerprint, distance) of every document within `k` of `q` onto `found`,
@@ -51,15 +51,29 @@ impl Store {
             removals.clear();
             let prefix = keys::block_prefix(v);
             it.seek(prefix);
+            // The group's deltas come first (so its removals are known before its chunks are
+            // scanned), then its chunks; a final chunk is the group's last key.
             while let (Some(key), Some(value)) = (it.key(), it.value()) {
                 if !key.starts_with(&prefix) {
                     break;
                 }
                 match keys::decode_packed_key(i, key) {
                     Some(PackedKey::Chunk { segment, .. }) => match Chunk::parse(value) {
-                        Ok(chunk) => chunk.scan(q_rem, budget, |rem, id, d| {
-                            candidates.push((rem, id, segment, d + outside));
-                        }),
+                        Ok(chunk) => {
+                            chunk.scan(q_rem, budget, |rem, id, d| {
+                                // Removals are in key order: sorted by (remainder, id).
+                                let hidden = !removals.is_empty()
+                                    && removals
+                                        .binary_search_by(|r| (r.0, r.1).cmp(&(rem, id)))
+                                        .is_ok_and(|at| segment < removals[at].2);
+                                if !hidden {
+                                    candidates.push((rem, id, d + outside));
+                                }
+                            });
+                            if chunk.is_final() {
+                                break;
+                            }
+                        }
                         Err(message) => malformed_error(family, key, format!("chunk: {message}"))?,
                     },
                     Some(PackedKey::Delta { fingerprint, id }) => {
@@ -68,7 +82,7 @@ impl Store {
                             Some(Delta::Added) => {
                                 let d = fingerprint.distance(q);
                                 if d <= k {
-                                    candidates.push((rem, id, u32::MAX, d));
+                                    candidates.push((rem, id, d));
                                 }
                             }
                             Some(Delta::Removed { watermark }) => {
@@ -87,13 +101,9 @@ impl Store {
             }
             it.status()
                 .map_err(|e| self.rocks_err("scan", Some(family), e))?;
-            for &(rem, id, segment, d) in &candidates {
-                // Removals are in key order: sorted by (remainder, id).
-                let hidden = removals
-                    .binary_search_by(|r| (r.0, r.1).cmp(&(rem, id)))
-                    .is_ok_and(|at| segment < removals[at].2);
+            for &(rem, id, d) in &candidates {
                 let fp = keys::join(i, v, rem);
-                if !hidden && first_family(fp) == Some(i) {
+                if first_family(fp) == Some(i) {
                     found.push((id, fp, d));
                 }
             }

@@ -12,6 +12,20 @@ use crate::keys;
 use crate::store::Store;
 
 impl Store {
+    /// Whether the four block families hold no key at all (not even a removal).
+    pub(crate) fn block_families_empty(&self) -> Result<bool> {
+        for i in 0..BLOCKS {
+            let mut it = self.db.raw_iterator_cf(self.block_cf(i)?);
+            it.seek_to_first();
+            if it.valid() {
+                return Ok(false);
+            }
+            it.status()
+                .map_err(|e| self.rocks_err("scan", Some(crate::keys::BLOCK_FAMILIES[i]), e))?;
+        }
+        Ok(true)
+    }
+
     /// Adds document `id` with fingerprint `fp` to the four block families in `batch`.
     pub(crate) fn put_postings(
         &self,
