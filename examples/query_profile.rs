@@ -13,7 +13,9 @@
 //! with other queries than the measured ones; `repeat` warms both caches with the measured
 //! queries themselves; `nocache` turns the query cache off and warms the block cache with the
 //! measured queries (RocksDB alone); `new` warms both caches with other queries, so the
-//! measured ones miss the query cache and fill it.
+//! measured ones miss the query cache and fill it; `fresh` asks 20,000 other queries, then
+//! times each measured one and prints the median and the 99th percentile (a store of format 7
+//! has no query cache: every mode but `fresh` differs only in what the block cache holds).
 //!
 //! Under callgrind the instruction count of `run_queries` divided by Q is a per-query cost that
 //! does not depend on what else the machine is doing (docs/benchmarks.md).
@@ -44,6 +46,21 @@ fn run_queries(store: &Store, queries: &[Fingerprint], k: u32) -> usize {
         .sum()
 }
 
+/// Each query timed alone: the median and the 99th percentile, in µs.
+fn latencies(store: &Store, queries: &[Fingerprint], k: u32) -> (f64, f64) {
+    let mut us: Vec<f64> = queries
+        .iter()
+        .map(|&q| {
+            let start = Instant::now();
+            black_box(store.query(q, k).expect("query"));
+            start.elapsed().as_secs_f64() * 1e6
+        })
+        .collect();
+    us.sort_by(f64::total_cmp);
+    let at = |p: f64| us[((us.len() - 1) as f64 * p) as usize];
+    (at(0.5), at(0.99))
+}
+
 /// The same queries once, to fill the block cache (not counted: no `run_queries` in the name).
 #[inline(never)]
 fn warm_up(store: &Store, queries: &[Fingerprint], k: u32) {
@@ -54,7 +71,8 @@ fn warm_up(store: &Store, queries: &[Fingerprint], k: u32) {
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let usage = "usage: query_profile build DIR N | query DIR K Q [preload|repeat|new|nocache]";
+    let usage =
+        "usage: query_profile build DIR N | query DIR K Q [preload|repeat|new|nocache|fresh]";
     match args
         .iter()
         .map(String::as_str)
@@ -109,6 +127,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 }
                 "repeat" | "nocache" => warm_up(&store, &measured, k),
                 "new" => warm_up(&store, &queries(q), k),
+                "fresh" => {
+                    warm_up(&store, &queries(20_000), k);
+                    let (p50, p99) = latencies(&store, &measured, k);
+                    println!("k={k} fresh: {q} queries after 20,000 others, p50 {p50:.1} us, p99 {p99:.1} us");
+                    return Ok(());
+                }
                 other => return Err(format!("unknown mode {other}; {usage}").into()),
             }
             let start = Instant::now();
