@@ -478,13 +478,12 @@ class Store:
     def flush(self) -> None:
         """Writes memtables to disk (what ``durability="no-wal"`` needs to keep writes)."""
     def compact(self) -> None:
-        """Compacts the store: in a store of format 7, folds single writes and earlier bulk
-        loads into one set of packed chunks per block value, then compacts every column
-        family (smaller, faster to query after many single writes, several loads or removes)."""
+        """Compacts the store: in a store of format 7, folds single writes and earlier bulk loads
+        into one set of packed chunks per block value, then compacts every column family
+        (smaller, faster to query after many single writes, several loads or removes)."""
     def preload_query_cache(self) -> int:
-        """Fills the query cache from the block families; the number of key ranges cached.
-        Only stores of format 6 or older have a query cache: for a store of format 7 this is
-        0."""
+        """Fills the query cache from the block families; the number of key ranges cached. Only
+        stores of format 6 or older have a query cache: for a store of format 7 this is 0."""
     def disk_usage(self) -> Dict[str, int]:
         """Bytes on disk per column family."""
 
