@@ -15,8 +15,10 @@
 //!   group's chunks and deltas into fresh chunks, atomically, when deltas pile up and on
 //!   [`Store::compact`](crate::Store::compact).
 //!
-//! The query cache ([`cache`]) holds decoded groups of the entries layout; the packed layout
-//! reads chunks faster than the cache's bookkeeping would save, and does without it.
+//! The query cache ([`cache`]) holds decoded groups of the entries layout. The packed layout
+//! does without one: a cache cannot help a query of a fingerprint never asked before, and
+//! the packed layout answers those faster than the entries layout does with its cache
+//! (`docs/design.md`, "Packed posting blocks").
 
 mod cache;
 pub(crate) mod chunk;
