@@ -7,6 +7,7 @@
 //! target/release/examples/python_baseline fingerprint TEXTS.txt
 //! target/release/examples/python_baseline query STORE QUERIES.u64 K
 //! target/release/examples/python_baseline tiny STORE N
+//! target/release/examples/python_baseline bulk STORE FINGERPRINTS.u64
 //! ```
 //!
 //! `TEXTS.txt` holds one JSON string per line (a text); `QUERIES.u64` little-endian `u64`
@@ -14,7 +15,10 @@
 //! `Simhasher.fingerprint_many` does; `query` answers every query with one
 //! `Store::query_batch` (all cores), then once more one `Store::query` call at a time on one
 //! thread, without the query cache; `tiny` times `N` queries that find nothing in a store of
-//! one document: the cost of a call itself. Each prints one JSON line of seconds.
+//! one document: the cost of a call itself; `bulk` loads the fingerprints (ids 0, 1, ...)
+//! into a new store with the default bulk loader, as `Store.bulk_load_fingerprints` does,
+//! from the file read into memory first (as the Python side's numpy arrays are), and adds
+//! the peak resident memory. Each prints one JSON line of seconds.
 
 use std::io::BufRead;
 use std::time::Instant;
@@ -97,14 +101,52 @@ fn tiny(store: &str, n: u64) -> Result {
     Ok(())
 }
 
+/// The process's peak resident memory in bytes (`VmHWM`), 0 where /proc is missing.
+fn peak_rss() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+        })
+        .map_or(0, |kb| kb * 1024)
+}
+
+fn bulk(store: &str, fingerprints: &str) -> Result {
+    let bytes = std::fs::read(fingerprints)?;
+    let fps: Vec<u64> = bytes
+        .chunks_exact(8)
+        .map(|c| u64::from_le_bytes(c.try_into().unwrap_or_default()))
+        .collect();
+    drop(bytes);
+    let ids: Vec<u64> = (0..fps.len() as u64).collect();
+    let store = Store::open(store)?;
+    let start = Instant::now();
+    let mut loader = store.bulk_loader()?;
+    for (&id, &fp) in ids.iter().zip(&fps) {
+        loader.add(id, Fingerprint(fp))?;
+    }
+    let summary = loader.finish()?;
+    let seconds = start.elapsed().as_secs_f64();
+    println!(
+        r#"{{"seconds": {seconds}, "added": {}, "peak_rss": {}}}"#,
+        summary.added,
+        peak_rss()
+    );
+    Ok(())
+}
+
 fn main() -> Result {
     let args: Vec<String> = std::env::args().collect();
     match args.get(1).map(String::as_str) {
         Some("fingerprint") if args.len() == 3 => fingerprint(&args[2]),
         Some("query") if args.len() == 5 => query(&args[2], &args[3], args[4].parse()?),
         Some("tiny") if args.len() == 4 => tiny(&args[2], args[3].parse()?),
+        Some("bulk") if args.len() == 4 => bulk(&args[2], &args[3]),
         _ => Err(
-            "usage: python_baseline fingerprint TEXTS.txt | query STORE QUERIES.u64 K | tiny STORE N"
+            "usage: python_baseline fingerprint TEXTS.txt | query STORE QUERIES.u64 K | tiny STORE N \
+             | bulk STORE FINGERPRINTS.u64"
                 .into(),
         ),
     }

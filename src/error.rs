@@ -20,7 +20,7 @@ pub enum Error {
     NoFeatures,
 
     /// Another process (or another `Store` in this process) holds the store's lock.
-    #[error("store at {path} is locked by another process: close it there, or open this one read-only ({message})")]
+    #[error("store at {path} is locked: another process, or another open Store in this process, has it open for writing ({message}); close that one first, or open this store read-only to read beside it")]
     Locked {
         /// The store directory.
         path: PathBuf,
@@ -136,7 +136,7 @@ pub enum Error {
     /// Verified near-duplicates were asked of a store that keeps no sketches: its document
     /// records hold nothing to verify with. Sketches are computed from the texts, so the fix
     /// is to load the texts again into a new store made to keep them.
-    #[error("store at {path} keeps no sketches, so it cannot verify near-duplicates: load the texts into a new store with `simhash-store load --sketch` (in code, `SimhashConfig::with_sketch(SketchKind::MinHash)`), or ask without --verified")]
+    #[error("store at {path} keeps no sketches, so it cannot verify near-duplicates: sketches come from the texts, so load them into a new store made with `SimhashConfig::with_sketch(SketchKind::MinHash)`, or ask without verification")]
     NoSketches {
         /// The store directory.
         path: PathBuf,
@@ -156,7 +156,7 @@ pub enum Error {
     },
 
     /// The store was opened read-only and a write was attempted.
-    #[error("store at {path} is open read-only: open it with Store::open to write")]
+    #[error("store at {path} is open read-only: open it for writing (`Store::open`) to write")]
     ReadOnly {
         /// The store directory.
         path: PathBuf,

@@ -80,8 +80,9 @@ pub use keys::MAX_EXTERNAL_KEY_LEN;
 pub use query::{Match, Strategy, MAX_DISTANCE};
 #[cfg(feature = "readers")]
 pub use readers::{
-    decode_text, html_to_text, read_input, BadRecord, BadRecordKind, Body, Format, Location,
-    Position, ReaderOptions, Record, Records, Skipped,
+    decode_text, html_to_text, read_input, BadRecord, BadRecordKind, Body, ExportHeader,
+    ExportedDocument, Format, Location, Position, ReadCounter, ReaderOptions, Record, Records,
+    Skipped,
 };
 pub use simhash::{IdfWeighting, SimhashConfig, Simhasher, TfScaling};
 pub use sketch::{Sketch, SketchKind, SKETCH_BYTES};

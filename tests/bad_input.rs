@@ -361,8 +361,8 @@ fn nul_bytes_are_separators_or_clear_errors() -> Result {
     assert_eq!(
         kinds,
         [
-            (BadRecordKind::MalformedHeader, true),
-            (BadRecordKind::MalformedHeader, true)
+            (BadRecordKind::MalformedJson, true),
+            (BadRecordKind::MalformedJson, true)
         ],
         "{bad:?}"
     );

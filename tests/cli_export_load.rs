@@ -45,7 +45,8 @@ fn export_load_round_trip() -> Result {
         export.to_str().ok_or("path")?,
     ])?);
     let exported = std::fs::read_to_string(&export)?;
-    assert_eq!(exported.lines().count(), 3);
+    // The header line, then one line per document.
+    assert_eq!(exported.lines().count(), 4);
 
     ok(&run(&[
         "load",
@@ -72,7 +73,7 @@ fn export_load_round_trip() -> Result {
     let got = ok(&run(&["get", "--store", b_s, "--key", &key])?);
     assert!(got.contains("\"fingerprint\""), "{got}");
     let removed = ok(&run(&["remove", "--store", b_s, "--key", &key])?);
-    assert!(removed.contains("removed 1 documents"), "{removed}");
+    assert!(removed.contains("removed 1 document;"), "{removed}");
     assert_eq!(
         run(&["get", "--store", b_s, "--key", &key])?.status.code(),
         Some(1)

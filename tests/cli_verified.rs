@@ -72,8 +72,12 @@ fn load_with_sketches_then_verified_query_and_dedup() -> Result {
     ])?);
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(lines.len(), 1, "{out}");
-    assert!(lines[0].ends_with("https://b.example/copy"), "{out}");
-    assert_eq!(lines[0].split('\t').count(), 5, "{out}");
+    // distance, id, fingerprint, key, then the similarity last.
+    let columns: Vec<&str> = lines[0].split('\t').collect();
+    assert_eq!(columns.len(), 5, "{out}");
+    assert_eq!(columns[3], "https://b.example/copy", "{out}");
+    let similarity: f64 = columns[4].parse()?;
+    assert!(similarity > 0.5 && similarity < 1.0, "{out}");
 
     // A threshold no copy reaches.
     let out = ok(&run(&[
@@ -102,6 +106,46 @@ fn load_with_sketches_then_verified_query_and_dedup() -> Result {
     assert!(summary.contains("verified:"), "{summary}");
     let pairs = std::fs::read_to_string(out_dir.join("pairs.jsonl"))?;
     assert_eq!(pairs.lines().count(), 1, "{pairs}");
+    let pair: serde_json::Value = serde_json::from_str(pairs.trim())?;
+    assert!(
+        pair["similarity"]
+            .as_f64()
+            .is_some_and(|s| s > 0.5 && s < 1.0),
+        "the verified pair carries its similarity: {pairs}"
+    );
+    assert!(pair.get("key_a").is_none(), "{pairs}");
+
+    // With --with-keys, in both formats.
+    for (format, file) in [("jsonl", "pairs.jsonl"), ("csv", "pairs.csv")] {
+        ok(&run(&[
+            "dedup",
+            "--store",
+            s,
+            "--out",
+            o,
+            "--verified",
+            "--with-keys",
+            "--format",
+            format,
+            "-q",
+        ])?);
+        let pairs = std::fs::read_to_string(out_dir.join(file))?;
+        match format {
+            "jsonl" => {
+                let pair: serde_json::Value = serde_json::from_str(pairs.trim())?;
+                assert_eq!(pair["key_a"], "https://a.example/1", "{pairs}");
+                assert_eq!(pair["key_b"], "https://b.example/copy", "{pairs}");
+            }
+            _ => {
+                let lines: Vec<&str> = pairs.lines().collect();
+                assert_eq!(lines[0], "a,b,distance,similarity,key_a,key_b", "{pairs}");
+                assert!(
+                    lines[1].ends_with(",https://a.example/1,https://b.example/copy"),
+                    "{pairs}"
+                );
+            }
+        }
+    }
 
     // A bare fingerprint has no sketch to verify with.
     let out = run(&["query", "--store", s, "--fingerprint", "0123", "--verified"])?;
@@ -138,7 +182,9 @@ fn a_store_without_sketches_names_the_fix() -> Result {
         assert_eq!(out.status.code(), Some(1), "{args:?}");
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(
-            err.contains("keeps no sketches") && err.contains("--sketch"),
+            err.contains("keeps no sketches")
+                && err.contains("simhash-store load --sketch")
+                && !err.contains("SimhashConfig"),
             "{err}"
         );
     }

@@ -63,7 +63,7 @@ fn good_and_bad_lines() -> Result {
     );
     assert_eq!(good[1].text(&opts).unwrap().as_deref(), Some("second text"));
     assert!(
-        matches!(good[2].body, Body::Fingerprint(Fingerprint(0xff))),
+        matches!(&good[2].body, Body::Exported(d) if d.fingerprint == Fingerprint(0xff)),
         "{:?}",
         good[2].body
     );
@@ -75,7 +75,7 @@ fn good_and_bad_lines() -> Result {
             (Position::Line(5), BadRecordKind::WrongJsonType),
             (Position::Line(6), BadRecordKind::WrongJsonType),
             (Position::Line(7), BadRecordKind::WrongJsonType),
-            (Position::Line(8), BadRecordKind::MalformedHeader),
+            (Position::Line(8), BadRecordKind::MalformedJson),
             (Position::Line(9), BadRecordKind::Undecodable),
             (Position::Line(10), BadRecordKind::TooLarge),
             (Position::Line(12), BadRecordKind::WrongJsonType),

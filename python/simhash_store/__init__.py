@@ -24,8 +24,7 @@ package's index API) and :mod:`simhash_store.spark` (deduplication on Spark).
 
 from __future__ import annotations
 
-import os
-from typing import Any, Union
+import typing as _typing
 
 from . import _native
 from ._native import (
@@ -53,6 +52,7 @@ from .errors import (
     InvalidArgumentError,
     LockedError,
     NoFeaturesError,
+    NoSketchesError,
     NotAStoreError,
     ParseFingerprintError,
     ReadOnlyError,
@@ -62,6 +62,10 @@ from .errors import (
     UnsupportedFormatError,
     WriterBusyError,
 )
+
+if _typing.TYPE_CHECKING:
+    import os
+    from typing import Any, Union
 
 __version__: str = _native.__version__
 
@@ -91,6 +95,7 @@ __all__ = [
     "InvalidArgumentError",
     "LockedError",
     "NoFeaturesError",
+    "NoSketchesError",
     "NotAStoreError",
     "ParseFingerprintError",
     "ReadOnlyError",

@@ -335,7 +335,8 @@ class Store:
         """The fingerprinter with the settings the store records."""
     def __len__(self) -> int:
         """The number of documents."""
-    def __contains__(self, id: object, /) -> bool: ...
+    def __contains__(self, item: object, /) -> bool:
+        """``id in store`` for an int id, ``key in store`` for a str external key."""
     def insert(self, id: int, fingerprint: int, key: Optional[str] = None) -> None:
         """Stores document ``id``; an upsert: a stored ``id`` is replaced, and a document
         that carried ``key`` before loses it (and is removed). Atomic and durable as the
@@ -346,10 +347,11 @@ class Store:
     def insert_many(
         self, ids: _IntArrayLike, fingerprints: _IntArrayLike, keys: Optional[Iterable[Optional[str]]] = None
     ) -> None:
-        """Inserts many documents in one atomic write. Arrays of uint64 are read without a
-        Python loop; int64 fingerprint arrays are read as their two's-complement bits (as
-        Spark, Arrow and Parquet store them). For millions, :meth:`bulk_load_fingerprints`
-        is faster."""
+        """Inserts many documents, in atomic writes of 131,072 documents each (one write for
+        fewer): a crash or an error part-way leaves the writes before it stored. Contiguous
+        uint64 arrays are read in place, a slice at a time; int64 fingerprint arrays are read
+        as their two's-complement bits (as Spark, Arrow and Parquet store them). For
+        millions, :meth:`bulk_load_fingerprints` is faster."""
     def remove(self, id: int) -> bool:
         """Removes document ``id``; whether it was stored."""
     def remove_key(self, key: str) -> Optional[int]:
@@ -445,7 +447,12 @@ class Store:
         memory_budget: Optional[int] = None,
     ) -> BulkSummary:
         """:meth:`bulk_load` of precomputed fingerprints from arrays (for example the
-        ``id``, ``fingerprint`` and ``key`` columns of a Spark job's Parquet output)."""
+        ``id``, ``fingerprint`` and ``key`` columns of a Spark job's Parquet output).
+
+        Contiguous numpy ``uint64`` arrays are read in place, a slice at a time, so memory
+        holds the arrays, the loader's ``memory_budget`` and the block cache: 100M
+        fingerprints need about 1.6 GB of arrays plus 1 GiB. ``int64`` fingerprints are read
+        as their two's-complement bits; other sequences are copied once."""
     def pairs(self, k: int = 3) -> PairIterator:
         """Every pair of stored documents within ``k``: ``(a, b, distance)``, ``a < b``, each
         once, streamed as the scan (one pass per block family, all cores) finds them.
@@ -473,6 +480,59 @@ class Store:
         representative: ``"lowest-id"``, ``"longest"`` (longest text, ties to the lowest id)
         or ``"first-loaded"``, as ``simhash-store dedup --representative``. ``progress`` as
         in :meth:`pairs_numpy`."""
+    def verified_pairs(
+        self,
+        k: int = 8,
+        min_similarity: float = 0.75,
+        *,
+        progress: Union[bool, Callable[[int, int], None], None] = None,
+    ) -> List[Tuple[int, int, int, float]]:
+        """Every pair of verified near-duplicates: within ``k`` bits (default 8) with a sketch
+        similarity of at least ``min_similarity`` (default 0.75), as ``(a, b, distance,
+        similarity)`` tuples sorted by ``(a, b)``. Needs a store made with
+        ``sketch="MinHash"`` (else :class:`~simhash_store.NoSketchesError`); documents stored
+        without a sketch are in no verified pair. ``progress`` as in :meth:`pairs_numpy`.
+
+        >>> import tempfile, simhash_store
+        >>> page = "Rust storage engines keep sorted runs of keys on disk and merge them in the background."
+        >>> with tempfile.TemporaryDirectory() as path, simhash_store.Store.open(path, sketch="MinHash") as store:
+        ...     _ = store.insert_text(1, page)
+        ...     _ = store.insert_text(2, page + " Share this page.")
+        ...     _ = store.insert_text(3, "A recipe for green tea ice cream with fresh matcha and cream.")
+        ...     [(a, b) for a, b, distance, similarity in store.verified_pairs()]
+        [(1, 2)]
+        """
+    def verified_pairs_numpy(
+        self,
+        k: int = 8,
+        min_similarity: float = 0.75,
+        *,
+        progress: Union[bool, Callable[[int, int], None], None] = None,
+    ) -> Tuple[
+        npt.NDArray[np.uint64], npt.NDArray[np.uint64], npt.NDArray[np.uint8], npt.NDArray[np.float64]
+    ]:
+        """:meth:`verified_pairs` as four arrays ``a``, ``b`` (uint64), ``distance`` (uint8)
+        and ``similarity`` (float64), sorted by ``(a, b)``: for millions of pairs."""
+    def verified_clusters(
+        self,
+        k: int = 8,
+        min_similarity: float = 0.75,
+        representative: _RepresentativeRule = "lowest-id",
+        *,
+        progress: Union[bool, Callable[[int, int], None], None] = None,
+    ) -> Clusters:
+        """The clusters of verified near-duplicates (the connected components of
+        :meth:`verified_pairs`), each keeping one representative as in :meth:`clusters`.
+
+        >>> import tempfile, simhash_store
+        >>> page = "Rust storage engines keep sorted runs of keys on disk and merge them in the background."
+        >>> with tempfile.TemporaryDirectory() as path, simhash_store.Store.open(path, sketch="MinHash") as store:
+        ...     _ = store.insert_text(1, page)
+        ...     _ = store.insert_text(2, page + " Share this page.")
+        ...     clusters = store.verified_clusters()
+        ...     [(c.id, c.members) for c in clusters], clusters.drop_ids().tolist()
+        ([(1, [1, 2])], [2])
+        """
     def verify(self) -> VerifyReport:
         """Checks that every document is in all four block families and nothing else is."""
     def flush(self) -> None:

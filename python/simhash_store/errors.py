@@ -1,8 +1,9 @@
 """Exceptions raised by simhash_store.
 
 Every error of the Rust library arrives as an instance of :class:`Error` (or one of its
-subclasses, one per kind), with the Rust message unchanged: it names the path, the column
-family or the input line, and says how to fix the problem.
+subclasses, one per kind), with the Rust library's message: it names the path, the column
+family or the input line, and says how to fix the problem, in Python calls
+(``Store.open(path, read_only=True)``) where the Rust message names a Rust one.
 
 >>> import simhash_store
 >>> try:
@@ -31,6 +32,7 @@ __all__ = [
     "StoreIOError",
     "CancelledError",
     "BadRecordError",
+    "NoSketchesError",
 ]
 
 
@@ -45,7 +47,7 @@ class NoFeaturesError(Error, ValueError):
 class LockedError(Error):
     """Another process (or another open Store in this one) holds the store's lock.
 
-    Close it there, or open this one with ``read_only=True``.
+    Close the other one first, or open this one with ``Store.open(path, read_only=True)``.
     """
 
 
@@ -107,3 +109,11 @@ class CancelledError(Error):
 
 class BadRecordError(Error, ValueError):
     """A record of an input file could not be read: the message gives the file and line."""
+
+
+class NoSketchesError(Error):
+    """Verified near-duplicates were asked of a store that keeps no sketches.
+
+    Sketches come from the texts: load them into a new store made with
+    ``Store.open(path, sketch="MinHash")``, or ask without verification.
+    """

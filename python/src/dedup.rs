@@ -1,6 +1,7 @@
 //! Deduplicating a whole store from Python: `Store.pairs` (an iterator fed by the scan on a
-//! background thread), `Store.pairs_numpy` (three arrays, for millions of pairs) and
-//! `Store.clusters` (`Clusters`, with the command line's representative rules). Ctrl-C stops
+//! background thread), `Store.pairs_numpy` (three arrays, for millions of pairs),
+//! `Store.clusters` (`Clusters`, with the command line's representative rules), and their
+//! verified forms (`verified_pairs`, `verified_pairs_numpy`, `verified_clusters`). Ctrl-C stops
 //! the scan within a fraction of a second ([`simhash_store::PairScan::stop_when`]).
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -10,7 +11,9 @@ use pyo3::exceptions::{PyStopIteration, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
-use simhash_store::{ClusterBuilder, Clusters, Error, Representative, ScanStats};
+use simhash_store::{
+    ClusterBuilder, Clusters, Error, Representative, ScanStats, Verification, VerifiedPair,
+};
 
 use crate::args::{k_arg, type_name, u64_arg};
 use crate::errors::IntoPy;
@@ -21,6 +24,14 @@ use crate::stream::Stream;
 fn representative_arg(name: &str) -> PyResult<Representative> {
     name.parse::<Representative>().py()
 }
+
+/// `a`, `b`, `distance` and `similarity` of every verified pair.
+type VerifiedPairArrays<'py> = (
+    Bound<'py, PyArray1<u64>>,
+    Bound<'py, PyArray1<u64>>,
+    Bound<'py, PyArray1<u8>>,
+    Bound<'py, PyArray1<f64>>,
+);
 
 /// `a`, `b` and `distance` of every pair.
 type PairArrays<'py> = (
@@ -202,6 +213,141 @@ impl PyStore {
             stats,
             representative: rule.to_string(),
         })
+    }
+}
+
+#[pymethods]
+impl PyStore {
+    /// Every pair of verified near-duplicates: within ``k`` bits (default 8) with a sketch
+    /// similarity of at least ``min_similarity`` (default 0.75), as ``(a, b, distance,
+    /// similarity)`` tuples sorted by ``(a, b)``. Needs a store made with
+    /// ``sketch="MinHash"`` (else :class:`~simhash_store.NoSketchesError`); documents stored
+    /// without a sketch are in no verified pair. ``progress`` as in :meth:`pairs_numpy`.
+    ///
+    /// >>> import tempfile, simhash_store
+    /// >>> page = "Rust storage engines keep sorted runs of keys on disk and merge them in the background."
+    /// >>> with tempfile.TemporaryDirectory() as path, simhash_store.Store.open(path, sketch="MinHash") as store:
+    /// ...     _ = store.insert_text(1, page)
+    /// ...     _ = store.insert_text(2, page + " Share this page.")
+    /// ...     _ = store.insert_text(3, "A recipe for green tea ice cream with fresh matcha and cream.")
+    /// ...     [(a, b) for a, b, distance, similarity in store.verified_pairs()]
+    /// [(1, 2)]
+    #[pyo3(signature = (k = 8, min_similarity = 0.75, *, progress = None))]
+    fn verified_pairs(
+        &self,
+        py: Python<'_>,
+        k: i64,
+        min_similarity: f64,
+        progress: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Vec<(u64, u64, u32, f64)>> {
+        Ok(self
+            .collect_verified_pairs(py, k, min_similarity, progress)?
+            .into_iter()
+            .map(|p| (p.a, p.b, p.distance, p.similarity))
+            .collect())
+    }
+
+    /// :meth:`verified_pairs` as four arrays ``a``, ``b`` (uint64), ``distance`` (uint8)
+    /// and ``similarity`` (float64), sorted by ``(a, b)``: for millions of pairs.
+    #[pyo3(signature = (k = 8, min_similarity = 0.75, *, progress = None))]
+    fn verified_pairs_numpy<'py>(
+        &self,
+        py: Python<'py>,
+        k: i64,
+        min_similarity: f64,
+        progress: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<VerifiedPairArrays<'py>> {
+        let pairs = self.collect_verified_pairs(py, k, min_similarity, progress)?;
+        let mut a = Vec::with_capacity(pairs.len());
+        let mut b = Vec::with_capacity(pairs.len());
+        let mut d = Vec::with_capacity(pairs.len());
+        let mut s = Vec::with_capacity(pairs.len());
+        for p in pairs {
+            a.push(p.a);
+            b.push(p.b);
+            d.push(p.distance as u8);
+            s.push(p.similarity);
+        }
+        Ok((
+            a.into_pyarray(py),
+            b.into_pyarray(py),
+            d.into_pyarray(py),
+            s.into_pyarray(py),
+        ))
+    }
+
+    /// The clusters of verified near-duplicates (the connected components of
+    /// :meth:`verified_pairs`), each keeping one representative as in :meth:`clusters`.
+    ///
+    /// >>> import tempfile, simhash_store
+    /// >>> page = "Rust storage engines keep sorted runs of keys on disk and merge them in the background."
+    /// >>> with tempfile.TemporaryDirectory() as path, simhash_store.Store.open(path, sketch="MinHash") as store:
+    /// ...     _ = store.insert_text(1, page)
+    /// ...     _ = store.insert_text(2, page + " Share this page.")
+    /// ...     clusters = store.verified_clusters()
+    /// ...     [(c.id, c.members) for c in clusters], clusters.drop_ids().tolist()
+    /// ([(1, [1, 2])], [2])
+    #[pyo3(signature = (k = 8, min_similarity = 0.75, representative = "lowest-id", *, progress = None))]
+    fn verified_clusters(
+        &self,
+        py: Python<'_>,
+        k: i64,
+        min_similarity: f64,
+        representative: &str,
+        progress: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyClusters> {
+        let verification = Verification::new(k_arg(k)?, min_similarity).py()?;
+        let rule = representative_arg(representative)?;
+        let progress = scan_progress(progress)?;
+        let store = self.store()?;
+        let seen = ScanSeen::default();
+        let (clusters, stats) = interrupt::run_with_ticks(
+            py,
+            |stop| {
+                let (mut clusters, stats) = store
+                    .verified_pairs(verification)
+                    .stop_when(stop)
+                    .on_progress(|p| seen.set(p))
+                    .clusters()?;
+                clusters.choose_representatives(&store, rule)?;
+                Ok::<_, Error>((clusters, stats.verified))
+            },
+            |py| seen.report(py, progress.as_ref()),
+        )?
+        .py()?;
+        Ok(PyClusters {
+            clusters,
+            stats,
+            representative: rule.to_string(),
+        })
+    }
+}
+
+impl PyStore {
+    /// The verified pairs, sorted by `(a, b)`, with Ctrl-C and progress as `pairs_numpy`.
+    fn collect_verified_pairs(
+        &self,
+        py: Python<'_>,
+        k: i64,
+        min_similarity: f64,
+        progress: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Vec<VerifiedPair>> {
+        let verification = Verification::new(k_arg(k)?, min_similarity).py()?;
+        let progress = scan_progress(progress)?;
+        let store = self.store()?;
+        let seen = ScanSeen::default();
+        interrupt::run_with_ticks(
+            py,
+            |stop| {
+                store
+                    .verified_pairs(verification)
+                    .stop_when(stop)
+                    .on_progress(|p| seen.set(p))
+                    .collect()
+            },
+            |py| seen.report(py, progress.as_ref()),
+        )?
+        .py()
     }
 }
 

@@ -1,6 +1,7 @@
 //! Rust errors as Python exceptions. The classes live in `simhash_store/errors.py` (so that
 //! `InvalidArgumentError` can be both an `Error` and a `ValueError`); this maps each
-//! [`simhash_store::Error`] variant to its class, with the Rust message unchanged.
+//! [`simhash_store::Error`] variant to its class, with the Rust message (its advice given as
+//! Python calls where the Rust one names a Rust API).
 
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
@@ -30,13 +31,45 @@ fn class_name(e: &Error) -> &'static str {
         Error::Io { .. } => "StoreIOError",
         Error::Cancelled => "CancelledError",
         Error::BadRecord { .. } => "BadRecordError",
+        Error::NoSketches { .. } => "NoSketchesError",
         _ => "Error",
+    }
+}
+
+/// The message of `e`, with advice given as Python calls instead of Rust ones.
+fn message(e: &Error) -> String {
+    match e {
+        Error::Locked { path, message } => format!(
+            "store at {} is already open for writing, by another process or by another Store \
+             in this process ({message}): close the other one first (store.close(), or a with \
+             block), or open this one with Store.open(path, read_only=True) to read beside it",
+            path.display()
+        ),
+        Error::NoSketches { path } => format!(
+            "store at {} keeps no sketches, so it cannot verify near-duplicates: sketches come \
+             from the texts, so load them into a new store made with \
+             Store.open(new_path, sketch=\"MinHash\"), or ask without verification",
+            path.display()
+        ),
+        Error::ReadOnly { path } => format!(
+            "store at {} is open read-only: open it with Store.open(path) to write",
+            path.display()
+        ),
+        Error::ConfigMismatch {
+            path, differences, ..
+        } => format!(
+            "store at {} fingerprints with other settings than requested ({differences}): \
+             open it with Store.open(path) and no settings to use the stored ones, or use a new \
+             store",
+            path.display()
+        ),
+        other => other.to_string(),
     }
 }
 
 /// `e` as an instance of its `simhash_store.errors` class.
 pub(crate) fn to_py(e: Error) -> PyErr {
-    let message = e.to_string();
+    let message = message(&e);
     let name = class_name(&e);
     Python::attach(|py| {
         let module = match ERRORS.get_or_try_init(py, || {

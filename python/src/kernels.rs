@@ -708,7 +708,10 @@ impl PyWarcBatches {
                         continue;
                     }
                 };
-                if matches!(record.body, Body::Skipped(_) | Body::Fingerprint(_)) {
+                if matches!(
+                    record.body,
+                    Body::Skipped(_) | Body::Exported(_) | Body::ExportHeader(_)
+                ) {
                     state.skipped += 1;
                     continue;
                 }

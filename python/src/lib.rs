@@ -19,6 +19,7 @@
 use pyo3::prelude::*;
 
 mod args;
+mod columns;
 mod dedup;
 mod errors;
 mod hasher;

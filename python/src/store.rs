@@ -15,6 +15,7 @@ use simhash_store::{
 };
 
 use crate::args::{self, k_arg, key_arg, text_arg, u64_arg, u64_vec, Signed};
+use crate::columns::Columns;
 use crate::errors::IntoPy;
 use crate::hasher::PySimhasher;
 use crate::settings;
@@ -199,11 +200,16 @@ impl PyStore {
         Ok(self.store()?.len() as usize)
     }
 
-    fn __contains__(&self, py: Python<'_>, id: &Bound<'_, PyAny>) -> PyResult<bool> {
-        let Ok(id) = id.extract::<u64>() else {
+    /// ``id in store`` for an int id, ``key in store`` for a str key.
+    fn __contains__(&self, py: Python<'_>, item: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let store = self.store()?;
+        if let Ok(key) = item.cast::<pyo3::types::PyString>() {
+            let key = key.to_str()?.to_owned();
+            return Ok(py.detach(|| store.id_for_key(&key)).py()?.is_some());
+        }
+        let Ok(id) = item.extract::<u64>() else {
             return Ok(false);
         };
-        let store = self.store()?;
         Ok(py.detach(|| store.get(id)).py()?.is_some())
     }
 
@@ -258,10 +264,11 @@ impl PyStore {
             .py()
     }
 
-    /// Inserts many documents in one atomic write. Arrays of uint64 are read without a
-    /// Python loop; int64 fingerprint arrays are read as their two's-complement bits (as
-    /// Spark, Arrow and Parquet store them). For millions, :meth:`bulk_load_fingerprints`
-    /// is faster.
+    /// Inserts many documents, in atomic writes of 131,072 documents each (one write for
+    /// fewer): a crash or an error part-way leaves the writes before it stored. Contiguous
+    /// uint64 arrays are read in place, a slice at a time; int64 fingerprint arrays are read
+    /// as their two's-complement bits (as Spark, Arrow and Parquet store them). For
+    /// millions, :meth:`bulk_load_fingerprints` is faster.
     #[pyo3(signature = (ids, fingerprints, keys = None))]
     fn insert_many(
         &self,
@@ -270,9 +277,15 @@ impl PyStore {
         fingerprints: &Bound<'_, PyAny>,
         keys: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<()> {
-        let entries = entries(ids, fingerprints, keys)?;
+        let mut columns = Columns::new(ids, fingerprints, keys)?;
         let store = self.store()?;
-        py.detach(|| store.insert_batch(entries)).py()
+        let ranges: Vec<_> = columns.ranges().collect();
+        for range in ranges {
+            py.check_signals()?;
+            let entries = columns.slice(range)?.entries();
+            py.detach(|| store.insert_batch(entries)).py()?;
+        }
+        Ok(())
     }
 
     /// Removes document ``id``; whether it was stored.
@@ -589,47 +602,6 @@ fn entry(
         e = e.with_key(key);
     }
     Ok(e)
-}
-
-/// Entries from parallel sequences of ids, fingerprints and optional keys.
-pub(crate) fn entries(
-    ids: &Bound<'_, PyAny>,
-    fingerprints: &Bound<'_, PyAny>,
-    keys: Option<&Bound<'_, PyAny>>,
-) -> PyResult<Vec<Entry>> {
-    let ids = u64_vec(ids, "ids", Signed::Reject)?;
-    let fps = u64_vec(fingerprints, "fingerprints", Signed::Bits)?;
-    if ids.len() != fps.len() {
-        return Err(PyValueError::new_err(format!(
-            "ids and fingerprints must have the same length, got {} and {}",
-            ids.len(),
-            fps.len()
-        )));
-    }
-    let keys = match keys {
-        Some(k) if !k.is_none() => {
-            let keys = args::key_vec(k, "keys")?;
-            if keys.len() != ids.len() {
-                return Err(PyValueError::new_err(format!(
-                    "keys must have the same length as ids, got {} and {}",
-                    keys.len(),
-                    ids.len()
-                )));
-            }
-            Some(keys)
-        }
-        _ => None,
-    };
-    let mut out = Vec::with_capacity(ids.len());
-    let mut keys = keys.map(Vec::into_iter);
-    for (id, fp) in ids.into_iter().zip(fps) {
-        let mut e = Entry::new(id, Fingerprint(fp));
-        if let Some(Some(key)) = keys.as_mut().and_then(Iterator::next) {
-            e = e.with_key(key);
-        }
-        out.push(e);
-    }
-    Ok(out)
 }
 
 fn outcome_to_py<'py>(py: Python<'py>, outcome: InsertOutcome) -> PyResult<Bound<'py, PyList>> {

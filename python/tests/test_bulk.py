@@ -93,3 +93,45 @@ def test_insert_many_iterables_and_arrays(store):
     assert store.get(4) == 14 and store.id_for_key("e") == 4
     assert len(store) == 7
     assert 3 in store and 42 not in store
+    # A key is looked up as a key, an id as an id.
+    assert "e" in store and "b" not in store and "nosuch" not in store
+
+
+def test_large_arrays_go_in_slices(store):
+    """More documents than one slice (131,072): every one stored, from uint64 arrays read in
+    place, int64 arrays read as bits, and keys read as the slices are."""
+    n = 300_000
+    ids = np.arange(n, dtype=np.uint64)
+    fps = (ids * np.uint64(0x9E37_79B9_7F4A_7C15)) ^ np.uint64(0xABCD)
+    keys = (f"k{i}" if i % 100_000 == 0 else None for i in range(n))
+
+    class Sized:
+        """A sized iterable that is not a list, read lazily."""
+
+        def __len__(self):
+            return n
+
+        def __iter__(self):
+            return keys
+
+    summary = store.bulk_load_fingerprints(ids, fps, Sized())
+    assert summary.added == n and len(store) == n
+    got_ids, got_fps = store.documents_numpy()
+    assert np.array_equal(got_ids, ids) and np.array_equal(got_fps, fps)
+    assert store.id_for_key("k200000") == 200_000
+
+    # insert_many of a large int64 array replaces them all, slice by slice.
+    store.insert_many(ids.view(np.int64), (fps ^ np.uint64(1)).view(np.int64))
+    _, got_fps = store.documents_numpy()
+    assert np.array_equal(got_fps, fps ^ np.uint64(1))
+
+
+def test_column_errors_name_the_position(store):
+    with pytest.raises(ValueError, match=r"ids\[200000\] must be in 0\.\.2\*\*64-1"):
+        ids = np.arange(300_000, dtype=np.int64)
+        ids[200_000] = -5
+        store.bulk_load_fingerprints(ids, np.zeros(300_000, dtype=np.uint64))
+    with pytest.raises(ValueError, match="same length"):
+        store.bulk_load_fingerprints(np.arange(3, dtype=np.uint64), np.arange(3, dtype=np.uint64), ["a"])
+    with pytest.raises(ValueError, match="same length"):
+        store.insert_many(np.arange(3, dtype=np.uint64), np.arange(4, dtype=np.uint64))

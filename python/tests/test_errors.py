@@ -20,7 +20,11 @@ def test_locked(tmp_path):
     with simhash_store.Store.open(tmp_path) as first:
         with pytest.raises(simhash_store.LockedError, match=str(tmp_path)) as e:
             simhash_store.Store.open(tmp_path)
-        assert "read-only" in str(e.value)
+        # In this process's terms: another Store here, what to call instead.
+        message = str(e.value)
+        assert "another Store in this process" in message
+        assert "Store.open(path, read_only=True)" in message
+        assert "store.close()" in message
         with simhash_store.Store.open(tmp_path, read_only=True) as reader:
             assert len(reader) == len(first)
 
@@ -30,7 +34,7 @@ def test_read_only(tmp_path):
         s.insert(1, 5)
     with simhash_store.Store.open(tmp_path, read_only=True) as s:
         assert s.get(1) == 5
-        with pytest.raises(simhash_store.ReadOnlyError, match="read-only"):
+        with pytest.raises(simhash_store.ReadOnlyError, match=r"read-only: open it with Store\.open\(path\)"):
             s.insert(2, 6)
         with pytest.raises(simhash_store.ReadOnlyError):
             s.bulk_load([(3, None, 7)])
@@ -39,8 +43,9 @@ def test_read_only(tmp_path):
 def test_settings_mismatch(tmp_path):
     with simhash_store.Store.open(tmp_path, seed=3) as s:
         assert s.simhasher.settings["seed"] == 3
-    with pytest.raises(simhash_store.SettingsMismatchError, match="open it without a configuration"):
+    with pytest.raises(simhash_store.SettingsMismatchError, match=r"Store\.open\(path\) and no settings") as e:
         simhash_store.Store.open(tmp_path, seed=4)
+    assert "`seed` is 3 in the store, 4 requested" in str(e.value)
     with simhash_store.Store.open(tmp_path) as s:
         assert s.simhasher == simhash_store.Simhasher(seed=3)
 
@@ -165,3 +170,24 @@ def test_unsupported_format(tmp_path):
     with pytest.raises(simhash_store.UnsupportedFormatError, match="format version 99") as e:
         simhash_store.Store.open(store)
     assert "upgrade simhash-store" in str(e.value)
+
+
+def test_no_sketches_is_its_own_class_with_python_advice(tmp_path):
+    with simhash_store.Store.open(tmp_path) as store:
+        store.insert_text(1, "a page about rivers and bridges of the north")
+        for call in (
+            lambda: store.query_text_verified("a page about rivers and bridges"),
+            lambda: store.verified_pairs(),
+            lambda: store.verified_clusters(),
+        ):
+            with pytest.raises(simhash_store.NoSketchesError) as e:
+                call()
+            message = str(e.value)
+            assert 'Store.open(new_path, sketch="MinHash")' in message
+            assert "SimhashConfig" not in message and "--" not in message
+
+
+def test_the_namespace_holds_only_the_package():
+    for name in ("os", "Any", "Union"):
+        assert not hasattr(simhash_store, name), name
+    assert set(simhash_store.__all__) <= set(dir(simhash_store))

@@ -38,8 +38,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     store.compact()?;
     let after = total(&store.disk_usage()?);
     println!(
-        "compacted {} documents (format {}) in {:.1} s: {:.1} MiB -> {:.1} MiB on disk",
-        store.len(),
+        "compacted {} (format {}) in {:.1} s: {:.1} MiB -> {:.1} MiB on disk",
+        super::plural(store.len(), "document", "documents"),
         store.format_version(),
         started.elapsed().as_secs_f64(),
         before as f64 / (1 << 20) as f64,

@@ -1,4 +1,5 @@
-//! `simhash-store export`: every document's id, key and fingerprint as JSON lines.
+//! `simhash-store export`: the store's settings, then every document's id, key, fingerprint,
+//! text length and sketch, as JSON lines (`simhash_store::ExportHeader`).
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -6,6 +7,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
+use simhash_store::{ExportHeader, ExportedDocument};
 
 use super::StoreArg;
 
@@ -15,9 +17,12 @@ Examples:
   simhash-store export --store pages.db --output pages.jsonl
   simhash-store load pages.jsonl --store rebuilt.db      # no fingerprinting again
 
-One line per document in id order: {\"id\": 42, \"key\": \"https://example.com/a\", \"fingerprint\":
-\"3f2a9c0e11d4b788\", \"text_len\": 5120}. Reads one consistent snapshot; works beside a process
-that writes to the store.";
+The first line names the store's settings: {\"simhash_store_export\": {\"version\": 1,
+\"store_format\": 7, \"settings\": {...}}}. Then one line per document in id order:
+{\"fingerprint\": \"3f2a9c0e11d4b788\", \"id\": 42, \"key\": \"https://example.com/a\", \"text_len\": 5120},
+with \"sketch\" (128 hex digits) for a store that keeps sketches. `load` of the file makes a
+store with the same settings that answers exactly as this one. Reads one consistent snapshot;
+works beside a process that writes to the store.";
 
 /// Arguments of `export`.
 #[derive(clap::Args, Debug)]
@@ -49,15 +54,20 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             "standard output".into(),
         ),
     };
+    let header = ExportHeader::new(store.simhasher().config().clone(), store.format_version());
+    writeln!(out, "{}", header.to_line()).with_context(|| format!("cannot write to {name}"))?;
     let mut n = 0u64;
     for item in store.documents()? {
         let (id, d) = item?;
-        let line = serde_json::json!({"id": id, "key": d.key, "fingerprint": d.fingerprint, "text_len": d.text_len});
-        writeln!(out, "{line}").with_context(|| format!("cannot write to {name}"))?;
+        let mut exported = ExportedDocument::new(d.fingerprint);
+        exported.text_len = d.text_len;
+        exported.sketch = d.sketch;
+        writeln!(out, "{}", exported.to_line(id, d.key.as_deref()))
+            .with_context(|| format!("cannot write to {name}"))?;
         n += 1;
     }
     out.flush()
         .with_context(|| format!("cannot write to {name}"))?;
-    eprintln!("exported {n} documents");
+    eprintln!("exported {}", super::plural(n, "document", "documents"));
     Ok(ExitCode::SUCCESS)
 }

@@ -55,11 +55,13 @@ impl Fingerprinted {
     /// The fingerprint of `content`; `None` for a text with no features.
     fn of(content: &Content, hasher: &Simhasher) -> simhash_store::Result<Option<Fingerprinted>> {
         match content {
-            Content::Fingerprint(fingerprint) => Ok(Some(Fingerprinted {
-                fingerprint: *fingerprint,
+            Content::Exported(doc) => Ok(Some(Fingerprinted {
+                fingerprint: doc.fingerprint,
                 features: None,
-                text_len: None,
+                text_len: doc.text_len,
             })),
+            // Not a document: `run` leaves headers out.
+            Content::ExportHeader(_) => Ok(None),
             Content::Text(text) => match hasher.fingerprint_with_count(text) {
                 Ok((fingerprint, features)) => Ok(Some(Fingerprinted {
                     fingerprint,
@@ -99,7 +101,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let mut empty = 0;
-    let mut tally = read::run(&args.input, &mut progress, |docs| {
+    let mut tally = read::run(&args.input, &mut progress, |mut docs| {
+        docs.retain(read::Doc::is_document);
         // `None`: the text has no features.
         let fingerprinted: Vec<simhash_store::Result<Option<Fingerprinted>>> = docs
             .par_iter()
@@ -132,8 +135,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     out.flush().context("cannot write to standard output")?;
     progress.finish();
     eprintln!(
-        "{} documents fingerprinted; skipped {}",
-        tally.docs,
+        "{} fingerprinted; skipped {}",
+        super::plural(tally.docs, "document", "documents"),
         tally.skipped_summary()
     );
     if let Some(bad) = tally.stopped {

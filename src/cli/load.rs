@@ -1,15 +1,22 @@
 //! `simhash-store load`: read inputs, then fingerprint (on all cores) and store through the
 //! library's bulk loader ([`BulkLoader::add_text`]).
 
+use std::cell::OnceCell;
 use std::collections::HashMap;
+use std::path::Path;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use anyhow::Context;
-use simhash_store::{BulkLoader, BulkOptions, BulkPhase, BulkSummary, Entry, Store};
+use indicatif::ProgressBar;
+use simhash_store::{
+    BulkLoader, BulkOptions, BulkPhase, BulkSummary, Entry, ExportHeader, Location, SimhashConfig,
+    Store,
+};
 
 use super::progress::Progress;
 use super::read::{self, Content, Doc, Tally};
-use super::{open_for_writing, ConfigArgs, Exit, InputArgs, StoreArg, EXIT_PROBLEMS};
+use super::{open_for_writing, plural, ConfigArgs, Exit, InputArgs, StoreArg, EXIT_PROBLEMS};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -23,8 +30,11 @@ Examples:
 A new store records how texts are fingerprinted (--tf, --keep-boilerplate-lines,
 --shingles-across-words, --count-pieces, --count-pieces-ratio; every later load and query
 uses it). With an existing store, the settings given must match what it recorded. Loading
-exported fingerprints into a new store needs the source store's settings, since they are
-not recomputed.
+the output of `export` into a new store gives it the exported store's settings (the first
+line of the export records them) and the documents' fingerprints, text lengths and sketches,
+without fingerprinting again; an existing store must have the same settings. Fingerprints
+with no such record go only into a store with the default settings, unless you pass
+--trust-fingerprints.
 A document whose key (URL, path) is already stored replaces it under the same id, so loading
 the same files twice leaves the store as it was. New documents get ids after the largest one
 stored; JSON Lines may give ids (--id-field).
@@ -46,6 +56,14 @@ pub struct Args {
     #[arg(long)]
     json: bool,
 
+    /// Load fingerprints that come without a record of the settings they were made with
+    /// (JSON Lines with a `fingerprint` field and no export header line) into a store whose
+    /// settings are not the default: you vouch that they were made with the store's settings.
+    /// Without it such a load is refused, since fingerprints made otherwise would silently
+    /// answer queries wrong.
+    #[arg(long)]
+    trust_fingerprints: bool,
+
     /// How a new store fingerprints texts (recorded in it).
     #[command(flatten)]
     #[command(next_help_heading = "Fingerprint settings (recorded by a new store)")]
@@ -62,6 +80,132 @@ const MAX_REMEMBERED_KEYS: usize = 1 << 20;
 /// batches ahead, keeps reading while the texts before are fingerprinted.
 const TEXT_CHUNK_BYTES: usize = /* 1 MiB */ 1 << 20;
 
+/// Where a load writes: the store at `path`, opened (or created) when the first record
+/// arrives, so that an export's header line can give a new store its settings.
+pub struct Target<'a> {
+    path: &'a Path,
+    /// The settings asked for on the command line.
+    settings: &'a ConfigArgs,
+    /// Accept fingerprints that come with no record of their settings (`--trust-fingerprints`).
+    trust_fingerprints: bool,
+    store: OnceCell<Store>,
+    /// The number of documents in the store when it was opened.
+    before: OnceCell<u64>,
+}
+
+impl<'a> Target<'a> {
+    /// The store at `path`, to be opened when the first record arrives.
+    pub fn new(path: &'a Path, settings: &'a ConfigArgs, trust_fingerprints: bool) -> Target<'a> {
+        Target {
+            path,
+            settings,
+            trust_fingerprints,
+            store: OnceCell::new(),
+            before: OnceCell::new(),
+        }
+    }
+
+    /// A store opened already (its settings stand; exports must agree with them).
+    pub fn opened(store: Store, settings: &'a ConfigArgs) -> Target<'a> {
+        let target = Target::new(Path::new(""), settings, false);
+        target.keep(store);
+        target
+    }
+
+    /// Keeps `store`, just opened, as the target's.
+    fn keep(&self, store: Store) -> &Store {
+        let _ = self.before.set(store.len());
+        self.store.get_or_init(|| store)
+    }
+
+    /// The number of documents the store held when it was opened (0 before).
+    pub fn documents_before(&self) -> u64 {
+        self.before.get().copied().unwrap_or(0)
+    }
+
+    /// The store, opened with the command line's settings if it is not open yet.
+    fn store(&self) -> anyhow::Result<&Store> {
+        if let Some(store) = self.store.get() {
+            return Ok(store);
+        }
+        let store = open_for_writing(self.path, self.settings).with_context(|| {
+            format!("cannot open or create the store at {}", self.path.display())
+        })?;
+        Ok(self.keep(store))
+    }
+
+    /// The store, once a record or [`Target::into_store`] opened it.
+    pub fn into_store(self) -> anyhow::Result<Store> {
+        if self.store.get().is_none() {
+            self.store()?;
+        }
+        self.store.into_inner().context("the store was not opened")
+    }
+
+    /// Takes an export's header: a new store is created with its settings; an open one must
+    /// have them.
+    fn accept_header(&self, location: &Location, header: &ExportHeader) -> anyhow::Result<()> {
+        if let Some(store) = self.store.get() {
+            let stored = store.simhasher().config();
+            if *stored != header.settings {
+                anyhow::bail!(
+                    "{location}: this export was made from a store with other fingerprint settings than the store at {} ({}): \
+                     load it into a new store (another --store directory), which takes the export's settings",
+                    self.path.display(),
+                    stored.differences(&header.settings)
+                );
+            }
+            return Ok(());
+        }
+        if let Some(asked) = self.settings.requested() {
+            if !self.settings.agrees_with(&header.settings) {
+                anyhow::bail!(
+                    "{location}: this export records other fingerprint settings than the command line asks for ({}): \
+                     leave out the settings flags, and the new store takes the export's",
+                    header.settings.differences(&asked)
+                );
+            }
+        }
+        let store = match Store::builder()
+            .simhash_config(header.settings.clone())
+            .open(self.path)
+        {
+            Err(simhash_store::Error::ConfigMismatch { differences, .. }) => anyhow::bail!(
+                "{location}: this export was made from a store with other fingerprint settings than the store at {} ({differences}): \
+                 load it into a new store (another --store directory), which takes the export's settings",
+                self.path.display()
+            ),
+            other => other.with_context(|| {
+                format!("cannot open or create the store at {}", self.path.display())
+            })?,
+        };
+        self.keep(store);
+        Ok(())
+    }
+
+    /// Fails unless fingerprints with no record of their settings may go into the store:
+    /// the user vouches for them (`--trust-fingerprints`, or settings given for them), or the
+    /// store has the default settings, which such fingerprints are taken to have.
+    fn check_unrecorded_fingerprints(&self, location: &Location) -> anyhow::Result<()> {
+        if self.trust_fingerprints || self.settings.given() {
+            return Ok(());
+        }
+        let store = self.store()?;
+        let stored = store.simhasher().config();
+        let default = SimhashConfig::default();
+        if *stored != default {
+            anyhow::bail!(
+                "{location}: a fingerprint with no record of the settings it was made with (an export's first line records them), \
+                 and the store at {} fingerprints with non-default settings ({}): export the source store again with this \
+                 version of simhash-store, or pass --trust-fingerprints if these fingerprints were made with the store's settings",
+                self.path.display(),
+                stored.differences(&default)
+            );
+        }
+        Ok(())
+    }
+}
+
 /// Assigns ids and hands documents to the store's bulk loader.
 struct Writer<'a> {
     store: &'a Store,
@@ -72,11 +216,10 @@ struct Writer<'a> {
 }
 
 impl<'a> Writer<'a> {
-    fn new(store: &'a Store, progress: &Progress) -> anyhow::Result<Writer<'a>> {
+    fn new(store: &'a Store, bar: ProgressBar) -> anyhow::Result<Writer<'a>> {
         let next_id = store
             .next_id()
             .context("cannot read the largest id of the store")?;
-        let bar = progress.bar();
         let options = BulkOptions::new()
             .text_chunk_size(TEXT_CHUNK_BYTES)
             .progress(move |p| match p.phase {
@@ -116,28 +259,26 @@ impl<'a> Writer<'a> {
         Ok(id)
     }
 
-    fn add(&mut self, docs: Vec<Doc>) -> anyhow::Result<()> {
-        for doc in docs {
-            let id = self.id_for(&doc)?;
-            if let Some(key) = &doc.key {
-                if self.keys.len() >= MAX_REMEMBERED_KEYS {
-                    self.keys.clear();
-                }
-                self.keys.insert(key.clone(), id);
+    fn add(&mut self, doc: Doc) -> anyhow::Result<()> {
+        let id = self.id_for(&doc)?;
+        if let Some(key) = &doc.key {
+            if self.keys.len() >= MAX_REMEMBERED_KEYS {
+                self.keys.clear();
             }
-            let added = match doc.content {
-                Content::Text(text) => self.loader.add_text(id, doc.key.as_deref(), &text),
-                Content::Fingerprint(fingerprint) => self.loader.add_entry(&Entry {
-                    id,
-                    fingerprint,
-                    key: doc.key,
-                    text_len: None,
-                    sketch: None,
-                }),
-            };
-            added.with_context(|| format!("cannot load the document of {}", doc.location))?;
+            self.keys.insert(key.clone(), id);
         }
-        Ok(())
+        let added = match doc.content {
+            Content::Text(text) => self.loader.add_text(id, doc.key.as_deref(), &text),
+            Content::Exported(exported) => self.loader.add_entry(&Entry {
+                id,
+                fingerprint: exported.fingerprint,
+                key: doc.key,
+                text_len: exported.text_len,
+                sketch: exported.sketch,
+            }),
+            Content::ExportHeader(_) => return Ok(()),
+        };
+        added.with_context(|| format!("cannot load the document of {}", doc.location))
     }
 
     fn finish(self) -> anyhow::Result<BulkSummary> {
@@ -148,21 +289,58 @@ impl<'a> Writer<'a> {
     }
 }
 
-/// Loads `input` into `store`: returns what happened (documents loaded, texts without
-/// features counted as empty) and how many documents replaced a stored one (same id, or same
-/// key and so the same id). What was read before an error is written before the error is
-/// returned.
+/// Loads `input` into the store of `target`: returns what happened (documents loaded, texts
+/// without features counted as empty) and how many documents replaced a stored one (same
+/// id, or same key and so the same id). What was read before an error is written before the
+/// error is returned.
 ///
 /// # Errors
-/// An input cannot be opened, the store cannot be written.
+/// An input cannot be opened, the store cannot be opened or written, an export does not
+/// agree with the store's settings.
 pub fn load_inputs(
-    store: &Store,
+    target: &Target<'_>,
     input: &InputArgs,
     progress: &mut Progress,
 ) -> anyhow::Result<(Tally, u64)> {
-    let mut writer = Writer::new(store, progress)?;
-    let result = read::run(input, progress, |docs| writer.add(docs));
-    let summary = writer.finish()?;
+    let bar = progress.bar();
+    let mut writer: Option<Writer<'_>> = None;
+    // The input whose header recorded the settings of its fingerprints, and the last input
+    // whose unrecorded fingerprints were accepted.
+    let mut recorded: Option<Arc<Path>> = None;
+    let mut accepted: Option<Arc<Path>> = None;
+    let result = read::run(input, progress, |docs| {
+        for doc in docs {
+            match &doc.content {
+                Content::ExportHeader(header) => {
+                    target.accept_header(&doc.location, header)?;
+                    recorded = Some(doc.location.path.clone());
+                    continue;
+                }
+                Content::Exported(_)
+                    if recorded.as_ref() != Some(&doc.location.path)
+                        && accepted.as_ref() != Some(&doc.location.path) =>
+                {
+                    target.check_unrecorded_fingerprints(&doc.location)?;
+                    accepted = Some(doc.location.path.clone());
+                }
+                _ => {}
+            }
+            let writer = match &mut writer {
+                Some(w) => w,
+                None => writer.insert(Writer::new(target.store()?, bar.clone())?),
+            };
+            writer.add(doc)?;
+        }
+        Ok(())
+    });
+    let summary = match writer {
+        Some(writer) => writer.finish()?,
+        None => {
+            // Nothing was read: the store is still created (or opened), as asked.
+            target.store()?;
+            BulkSummary::default()
+        }
+    };
     progress.finish();
     let mut tally = result?;
     // The bulk loader skipped the texts that have no features.
@@ -177,17 +355,13 @@ pub fn load_inputs(
 /// An input or the store cannot be opened or written.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     args.input.check_exist()?;
-    let store = open_for_writing(&args.store.store, &args.settings).with_context(|| {
-        format!(
-            "cannot open or create the store at {}",
-            args.store.store.display()
-        )
-    })?;
-    let before = store.len();
+    args.store.check_can_hold_a_store()?;
+    let target = Target::new(&args.store.store, &args.settings, args.trust_fingerprints);
     let mut progress = Progress::new("loading", args.input.quiet);
-    let (tally, replaced) = load_inputs(&store, &args.input, &mut progress)?;
+    let (tally, replaced) = load_inputs(&target, &args.input, &mut progress)?;
     let elapsed = progress.elapsed().as_secs_f64();
-    let after = store.len();
+    let before = target.documents_before();
+    let after = target.into_store()?.len();
     if args.json {
         let summary = serde_json::json!({
             "loaded": tally.docs,
@@ -203,8 +377,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         println!("{summary}");
     } else {
         println!(
-            "loaded {} documents ({} replaced a stored document with the same key) in {:.2} s: {:.0} docs/s, {:.1} MB/s",
-            tally.docs,
+            "loaded {} ({} replaced a stored document with the same key) in {:.2} s: {:.0} docs/s, {:.1} MB/s",
+            plural(tally.docs, "document", "documents"),
             replaced,
             elapsed,
             tally.docs as f64 / elapsed.max(1e-6),
@@ -212,19 +386,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         );
         println!("skipped: {}", tally.skipped_summary());
         println!(
-            "the store at {} holds {} documents (was {})",
+            "the store at {} holds {} (was {before})",
             args.store.store.display(),
-            after,
-            before
+            plural(after, "document", "documents"),
         );
     }
     if let Some(bad) = tally.stopped {
         return Err(Exit {
             code: EXIT_PROBLEMS,
             message: format!(
-                "stopped at a bad record (--strict): {bad}\nthe {} documents before it are loaded; fix or remove the record, \
+                "stopped at a bad record (--strict): {bad}\nthe {} before it are loaded; fix or remove the record, \
                  or run without --strict to skip such records",
-                tally.docs
+                plural(tally.docs, "document", "documents")
             ),
         }
         .into());

@@ -51,6 +51,11 @@ Exit codes:
   2  usage error
   3  problems found: `verify` found inconsistencies, or a bad input record under --strict";
 
+/// `n` and the noun in the number it takes: "1 document", "2 documents".
+pub fn plural(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 /// An error that exits with a code other than [`EXIT_ERROR`].
 #[derive(Debug)]
 pub struct Exit {
@@ -83,9 +88,43 @@ pub fn exit(result: anyhow::Result<ExitCode>) -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             let code = e.downcast_ref::<Exit>().map_or(EXIT_ERROR, |x| x.code);
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", message(&e));
             ExitCode::from(code)
         }
+    }
+}
+
+/// The error's contexts and cause, joined by ": ". A library error ends the chain: its
+/// message already holds its source (an I/O error's), and the advice in it is put in the
+/// command's terms.
+pub fn message(e: &anyhow::Error) -> String {
+    let mut parts = Vec::new();
+    for cause in e.chain() {
+        if let Some(inner) = cause.downcast_ref::<simhash_store::Error>() {
+            parts.push(in_command_terms(inner));
+            break;
+        }
+        parts.push(cause.to_string());
+    }
+    parts.join(": ")
+}
+
+/// A library error's message, with advice given as flags and commands instead of Rust calls.
+fn in_command_terms(e: &simhash_store::Error) -> String {
+    use simhash_store::Error;
+    match e {
+        Error::Locked { path, .. } => format!(
+            "the store at {} is in use by another process that writes to it (a `simhash-store load`, \
+             `remove`, `compact` or `upgrade`, or a program): run this again when it has finished; \
+             `query`, `get`, `stats`, `export`, `dedup` and `verify` read beside a writer",
+            path.display()
+        ),
+        Error::NoSketches { path } => format!(
+            "the store at {} keeps no sketches, so it cannot verify near-duplicates: load the texts \
+             into a new store with `simhash-store load --sketch`, or run without --verified",
+            path.display()
+        ),
+        other => other.to_string(),
     }
 }
 
@@ -94,9 +133,10 @@ pub fn exit(result: anyhow::Result<ExitCode>) -> ExitCode {
 pub enum TfArg {
     /// The count (the default configuration): fastest.
     Raw,
-    /// count^a, the exponent falling with the text's length: better recall at k = 3 on
-    /// Chinese text (F1 0.86 -> 0.88 on the labelled set; English unchanged), fingerprinting
-    /// at about 0.6x the speed of raw.
+    /// count^a, the exponent falling with the text's length: finds more near-duplicates of
+    /// Chinese text at k = 3 (F1 0.851 -> 0.867 on the labelled set, mean of twenty hash
+    /// seeds) but not of English (0.862 -> 0.856); about 1.5x the fingerprinting time of raw.
+    /// Keep k at 3 with it (docs/guide.md, "Weighting").
     LengthAdaptive,
     /// sqrt(count).
     Sqrt,
@@ -208,7 +248,7 @@ impl ConfigArgs {
 
     /// Whether the settings given agree with a store's configuration (those not given
     /// always do): they change nothing in it.
-    fn agrees_with(&self, stored: &SimhashConfig) -> bool {
+    pub fn agrees_with(&self, stored: &SimhashConfig) -> bool {
         self.apply(stored.clone()) == *stored
     }
 }
@@ -263,11 +303,36 @@ impl StoreArg {
     }
 
     fn require_existing(&self) -> anyhow::Result<()> {
-        if !self.store.join("CURRENT").exists() {
+        if self.store.join("CURRENT").exists() {
+            return Ok(());
+        }
+        self.check_can_hold_a_store()?;
+        anyhow::bail!(
+            "there is no store at {}: create one with `simhash-store load INPUT --store {}`",
+            self.store.display(),
+            self.store.display()
+        );
+    }
+
+    /// Fails, saying what to do, when `--store` names something that neither is a store nor
+    /// can become one: a file, or a directory that holds other things.
+    pub fn check_can_hold_a_store(&self) -> anyhow::Result<()> {
+        let path = &self.store;
+        if path.join("CURRENT").exists() {
+            return Ok(());
+        }
+        if path.is_file() {
             anyhow::bail!(
-                "there is no store at {}: create one with `simhash-store load INPUT --store {}`",
-                self.store.display(),
-                self.store.display()
+                "{} is a file, not a store: --store takes a directory (`load` creates a store in a new or empty one)",
+                path.display()
+            );
+        }
+        let not_empty = std::fs::read_dir(path).is_ok_and(|mut entries| entries.next().is_some());
+        if not_empty {
+            anyhow::bail!(
+                "{} is a directory that holds other files but no store: give --store a new or empty directory \
+                 (`simhash-store load INPUT --store NEW_DIR` creates one there)",
+                path.display()
             );
         }
         Ok(())
@@ -334,6 +399,30 @@ impl InputArgs {
         opts.text_field = self.text_field.clone();
         opts.extract_main_text = !self.keep_boilerplate;
         opts
+    }
+
+    /// The size in bytes of every input file (those in folders included, hidden ones left
+    /// out as the readers do), or `None` when an input is standard input.
+    pub fn total_bytes(&self) -> Option<u64> {
+        fn size(path: &Path) -> u64 {
+            match std::fs::metadata(path) {
+                Ok(m) if m.is_dir() => std::fs::read_dir(path)
+                    .map(|entries| {
+                        entries
+                            .flatten()
+                            .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+                            .map(|e| size(&e.path()))
+                            .sum()
+                    })
+                    .unwrap_or(0),
+                Ok(m) => m.len(),
+                Err(_) => 0,
+            }
+        }
+        if self.inputs.iter().any(|i| i == Path::new("-")) {
+            return None;
+        }
+        Some(self.inputs.iter().map(|i| size(i)).sum())
     }
 
     /// Fails with a message naming the first input that does not exist.

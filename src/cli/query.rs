@@ -23,8 +23,8 @@ Examples:
   simhash-store query --store pages.db --fingerprint 3f2a9c0e11d4b788
   simhash-store query --store pages.db --file new-page.html --verified
 
-Output: one line per match, nearest first: distance, id, fingerprint, key (with --verified,
-distance, similarity, id, fingerprint, key). With --json, one object: {\"query\": FINGERPRINT,
+Output: one line per match, nearest first: distance, id, fingerprint, key, and with --verified
+the sketch similarity last. With --json, one object: {\"query\": FINGERPRINT,
 \"matches\": [{\"id\", \"key\", \"distance\", \"fingerprint\"}]} (and \"similarity\" with
 --verified). With --key, the document itself is left out of the matches.
 
@@ -203,9 +203,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     let mut matches = matches;
     matches.retain(|m| Some(m.id) != exclude);
+    let found = matches.len() as u64;
     if let Some(limit) = args.limit {
         matches.truncate(limit);
     }
+    let shown = if (matches.len() as u64) < found {
+        format!(" (showing the first {})", matches.len())
+    } else {
+        String::new()
+    };
     if args.json {
         let list: Vec<_> = matches
             .iter()
@@ -227,22 +233,22 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     } else {
         match args.verified {
             true => eprintln!(
-                "query fingerprint {fp}: {} verified matches within distance {max_distance} and sketch similarity {}",
-                matches.len(),
+                "query fingerprint {fp}: {} within distance {max_distance} and sketch similarity {}{shown}",
+                super::plural(found, "verified match", "verified matches"),
                 args.min_similarity.unwrap_or(DEFAULT_MIN_SIMILARITY)
             ),
             false => eprintln!(
-                "query fingerprint {fp}: {} matches within distance {max_distance}",
-                matches.len(),
+                "query fingerprint {fp}: {} within distance {max_distance}{shown}",
+                super::plural(found, "match", "matches"),
             ),
         }
         for m in &matches {
             let similarity = m
                 .similarity
-                .map(|s| format!("{s:.3}\t"))
+                .map(|s| format!("\t{s:.3}"))
                 .unwrap_or_default();
             println!(
-                "{}\t{similarity}{}\t{}\t{}",
+                "{}\t{}\t{}\t{}{similarity}",
                 m.distance,
                 m.id,
                 m.fingerprint,

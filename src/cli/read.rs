@@ -11,8 +11,8 @@ use std::sync::mpsc;
 
 use rayon::prelude::*;
 use simhash_store::{
-    read_input, BadRecord, BadRecordKind, Body, Error, Fingerprint, Location, ReaderOptions,
-    Record, MAX_EXTERNAL_KEY_LEN,
+    read_input, BadRecord, BadRecordKind, Body, Error, ExportHeader, ExportedDocument, Location,
+    ReaderOptions, Record, MAX_EXTERNAL_KEY_LEN,
 };
 
 use super::progress::Progress;
@@ -41,8 +41,18 @@ pub struct Doc {
 pub enum Content {
     /// The text to fingerprint: decoded, and the main text of an HTML page.
     Text(String),
-    /// A fingerprint computed before (a line of `simhash-store export`).
-    Fingerprint(Fingerprint),
+    /// A fingerprint computed before (a document line of `simhash-store export`).
+    Exported(ExportedDocument),
+    /// The header line of `simhash-store export`: the settings of the fingerprints after it
+    /// in the same input. Not a document: it is not counted in [`Tally::docs`].
+    ExportHeader(ExportHeader),
+}
+
+impl Doc {
+    /// Whether this is a document (not an export's header).
+    pub fn is_document(&self) -> bool {
+        !matches!(self.content, Content::ExportHeader(_))
+    }
 }
 
 /// What happened to the records read.
@@ -129,7 +139,8 @@ fn extract(record: Record, opts: &ReaderOptions) -> Outcome {
         }
     }
     let content = match record.body {
-        Body::Fingerprint(fp) => Content::Fingerprint(fp),
+        Body::Exported(doc) => Content::Exported(doc),
+        Body::ExportHeader(header) => Content::ExportHeader(header),
         Body::Text(text) => Content::Text(text),
         _ => match record.text(opts) {
             Ok(Some(text)) => Content::Text(text.into_owned()),
@@ -190,7 +201,11 @@ pub fn run(
     progress: &mut Progress,
     mut sink: impl FnMut(Vec<Doc>) -> anyhow::Result<()>,
 ) -> anyhow::Result<Tally> {
-    let opts = args.reader_options();
+    let mut opts = args.reader_options();
+    opts.read_counter = progress.read_counter();
+    if let Some(total) = args.total_bytes() {
+        progress.expect_bytes(total);
+    }
     let mut tally = Tally::default();
     std::thread::scope(|scope| -> anyhow::Result<()> {
         let (tx, rx) = mpsc::sync_channel::<Batch>(2);
@@ -227,7 +242,7 @@ pub fn run(
                     }
                 }
             }
-            let n = docs.len() as u64;
+            let n = docs.iter().filter(|d| d.is_document()).count() as u64;
             tally.docs += n;
             if !docs.is_empty() {
                 sink(docs)?;

@@ -47,8 +47,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         eprintln!("not stored: {}", absent.join(", "));
     }
     println!(
-        "removed {removed} documents; the store holds {}",
-        store.len()
+        "removed {}; the store holds {}",
+        super::plural(removed, "document", "documents"),
+        super::plural(store.len(), "document", "documents")
     );
     Ok(ExitCode::SUCCESS)
 }

@@ -17,9 +17,10 @@ Reading the output:
   document, keys the external keys.
   documents per block value: a query at k <= 3 scans, in each block family, the documents
   sharing one 16-bit value with the query. With random fingerprints each value holds about
-  documents/65536 of them and the max is a few times that. A max far above the mean (shown as
-  `skew`) means many documents share that block value: usually templated or empty-looking pages
-  whose fingerprints are alike. The top values list them; query one of those documents with
+  documents/65536 of them. `skew` compares the max with the max that uniformly random
+  fingerprints of as many documents give (`random max`, the median over such stores): about 1x
+  for well-spread fingerprints at any size; 10x or more means many documents share that block
+  value: usually templated or empty-looking pages whose fingerprints are alike. The top values list them; query one of those documents with
   `simhash-store query --fingerprint` to see which pages they are. See docs/guide.md.";
 
 /// Arguments of `stats`.
@@ -48,8 +49,33 @@ struct Spread {
     median: u64,
     max: u64,
     mean: f64,
+    /// The max that uniformly random fingerprints of as many documents give (the median of
+    /// the max over such stores).
+    random_max: u64,
+    /// `max / random_max`: about 1 for well-spread fingerprints.
     skew: f64,
     top: Vec<(String, u64)>,
+}
+
+/// The median of the largest count among the 65536 values of a block when `documents`
+/// uniformly random fingerprints spread over them: each count is Poisson with mean
+/// `documents / 65536`, so the median max is the smallest `m` with `P(count <= m)^65536 >=
+/// 1/2`. (With 1,000 documents it is 2; with a million, 34; with a billion, 15,787.)
+fn random_max(documents: u64) -> u64 {
+    let values = f64::from(1u32 << 16);
+    let lambda = documents as f64 / values;
+    if lambda == 0.0 {
+        return 0;
+    }
+    // P(count <= m) must reach 2^(-1/65536).
+    let target = 0.5f64.powf(1.0 / values);
+    let (mut m, mut log_pmf, mut cdf) = (0u64, -lambda, (-lambda).exp());
+    while cdf < target && m < documents {
+        m += 1;
+        log_pmf += lambda.ln() - (m as f64).ln();
+        cdf += log_pmf.exp();
+    }
+    m
 }
 
 fn spread(family: String, counts: &[u64], top: usize) -> Spread {
@@ -65,6 +91,7 @@ fn spread(family: String, counts: &[u64], top: usize) -> Spread {
         .filter(|&(_, n)| n > 0)
         .collect();
     by_count.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    let random_max = random_max(total);
     Spread {
         family,
         values_used: counts.iter().filter(|&&n| n > 0).count(),
@@ -72,7 +99,12 @@ fn spread(family: String, counts: &[u64], top: usize) -> Spread {
         median: sorted.get(sorted.len() / 2).copied().unwrap_or(0),
         max,
         mean,
-        skew: if mean > 0.0 { max as f64 / mean } else { 0.0 },
+        random_max,
+        skew: if random_max > 0 {
+            max as f64 / random_max as f64
+        } else {
+            0.0
+        },
         top: by_count
             .into_iter()
             .take(top)
@@ -145,23 +177,29 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     println!("documents per block value (65536 values per block; a k<=3 query scans one value per block):");
     println!(
-        "  {:<8} {:>7} {:>6} {:>7} {:>7} {:>9} {:>7}  top values",
-        "block", "used", "min", "median", "max", "mean", "skew"
+        "  {:<8} {:>7} {:>6} {:>7} {:>7} {:>9} {:>10} {:>7}  top values",
+        "block", "used", "min", "median", "max", "mean", "random max", "skew"
     );
     for s in &spreads {
         let top: Vec<String> = s.top.iter().map(|(v, n)| format!("{v}:{n}")).collect();
         println!(
-            "  {:<8} {:>7} {:>6} {:>7} {:>7} {:>9.2} {:>6.1}x  {}",
+            "  {:<8} {:>7} {:>6} {:>7} {:>7} {:>9.2} {:>10} {:>6.1}x  {}",
             s.family,
             s.values_used,
             s.min,
             s.median,
             s.max,
             s.mean,
+            s.random_max,
             s.skew,
             top.join(" ")
         );
     }
+    println!(
+        "skew: max / random max, the max that uniformly random fingerprints of {} give; \
+         about 1x when fingerprints are well spread, 10x or more when many documents share most of their fingerprint",
+        super::plural(documents, "document", "documents")
+    );
     Ok(ExitCode::SUCCESS)
 }
 
@@ -180,6 +218,50 @@ mod tests {
             s.top,
             vec![("0007".to_string(), 100), ("0009".to_string(), 1)]
         );
-        assert!(s.skew > 60_000.0);
+        assert_eq!(s.random_max, 1);
+        assert_eq!(s.skew, 100.0);
+    }
+
+    /// Counts of `n` fingerprints from a SplitMix64 stream, in block 0.
+    fn random_counts(n: u64, seed: u64) -> Vec<u64> {
+        let mut state = seed;
+        let mut counts = vec![0u64; 1 << 16];
+        for _ in 0..n {
+            state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = state;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^= z >> 31;
+            counts[(z >> 48) as usize] += 1;
+        }
+        counts
+    }
+
+    #[test]
+    fn random_fingerprints_are_not_skewed_at_any_size() {
+        for (n, seed) in [(1_000, 1), (1_000, 2), (100_000, 3), (2_000_000, 4)] {
+            let s = spread("block0".into(), &random_counts(n, seed), 1);
+            assert!(
+                (0.5..=2.0).contains(&s.skew),
+                "{n} random fingerprints: skew {} (max {}, random max {})",
+                s.skew,
+                s.max,
+                s.random_max
+            );
+        }
+    }
+
+    #[test]
+    fn random_max_grows_with_the_mean() {
+        assert_eq!(random_max(0), 0);
+        assert_eq!(random_max(1_000), 2);
+        let million = random_max(1_000_000);
+        assert!((25..=40).contains(&million), "{million}");
+        let billion = random_max(1_000_000_000);
+        let mean = 1e9 / 65536.0;
+        assert!(
+            (billion as f64) > mean && (billion as f64) < mean + 6.0 * mean.sqrt(),
+            "{billion}"
+        );
     }
 }

@@ -3,8 +3,10 @@
 //! the first member: [`flate2::read::MultiGzDecoder`].
 
 use std::fs::File;
-use std::io::{self, BufRead, BufReader};
+use std::io::{self, BufRead, BufReader, Read};
 use std::path::Path;
+
+use super::ReadCounter;
 
 use flate2::read::MultiGzDecoder;
 
@@ -14,10 +16,28 @@ pub(crate) const BUFFER: usize = 256 * 1024;
 /// The two bytes every gzip member starts with.
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 
-/// Opens `path`, decompressing it when it starts with the gzip magic bytes (whatever its name).
-pub(crate) fn open(path: &Path) -> io::Result<Box<dyn BufRead + Send>> {
-    let file = File::open(path)?;
+/// Opens `path`, decompressing it when it starts with the gzip magic bytes (whatever its name);
+/// the bytes read from the file are added to `counter`.
+pub(crate) fn open(path: &Path, counter: &ReadCounter) -> io::Result<Box<dyn BufRead + Send>> {
+    let file = Counted {
+        inner: File::open(path)?,
+        counter: counter.clone(),
+    };
     wrap(Box::new(BufReader::with_capacity(BUFFER, file)))
+}
+
+/// A reader that adds what it reads to a [`ReadCounter`].
+struct Counted<R> {
+    inner: R,
+    counter: ReadCounter,
+}
+
+impl<R: Read> Read for Counted<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.counter.add(n as u64);
+        Ok(n)
+    }
 }
 
 /// Wraps `reader` in a multi-member gzip decoder when its first bytes are the gzip magic.

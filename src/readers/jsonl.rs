@@ -1,6 +1,8 @@
 //! JSON Lines: one object per line with configurable id, key and text fields. A line with a
-//! `fingerprint` field and no text field is a line of `simhash-store export`: it is loaded
-//! with that fingerprint, without fingerprinting again.
+//! `fingerprint` field and no text field is a document line of `simhash-store export`: it is
+//! loaded with that fingerprint (and the text length and sketch the line gives), without
+//! fingerprinting again; an export's header line (`export.rs`) is yielded as
+//! [`Body::ExportHeader`].
 
 use std::io::BufRead;
 use std::path::Path;
@@ -8,6 +10,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use super::export::{ExportHeader, ExportedDocument, HEADER_FIELD};
 use super::{
     read_bounded_line, stream_error, BadRecord, BadRecordKind, Body, LineRead, Location, Position,
     ReaderOptions, Record,
@@ -16,6 +19,10 @@ use crate::fingerprint::Fingerprint;
 
 /// The field of an exported fingerprint.
 const FINGERPRINT_FIELD: &str = "fingerprint";
+/// The field of an exported document's text length.
+const TEXT_LEN_FIELD: &str = "text_len";
+/// The field of an exported document's sketch.
+const SKETCH_FIELD: &str = "sketch";
 
 pub(crate) struct JsonlReader {
     path: Arc<Path>,
@@ -71,6 +78,17 @@ fn record_from(
             type_name(&value)
         )));
     };
+    if object.len() == 1 {
+        if let Some(header) = object.remove(HEADER_FIELD) {
+            let header = ExportHeader::from_value(header).map_err(wrong)?;
+            return Ok(Record {
+                key: None,
+                id: None,
+                location,
+                body: Body::ExportHeader(header),
+            });
+        }
+    }
     let id = match object.get(&opts.id_field) {
         None | Some(Value::Null) => None,
         Some(Value::Number(n)) if n.as_u64().is_some() => n.as_u64(),
@@ -112,7 +130,30 @@ fn record_from(
                 let fp: Fingerprint = hex
                     .parse()
                     .map_err(|e: crate::Error| wrong(e.to_string()))?;
-                Body::Fingerprint(fp)
+                let mut doc = ExportedDocument::new(fp);
+                doc.text_len = match object.get(TEXT_LEN_FIELD) {
+                    None | Some(Value::Null) => None,
+                    Some(Value::Number(n)) if n.as_u64().is_some() => n.as_u64(),
+                    Some(other) => {
+                        return Err(wrong(format!(
+                            "field `{TEXT_LEN_FIELD}` must be a non-negative integer, found {}",
+                            type_name(other)
+                        )))
+                    }
+                };
+                doc.sketch = match object.get(SKETCH_FIELD) {
+                    None | Some(Value::Null) => None,
+                    Some(Value::String(hex)) => Some(hex.parse().map_err(|e: crate::Error| {
+                        wrong(format!("field `{SKETCH_FIELD}`: {e}"))
+                    })?),
+                    Some(other) => {
+                        return Err(wrong(format!(
+                            "field `{SKETCH_FIELD}` must be a hex string, found {}",
+                            type_name(other)
+                        )))
+                    }
+                };
+                Body::Exported(doc)
             }
             Some(other) => {
                 return Err(wrong(format!(
@@ -169,7 +210,7 @@ impl Iterator for JsonlReader {
                             kind: if std::str::from_utf8(&self.buf).is_err() {
                                 BadRecordKind::Undecodable
                             } else {
-                                BadRecordKind::MalformedHeader
+                                BadRecordKind::MalformedJson
                             },
                             message: format!(
                                 "not a JSON value ({e}): each line must be one JSON object"

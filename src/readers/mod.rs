@@ -28,6 +28,7 @@
 //! # Ok::<_, Box<dyn std::error::Error>>(())
 //! ```
 
+mod export;
 mod gzip;
 mod html;
 mod jsonl;
@@ -39,11 +40,12 @@ use std::borrow::Cow;
 use std::fmt;
 use std::io::{BufRead, Read};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
-use crate::fingerprint::Fingerprint;
 
+pub use export::{ExportHeader, ExportedDocument};
 pub use html::{decode_text, html_to_text};
 
 /// The records of one input, in file order.
@@ -79,8 +81,12 @@ pub enum Body {
         /// The declared charset label, e.g. `gbk`.
         charset: Option<String>,
     },
-    /// A fingerprint computed before (a line of `simhash-store export`): no text.
-    Fingerprint(Fingerprint),
+    /// A document line of `simhash-store export`: a fingerprint computed before, with the
+    /// text length and sketch the store kept; no text.
+    Exported(ExportedDocument),
+    /// The first line of `simhash-store export`: the settings the fingerprints after it were
+    /// made with. It holds no document.
+    ExportHeader(ExportHeader),
     /// A record of the input that holds no document, and why: a WARC response that is not
     /// HTML or not 2xx. It is yielded, without its content, so that a caller can count what
     /// was passed over; [`Record::text`] gives `None` for it.
@@ -128,7 +134,7 @@ impl Body {
         match self {
             Body::Text(s) => s.len(),
             Body::Plain(b) | Body::Html { bytes: b, .. } => b.len(),
-            Body::Fingerprint(_) | Body::Skipped(_) => 0,
+            Body::Exported(_) | Body::ExportHeader(_) | Body::Skipped(_) => 0,
         }
     }
 
@@ -163,7 +169,7 @@ impl Record {
                     .map(|s| Some(Cow::Owned(s)))
                     .map_err(bad)
             }
-            Body::Fingerprint(_) | Body::Skipped(_) => Ok(None),
+            Body::Exported(_) | Body::ExportHeader(_) | Body::Skipped(_) => Ok(None),
         }
     }
 }
@@ -213,8 +219,10 @@ pub enum BadRecordKind {
     /// The bytes do not decode in the declared charset, or in UTF-8 or GB18030 when none is
     /// declared.
     Undecodable,
-    /// A WARC or HTTP header that cannot be parsed, or a line that is not JSON.
+    /// A WARC or HTTP header that cannot be parsed.
     MalformedHeader,
+    /// A JSON Lines line that is not JSON.
+    MalformedJson,
     /// The input ends inside a record, or its gzip stream is truncated or corrupt. Nothing of
     /// the input after this point can be read.
     Truncated,
@@ -227,12 +235,13 @@ pub enum BadRecordKind {
 }
 
 impl BadRecordKind {
-    /// A short name for summaries: `undecodable`, `malformed header`, `truncated`,
+    /// A short name for summaries: `undecodable`, `malformed header`, `malformed JSON`, `truncated`,
     /// `wrong JSON type`, `too large`, `unreadable`.
     pub fn as_str(self) -> &'static str {
         match self {
             BadRecordKind::Undecodable => "undecodable",
             BadRecordKind::MalformedHeader => "malformed header",
+            BadRecordKind::MalformedJson => "malformed JSON",
             BadRecordKind::Truncated => "truncated",
             BadRecordKind::WrongJsonType => "wrong JSON type",
             BadRecordKind::TooLarge => "too large",
@@ -304,7 +313,8 @@ impl Format {
         if let Some(f) = Format::from_extension(path) {
             return Ok(f);
         }
-        let mut reader = gzip::open(path).map_err(|e| Error::io("opening", path, e))?;
+        let mut reader =
+            gzip::open(path, &ReadCounter::new()).map_err(|e| Error::io("opening", path, e))?;
         let head = reader
             .fill_buf()
             .map_err(|e| Error::io("reading", path, e))?;
@@ -383,6 +393,31 @@ pub struct ReaderOptions {
     /// Extract the main text of HTML (drop navigation, headers, footers, link lists and other
     /// boilerplate); when off, all visible text is kept. Default: `true`.
     pub extract_main_text: bool,
+    /// Counts the bytes read from input files (as stored: compressed for gzipped files), so
+    /// that a progress display can compare them with the inputs' sizes. Clones share the
+    /// count. Default: a new counter.
+    pub read_counter: ReadCounter,
+}
+
+/// A count of bytes read from input files, shared by its clones
+/// ([`ReaderOptions::read_counter`]).
+#[derive(Debug, Clone, Default)]
+pub struct ReadCounter(Arc<AtomicU64>);
+
+impl ReadCounter {
+    /// A new count at 0.
+    pub fn new() -> ReadCounter {
+        ReadCounter::default()
+    }
+
+    /// The bytes read so far.
+    pub fn get(&self) -> u64 {
+        self.0.load(Ordering::Relaxed)
+    }
+
+    fn add(&self, n: u64) {
+        self.0.fetch_add(n, Ordering::Relaxed);
+    }
 }
 
 impl Default for ReaderOptions {
@@ -394,6 +429,7 @@ impl Default for ReaderOptions {
             key_fields: vec!["key".into(), "url".into()],
             text_field: "text".into(),
             extract_main_text: true,
+            read_counter: ReadCounter::new(),
         }
     }
 }
@@ -424,7 +460,7 @@ fn open_file(path: &Path, opts: Arc<ReaderOptions>) -> std::io::Result<Records> 
     let format = match opts.format.or_else(|| Format::from_extension(path)) {
         Some(f) => f,
         None => {
-            let reader = gzip::open(path)?;
+            let reader = gzip::open(path, &opts.read_counter)?;
             return Ok(open_stream(path, reader, opts, false));
         }
     };
@@ -433,9 +469,18 @@ fn open_file(path: &Path, opts: Arc<ReaderOptions>) -> std::io::Result<Records> 
         Format::Html | Format::Text => {
             Box::new(std::iter::once(text::whole_file(shared, format, &opts)))
         }
-        Format::Warc => Box::new(warc::WarcReader::new(shared, gzip::open(path)?, opts)),
-        Format::Jsonl => Box::new(jsonl::JsonlReader::new(shared, gzip::open(path)?, opts)),
-        Format::Lines => Box::new(text::LinesReader::new(shared, gzip::open(path)?, opts)),
+        Format::Warc => {
+            let reader = gzip::open(path, &opts.read_counter)?;
+            Box::new(warc::WarcReader::new(shared, reader, opts))
+        }
+        Format::Jsonl => {
+            let reader = gzip::open(path, &opts.read_counter)?;
+            Box::new(jsonl::JsonlReader::new(shared, reader, opts))
+        }
+        Format::Lines => {
+            let reader = gzip::open(path, &opts.read_counter)?;
+            Box::new(text::LinesReader::new(shared, reader, opts))
+        }
     })
 }
 

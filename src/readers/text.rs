@@ -42,7 +42,7 @@ pub(crate) fn whole_file(
         kind: BadRecordKind::Unreadable,
         message: format!("cannot read the file ({e}): check that it exists and is readable"),
     };
-    let mut reader = gzip::open(&path).map_err(unreadable)?;
+    let mut reader = gzip::open(&path, &opts.read_counter).map_err(unreadable)?;
     whole_stream(path, &mut reader, format, opts)
 }
 

@@ -81,6 +81,15 @@ fn named(config: &SimhashConfig) -> Map<String, Value> {
     }
 }
 
+impl SimhashConfig {
+    /// Each setting whose value in `self` (a store's) differs from `requested`'s, by name:
+    /// "`seed` is 1 in the store, 0 requested", joined by "; " in the order of the names;
+    /// empty when they agree. The text of [`Error::ConfigMismatch`]'s `differences`.
+    pub fn differences(&self, requested: &SimhashConfig) -> String {
+        differences(self, requested)
+    }
+}
+
 /// Each setting whose values differ, by name: "`seed` is 1 in the store, 0 requested", in
 /// the order of the names.
 fn differences(stored: &SimhashConfig, requested: &SimhashConfig) -> String {

@@ -116,6 +116,13 @@ impl Store {
     }
 
     pub(crate) fn open_with(builder: StoreBuilder, path: &Path) -> Result<Store> {
+        if path.is_file() {
+            return Err(Error::NotAStore {
+                path: path.to_path_buf(),
+                reason: "it is a file; a store is a directory (give a new or empty one to create a store)"
+                    .into(),
+            });
+        }
         let exists = path.join("CURRENT").exists();
         if !exists {
             if builder.read_only {

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import List, Optional
 
@@ -31,6 +32,13 @@ def main(argv: Optional[List[str]] = None) -> int:
     load.add_argument("--batch-rows", type=int, default=4_000_000)
     load.add_argument("--progress", action="store_true", help="draw a progress line")
     args = parser.parse_args(argv)
+    if not os.path.exists(args.path):
+        print(
+            f"error: {args.path} does not exist: give a Parquet file or a folder of them "
+            "(a Spark job's output with columns id and fingerprint)",
+            file=sys.stderr,
+        )
+        return 1
     try:
         n = load_parquet(
             args.path,
@@ -41,10 +49,13 @@ def main(argv: Optional[List[str]] = None) -> int:
             batch_rows=args.batch_rows,
             progress=args.progress,
         )
-    except (Error, ValueError, OSError) as e:
+    except (Error, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
-    print(f"loaded {n} documents into {args.store}")
+    except OSError as e:
+        print(f"error: cannot read {args.path}: {e}", file=sys.stderr)
+        return 1
+    print(f"loaded {n} document{'' if n == 1 else 's'} into {args.store}")
     return 0
 
 

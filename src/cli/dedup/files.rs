@@ -2,7 +2,7 @@
 //!
 //! | file | one row per | fields |
 //! |---|---|---|
-//! | `pairs.{jsonl,csv}` | pair, in scan order | `a`, `b` (`a < b`), `distance` |
+//! | `pairs.{jsonl,csv}` | pair, in scan order | `a`, `b` (`a < b`), `distance`; `similarity` (verified pairs); `key_a`, `key_b` (with keys) |
 //! | `clusters.{jsonl,csv}` | member of a cluster, by cluster then id | `id`, `cluster` (lowest member id), `representative`, `keep`, `key` (external key, if any) |
 //! | `drop.{jsonl,csv}` | document to drop, by id | `id`, `representative` (kept instead), `key` |
 //!
@@ -58,6 +58,57 @@ impl FromStr for OutputFormat {
             )),
         }
     }
+}
+
+/// The optional columns of the pairs file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct PairColumns {
+    /// The sketch similarity of verified pairs.
+    pub similarity: bool,
+    /// The external keys of both documents.
+    pub keys: bool,
+}
+
+/// One row of the pairs file.
+#[derive(Debug, Serialize)]
+pub struct PairRow<'a> {
+    /// The smaller id.
+    pub a: u64,
+    /// The larger id.
+    pub b: u64,
+    /// The Hamming distance.
+    pub distance: u32,
+    /// The sketch similarity, for verified pairs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub similarity: Option<f64>,
+    /// The keys of `a` and `b`, when asked for (absent keys are `null`).
+    #[serde(skip)]
+    pub keys: Option<(Option<&'a str>, Option<&'a str>)>,
+}
+
+impl PairRow<'_> {
+    /// A row of `pair` alone.
+    pub fn of(pair: Pair) -> PairRow<'static> {
+        PairRow {
+            a: pair.a,
+            b: pair.b,
+            distance: pair.distance,
+            similarity: None,
+            keys: None,
+        }
+    }
+}
+
+/// The JSON form of a [`PairRow`] with its keys.
+#[derive(Serialize)]
+struct PairRowWithKeys<'a> {
+    a: u64,
+    b: u64,
+    distance: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    similarity: Option<f64>,
+    key_a: Option<&'a str>,
+    key_b: Option<&'a str>,
 }
 
 #[derive(Serialize)]
@@ -131,6 +182,7 @@ impl Out {
 pub struct DedupWriter {
     dir: PathBuf,
     format: OutputFormat,
+    columns: PairColumns,
     pairs: Out,
 }
 
@@ -149,27 +201,70 @@ impl DedupWriter {
     ///
     /// # Errors
     /// The directory or the file cannot be created (the message names it).
-    pub fn create(dir: impl AsRef<Path>, format: OutputFormat) -> Result<DedupWriter> {
+    pub fn create(
+        dir: impl AsRef<Path>,
+        format: OutputFormat,
+        columns: PairColumns,
+    ) -> Result<DedupWriter> {
         let dir = dir.as_ref().to_path_buf();
         std::fs::create_dir_all(&dir)
             .with_context(|| format!("cannot create the directory {}", dir.display()))?;
         let mut pairs = Out::create(dir.join(format!("pairs.{}", format.extension())))?;
         if format == OutputFormat::Csv {
-            pairs.line(format_args!("a,b,distance"))?;
+            let similarity = if columns.similarity {
+                ",similarity"
+            } else {
+                ""
+            };
+            let keys = if columns.keys { ",key_a,key_b" } else { "" };
+            pairs.line(format_args!("a,b,distance{similarity}{keys}"))?;
         }
-        Ok(DedupWriter { dir, format, pairs })
+        Ok(DedupWriter {
+            dir,
+            format,
+            columns,
+            pairs,
+        })
     }
 
-    /// Appends one pair.
+    /// Appends one pair; its `similarity` and `keys` are written when the writer's columns
+    /// ask for them.
     ///
     /// # Errors
     /// A file cannot be written (the message names it).
-    pub fn write_pair(&mut self, pair: Pair) -> Result<()> {
+    pub fn write_pair(&mut self, row: &PairRow<'_>) -> Result<()> {
+        let similarity = row.similarity.filter(|_| self.columns.similarity);
+        let (key_a, key_b) = row.keys.unwrap_or((None, None));
         match self.format {
-            OutputFormat::Jsonl => self.pairs.json(&pair),
-            OutputFormat::Csv => self
-                .pairs
-                .line(format_args!("{},{},{}", pair.a, pair.b, pair.distance)),
+            OutputFormat::Jsonl if self.columns.keys => self.pairs.json(&PairRowWithKeys {
+                a: row.a,
+                b: row.b,
+                distance: row.distance,
+                similarity,
+                key_a,
+                key_b,
+            }),
+            OutputFormat::Jsonl => self.pairs.json(&PairRow {
+                similarity,
+                keys: None,
+                ..*row
+            }),
+            OutputFormat::Csv => {
+                let similarity = similarity.map(|s| format!(",{s}")).unwrap_or_default();
+                let keys = if self.columns.keys {
+                    format!(
+                        ",{},{}",
+                        csv_field(key_a.unwrap_or("")),
+                        csv_field(key_b.unwrap_or(""))
+                    )
+                } else {
+                    String::new()
+                };
+                self.pairs.line(format_args!(
+                    "{},{},{}{similarity}{keys}",
+                    row.a, row.b, row.distance
+                ))
+            }
         }
     }
 
@@ -275,11 +370,15 @@ mod tests {
         store.insert(1, Fingerprint(0xabcd))?;
         store.insert(2, Fingerprint(0xabce))?;
 
-        let mut out = DedupWriter::create(dir.path().join("out"), OutputFormat::Csv)?;
+        let mut out = DedupWriter::create(
+            dir.path().join("out"),
+            OutputFormat::Csv,
+            PairColumns::default(),
+        )?;
         let mut builder = ClusterBuilder::new();
         store.pairs(3).for_each(|p| {
             builder.add_pair(p.a, p.b);
-            out.write_pair(p)
+            out.write_pair(&PairRow::of(p))
         })?;
         let files = out.finish(&builder.finish())?;
         assert_eq!(
@@ -321,13 +420,13 @@ mod tests {
         let store = store(&dir.path().join("store"))?;
         for format in [OutputFormat::Jsonl, OutputFormat::Csv] {
             let out = dir.path().join(format.to_string());
-            let mut writer = DedupWriter::create(&out, format)?;
+            let mut writer = DedupWriter::create(&out, format, PairColumns::default())?;
             let mut builder = ClusterBuilder::new();
             let mut pairs = store.pairs(3).collect()?;
             pairs.reverse();
             for p in pairs {
                 builder.add_pair(p.a, p.b);
-                writer.write_pair(p)?;
+                writer.write_pair(&PairRow::of(p))?;
             }
             let mut clusters = builder.finish();
             clusters.choose_representatives(&store, Representative::Longest)?;
@@ -367,6 +466,40 @@ mod tests {
                         "id,representative,key\n4,2,\n5,7,\"https://a.example/5,\"\"x\"\"\"\n9,7,https://a.example/9\n"
                     );
                 }
+            }
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn pairs_with_similarity_and_keys() -> Result<()> {
+        let dir = tempfile::tempdir()?;
+        let columns = PairColumns {
+            similarity: true,
+            keys: true,
+        };
+        let row = PairRow {
+            a: 1,
+            b: 2,
+            distance: 3,
+            similarity: Some(0.875),
+            keys: Some((Some("https://a.example/1,x"), None)),
+        };
+        for format in [OutputFormat::Jsonl, OutputFormat::Csv] {
+            let mut writer =
+                DedupWriter::create(dir.path().join(format.to_string()), format, columns)?;
+            writer.write_pair(&row)?;
+            let files = writer.finish(&ClusterBuilder::new().finish())?;
+            let pairs = std::fs::read_to_string(&files[0])?;
+            match format {
+                OutputFormat::Jsonl => assert_eq!(
+                    pairs,
+                    "{\"a\":1,\"b\":2,\"distance\":3,\"similarity\":0.875,\"key_a\":\"https://a.example/1,x\",\"key_b\":null}\n"
+                ),
+                OutputFormat::Csv => assert_eq!(
+                    pairs,
+                    "a,b,distance,similarity,key_a,key_b\n1,2,3,0.875,\"https://a.example/1,x\",\n"
+                ),
             }
         }
         Ok(())

@@ -8,6 +8,7 @@ mod files;
 mod svg;
 
 use std::cell::Cell;
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -15,11 +16,11 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use simhash_store::{
-    ClusterBuilder, DedupSummary, Representative, ScanProgress, Verification,
+    ClusterBuilder, DedupSummary, Representative, ScanProgress, Store, Verification,
     DEFAULT_MIN_SIMILARITY, DEFAULT_VERIFIED_K,
 };
 
-use self::files::{DedupWriter, OutputFormat};
+use self::files::{DedupWriter, OutputFormat, PairColumns, PairRow};
 use self::svg::summary_svg;
 
 use super::{usage, StoreArg, EXIT_OK};
@@ -32,10 +33,12 @@ Examples:
   simhash-store dedup --store pages.db --out dedup/
   simhash-store dedup --store pages.db -k 5 --out dedup/ --format csv --representative longest
   simhash-store dedup --store pages.db --verified --out dedup/
+  simhash-store dedup --store pages.db --with-keys --out dedup/   # pairs with their URLs
 
 Writes into --out:
   pairs.jsonl     every pair within k: {\"a\": id, \"b\": id, \"distance\": d}, a < b (with
-                  --verified, only the pairs whose sketches agree)
+                  --verified, only the pairs whose sketches agree, and their \"similarity\";
+                  with --with-keys, \"key_a\" and \"key_b\")
   clusters.jsonl  every document with a near-duplicate: id, cluster (its lowest member id),
                   representative (the member kept), keep, key
   drop.jsonl      the documents to drop: every clustered document but the representative
@@ -86,6 +89,11 @@ pub struct Args {
     #[arg(long, default_value_t = 65_536, value_name = "DOCS")]
     chunk_size: usize,
 
+    /// Write the external keys of both documents into the pairs file (`key_a`, `key_b`):
+    /// one document lookup per document of a pair.
+    #[arg(long)]
+    with_keys: bool,
+
     /// Print the summary as JSON.
     #[arg(long)]
     json: bool,
@@ -118,6 +126,46 @@ fn progress_bar(quiet: bool) -> ProgressBar {
     bar
 }
 
+/// The external keys of the documents of recent pairs (a pair's documents often appear in the
+/// next pairs too); cleared when it holds [`KeyCache::MAX`] documents.
+#[derive(Default)]
+struct KeyCache {
+    keys: HashMap<u64, Option<String>>,
+}
+
+impl KeyCache {
+    const MAX: usize = 1 << 20;
+
+    /// The keys of `a` and `b` when `wanted`.
+    fn of(
+        &mut self,
+        store: &Store,
+        wanted: bool,
+        a: u64,
+        b: u64,
+    ) -> anyhow::Result<Option<(Option<String>, Option<String>)>> {
+        if !wanted {
+            return Ok(None);
+        }
+        Ok(Some((self.key(store, a)?, self.key(store, b)?)))
+    }
+
+    fn key(&mut self, store: &Store, id: u64) -> anyhow::Result<Option<String>> {
+        if let Some(key) = self.keys.get(&id) {
+            return Ok(key.clone());
+        }
+        if self.keys.len() >= Self::MAX {
+            self.keys.clear();
+        }
+        let key = store
+            .document(id)
+            .with_context(|| format!("reading document {id}"))?
+            .and_then(|d| d.key);
+        self.keys.insert(id, key.clone());
+        Ok(key)
+    }
+}
+
 /// Runs `dedup`.
 ///
 /// # Errors
@@ -132,8 +180,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .into());
     }
     let start = Instant::now();
-    let mut writer = DedupWriter::create(&args.out, args.format)
+    let columns = PairColumns {
+        similarity: args.verified,
+        keys: args.with_keys,
+    };
+    let mut writer = DedupWriter::create(&args.out, args.format, columns)
         .with_context(|| format!("cannot write the results into {}", args.out.display()))?;
+    let mut keys = KeyCache::default();
     let bar = progress_bar(args.quiet);
     let found = Cell::new(0u64);
     let mut builder = ClusterBuilder::new();
@@ -156,7 +209,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .for_each(|pair| {
                 found.set(found.get() + 1);
                 builder.add_pair(pair.a, pair.b);
-                writer.write_pair(pair.pair())
+                let mut row = PairRow::of(pair.pair());
+                row.similarity = Some(pair.similarity);
+                let pair_keys = keys.of(&store, args.with_keys, pair.a, pair.b)?;
+                row.keys = pair_keys
+                    .as_ref()
+                    .map(|(a, b)| (a.as_deref(), b.as_deref()));
+                writer.write_pair(&row)
             })
             .with_context(|| format!("scanning {} for verified pairs", store.path().display()))?;
         candidates = Some(stats.candidates.pairs);
@@ -169,7 +228,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .for_each(|pair| {
                 found.set(found.get() + 1);
                 builder.add_pair(pair.a, pair.b);
-                writer.write_pair(pair)
+                let mut row = PairRow::of(pair);
+                let pair_keys = keys.of(&store, args.with_keys, pair.a, pair.b)?;
+                row.keys = pair_keys
+                    .as_ref()
+                    .map(|(a, b)| (a.as_deref(), b.as_deref()));
+                writer.write_pair(&row)
             })
             .with_context(|| format!("scanning {} for pairs", store.path().display()))?
     };

@@ -16,9 +16,9 @@ use simhash_store::{
     DEFAULT_VERIFIED_K,
 };
 
-use super::load::load_inputs;
+use super::load::{load_inputs, Target};
 use super::progress::Progress;
-use super::InputArgs;
+use super::{ConfigArgs, InputArgs};
 use generate::Edit;
 
 const EXAMPLES: &str = "\
@@ -159,7 +159,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         quiet: true,
     };
     let mut progress = Progress::new("loading", true);
-    let (tally, _) = load_inputs(&store, &input, &mut progress)?;
+    let no_settings = ConfigArgs::default();
+    let target = Target::opened(store, &no_settings);
+    let (tally, _) = load_inputs(&target, &input, &mut progress)?;
+    let store = target.into_store()?;
     let load_time = t.elapsed();
     println!(
         "  load      {:>7.2} s  {} documents ({:.0} docs/s), {} bad records, {} empty{}",
