@@ -14,7 +14,7 @@ use simhash_store::{
     VerifyReport,
 };
 
-use crate::args::{self, k_arg, key_arg, text_arg, u64_arg, u64_vec, Signed};
+use crate::args::{k_arg, key_arg, text_arg, u64_arg, u64_vec, Signed};
 use crate::columns::Columns;
 use crate::errors::IntoPy;
 use crate::hasher::PySimhasher;
@@ -203,8 +203,8 @@ impl PyStore {
     /// ``id in store`` for an int id, ``key in store`` for a str key.
     fn __contains__(&self, py: Python<'_>, item: &Bound<'_, PyAny>) -> PyResult<bool> {
         let store = self.store()?;
-        if let Ok(key) = item.cast::<pyo3::types::PyString>() {
-            let key = key.to_str()?.to_owned();
+        if item.is_instance_of::<pyo3::types::PyString>() {
+            let key: String = item.extract()?;
             return Ok(py.detach(|| store.id_for_key(&key)).py()?.is_some());
         }
         let Ok(id) = item.extract::<u64>() else {

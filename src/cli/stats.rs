@@ -196,8 +196,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         );
     }
     println!(
-        "skew: max / random max, the max that uniformly random fingerprints of {} give; \
-         about 1x when fingerprints are well spread, 10x or more when many documents share most of their fingerprint",
+        "skew: max / random max, the max that uniformly random fingerprints of {} give;\n\
+         about 1x when fingerprints are well spread, 10x or more when many documents share most of\n\
+         their fingerprint",
         super::plural(documents, "document", "documents")
     );
     Ok(ExitCode::SUCCESS)
