@@ -59,6 +59,8 @@ fn assert_stored_fingerprints_are_recomputed(store: &str, lines: &str) -> Result
         ok(out);
         let mut v = String::from_utf8_lossy(&out.stdout)
             .lines()
+            // Not the header line of `export`.
+            .filter(|l| !l.contains("simhash_store_export"))
             .map(|l| {
                 let v: serde_json::Value = serde_json::from_str(l)?;
                 Ok((

@@ -107,7 +107,11 @@ fn a_store_without_sketches_names_the_fix() -> Result<()> {
         .query_verified(fp, &sketch, Verification::default())
         .unwrap_err();
     assert!(matches!(err, Error::NoSketches { .. }), "{err}");
-    assert!(err.to_string().contains("--sketch"), "{err}");
+    assert!(
+        err.to_string()
+            .contains("SimhashConfig::with_sketch(SketchKind::MinHash)"),
+        "{err}"
+    );
     assert!(matches!(
         store.query_text_verified(&page(1), Verification::default()),
         Err(Error::NoSketches { .. })

@@ -58,7 +58,7 @@ def test_store_written_by_python_is_read_by_the_command(cli, tmp_path):
             fps[key] = store.insert_text(i + 1, text, key=key)
         store.insert(99, 0x0123_4567_89AB_CDEF, key="raw")
     assert "clean" in run(cli, "verify", "--store", str(path))
-    exported = [json.loads(l) for l in run(cli, "export", "--store", str(path)).splitlines()]
+    exported = [json.loads(l) for l in run(cli, "export", "--store", str(path)).splitlines()][1:]  # after the header
     assert {e["key"]: int(e["fingerprint"], 16) for e in exported} == {**fps, "raw": 0x0123_4567_89AB_CDEF}
     out = json.loads(run(cli, "query", "--store", str(path), "--fingerprint", "0123456789abcdef", "-k", "0", "--json"))
     assert [m["id"] for m in out["matches"]] == [99]
