@@ -1,14 +1,12 @@
 //! Single writes: `Store::insert` one document at a time on one thread, with the default
 //! `Durability::Buffered`, into a store that already holds `--base` documents (bulk-loaded),
-//! for both layouts in the same run: format 7 (packed chunks; an insert is a delta, and a
-//! group is folded when 64 deltas have reached it) and format 6 (one key per document and
-//! family). Then fresh k = 3 queries (fingerprints never asked, after 20,000 warm-up
+//! (format 7: an insert is a delta, and a group is folded when 64 deltas have reached it).
+//! Then fresh k = 3 queries (fingerprints never asked, after 20,000 warm-up
 //! queries of others) on the store as the inserts left it, and again after `compact`.
 //!
 //! `cargo bench --bench inserts -- --base 10000000 --n 1000000 --runs 3`
 //!
-//! Each run creates both stores afresh (format 6 first in even runs, 7 first in odd ones);
-//! the table gives the median over runs.
+//! Each run creates its store afresh; the table gives the median over runs.
 
 use std::time::Instant;
 
@@ -76,12 +74,9 @@ struct Row {
     query_after_compact: f64,
 }
 
-fn run(args: &Args, format: u32, seed: u64) -> Row {
+fn run(args: &Args, seed: u64) -> Row {
     let dir = tempfile::tempdir_in(".").expect("tempdir");
-    let store = Store::builder()
-        .create_format(format)
-        .open(dir.path())
-        .expect("open");
+    let store = Store::open(dir.path()).expect("open");
     let mut rng = SplitMix(seed);
     let mut loader = store.bulk_loader().expect("loader");
     for id in 0..args.base {
@@ -117,17 +112,14 @@ fn main() {
         "# inserts: {} single inserts into a store of {} bulk-loaded documents, {} runs, {} measured queries",
         args.n, args.base, args.runs, args.queries
     );
-    let mut rows: [Vec<Row>; 2] = [Vec::new(), Vec::new()];
+    let mut rows: [Vec<Row>; 1] = [Vec::new()];
     for r in 0..args.runs {
-        let order: [u32; 2] = if r % 2 == 0 { [6, 7] } else { [7, 6] };
-        for format in order {
-            let row = run(&args, format, 0x5eed + r as u64);
-            println!(
-                "  run {r} format {format}: {:.0} inserts/s, fresh k=3 p50 {:.1} µs after the inserts, compact {:.1} s, then {:.1} µs",
-                row.inserts_per_s, row.query_after_inserts, row.compact_s, row.query_after_compact
-            );
-            rows[(format - 6) as usize].push(row);
-        }
+        let row = run(&args, 0x5eed + r as u64);
+        println!(
+            "  run {r}: {:.0} inserts/s, fresh k=3 p50 {:.1} µs after the inserts, compact {:.1} s, then {:.1} µs",
+            row.inserts_per_s, row.query_after_inserts, row.compact_s, row.query_after_compact
+        );
+        rows[0].push(row);
     }
     println!("| format | inserts/s | fresh k=3 p50 after the inserts | compact | fresh k=3 p50 after compact |");
     println!("|---|---|---|---|---|");
@@ -135,7 +127,7 @@ fn main() {
         let m = |f: fn(&Row) -> f64| median(rows.iter().map(f).collect());
         println!(
             "| {} | {:.0} | {:.1} µs | {:.1} s | {:.1} µs |",
-            6 + i,
+            7 + i,
             m(|r| r.inserts_per_s),
             m(|r| r.query_after_inserts),
             m(|r| r.compact_s),

@@ -34,9 +34,7 @@
 //! cache with `Store::preload_query_cache` after each reopening, before the warm-up), `--dir
 //! PATH` (where to create the store; default a temporary directory under the current one),
 //! `--keep` (leave that directory, with the FAISS input files, in place), `--compact` (also
-//! measure after a full compaction, with other query sets), `--format V` (the format of the
-//! new store: 7, the default, packed; 6, one key per document, for comparison), `--text
-//! DOCS`, `--corpus DIR`.
+//! measure after a full compaction, with other query sets), `--text DOCS`, `--corpus DIR`.
 //!
 //! Each run's line also gives the load average (`/proc/loadavg`, 1 minute) when it ended:
 //! above 2 on this 2-core machine other processes take turns with the queries, and a query
@@ -74,7 +72,6 @@ struct Args {
     check: usize,
     faiss_queries: usize,
     keep: bool,
-    format: u32,
 }
 
 fn parse_args() -> Args {
@@ -95,7 +92,6 @@ fn parse_args() -> Args {
         check: 200,
         faiss_queries: 0,
         keep: false,
-        format: simhash_store::FORMAT_VERSION,
     };
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
@@ -122,7 +118,6 @@ fn parse_args() -> Args {
             "--check" => args.check = num(value("--check")),
             "--faiss-queries" => args.faiss_queries = num(value("--faiss-queries")),
             "--keep" => args.keep = true,
-            "--format" => args.format = num(value("--format")) as u32,
             "--bench" => {} // cargo bench passes it
             other => panic!("unknown argument {other}; see the top of benches/scale.rs"),
         }
@@ -222,7 +217,7 @@ fn scale(args: &Args) {
     let n = args.n;
     println!(
         "# scale: N = {n}, format {}, {} runs x {} warm-up + {} measured queries per k, budget {} MiB, block cache {} MiB, query cache {} MiB{}, {} threads",
-        args.format,
+        simhash_store::FORMAT_VERSION,
         args.runs,
         args.warmup,
         args.queries,
@@ -234,7 +229,6 @@ fn scale(args: &Args) {
     );
     let open = |path: &std::path::Path| {
         Store::builder()
-            .create_format(args.format)
             .block_cache_size(args.cache)
             .query_cache_size(args.query_cache)
             .open(path)

@@ -162,6 +162,17 @@ pub enum Error {
         path: PathBuf,
     },
 
+    /// A write to a store of an older format, which this build reads but does not write.
+    #[error("store at {path} is of format {found}, which this build reads but does not write (it writes format {current}): copy it into format {current} with `simhash-store upgrade {path}` (Store::upgrade), then write to the copy")]
+    LegacyFormat {
+        /// The store directory.
+        path: PathBuf,
+        /// The format version recorded in the store.
+        found: u32,
+        /// The format this build writes.
+        current: u32,
+    },
+
     /// An I/O error outside RocksDB, with the path it concerns (empty when unknown).
     #[error("{operation}{}: {source}", if path.as_os_str().is_empty() { String::new() } else { format!(" {}", path.display()) })]
     Io {

@@ -57,6 +57,7 @@ mod dedup;
 mod error;
 mod fingerprint;
 mod keys;
+pub mod pigeonhole;
 mod postings;
 mod query;
 #[cfg(feature = "readers")]
@@ -95,6 +96,16 @@ pub use verified::{
     DEFAULT_MIN_SIMILARITY, DEFAULT_VERIFIED_K,
 };
 pub use verify::{Problem, VerifyReport, MAX_LISTED_PROBLEMS};
+
+/// Store formats and upgrading: every on-disk [`Format`](upgrade::Format) and what it means,
+/// and [`Store::upgrade`], which copies a store of an older format (read-only in this build)
+/// into the newest.
+pub mod upgrade {
+    pub use crate::store::{
+        Format, UpgradeOptions, UpgradePhase, UpgradeProgress, UpgradeSummary, FORMAT_VERSION,
+        MIN_FORMAT_VERSION,
+    };
+}
 
 /// The `decode_values` fuzz target (`fuzz/`) runs the crate-private value decoders through
 /// this. Compiled only under `cargo fuzz` (`--cfg fuzzing`); not part of the API.

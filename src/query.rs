@@ -1,16 +1,11 @@
 //! Exact Hamming-distance queries over the four block families.
 //!
-//! Split a 64-bit fingerprint into four 16-bit blocks. If two fingerprints differ in at most
-//! `k` bits, then by pigeonhole at least one block differs in at most `r = floor(k / 4)` bits.
-//! So the query enumerates, for each block *i*, every 16-bit value within `r` bits of the
-//! query's block *i* (one value when `k <= 3`) and scans that key range of family *i*
-//! (multi-index hashing, Norouzi, Punjani and Fleet 2012). Each candidate's key holds its
-//! whole fingerprint, so its exact distance is checked without another read. A document is
-//! reported only from the first family whose block is within `r` of the query, so it appears
-//! once however many blocks match. When the probes would cost more than reading everything
+//! By the pigeonhole rule (`src/pigeonhole.rs`) the query reads, in each block family *i*,
+//! the groups within the radius of the query's block *i* (one group when `k <= 3`;
+//! multi-index hashing, Norouzi, Punjani and Fleet 2012). Each candidate holds its whole
+//! fingerprint, so its exact distance is checked without another read, and a document is
+//! reported by one family only. When the probes would cost more than reading everything
 //! (large `k` on a small store), the query scans family `block0` in full instead.
-
-use std::sync::LazyLock;
 
 use rayon::prelude::*;
 use rocksdb::ReadOptions;
@@ -19,7 +14,8 @@ use crate::codec;
 use crate::error::{Error, Result};
 use crate::fingerprint::{Fingerprint, BLOCKS};
 use crate::keys::{self, BLOCK_FAMILIES, DOCS_FAMILY};
-use crate::postings::{malformed_error, Layout};
+use crate::pigeonhole::{self, radius};
+use crate::postings::malformed_error;
 use crate::store::Store;
 use crate::store::View;
 
@@ -38,13 +34,6 @@ pub struct Match {
 
 /// The largest meaningful distance.
 pub const MAX_DISTANCE: u32 = 64;
-
-/// For each radius r in 0..=16, the 16-bit masks with at most r bits set.
-static MASKS: LazyLock<Vec<Vec<u16>>> = LazyLock::new(|| {
-    (0..=16u32)
-        .map(|r| (0..=u16::MAX).filter(|m| m.count_ones() <= r).collect())
-        .collect()
-});
 
 /// How [`Store::query_with`] answers a query. Every strategy gives the same, exact answer;
 /// they differ only in cost.
@@ -78,8 +67,8 @@ pub(crate) fn plan(k: u32, n: u64) -> Plan {
     if k >= MAX_DISTANCE {
         return Plan::FullScan;
     }
-    let radius = k / BLOCKS as u32;
-    let probes = (BLOCKS * MASKS[radius as usize].len()) as f64;
+    let radius = radius(k);
+    let probes = (BLOCKS * pigeonhole::masks(radius).len()) as f64;
     let per_prefix = n as f64 / 65536.0;
     let probe_cost = probes * (SEEK_COST + per_prefix.max(1.0) * PROBE_KEY_COST);
     if radius == 0 || probe_cost < n as f64 {
@@ -124,7 +113,7 @@ impl Store {
     /// As [`Store::query`].
     pub fn query_with(&self, fp: Fingerprint, k: u32, strategy: Strategy) -> Result<Vec<Match>> {
         // The query cache's epoch is read before the snapshot is taken (src/postings/cache.rs).
-        let epoch = self.postings.as_ref().map_or(0, |c| c.epoch());
+        let epoch = self.postings().cache().map_or(0, |c| c.epoch());
         let snapshot = self.view();
         let found = self.candidates(&snapshot, epoch, fp, k, strategy)?;
         self.with_keys(&snapshot, found)
@@ -135,7 +124,7 @@ impl Store {
     /// # Errors
     /// [`Error::NoFeatures`] for a text with nothing to fingerprint; as [`Store::query`].
     pub fn query_text(&self, text: &str, k: u32) -> Result<Vec<Match>> {
-        self.query(self.simhasher.fingerprint(text)?, k)
+        self.query(self.simhasher().fingerprint(text)?, k)
     }
 
     /// Answers many queries on all cores (rayon's global pool); results in input order.
@@ -168,16 +157,11 @@ impl Store {
     /// # Errors
     /// RocksDB read errors; [`Error::Decode`] for a damaged entry.
     pub fn preload_query_cache(&self) -> Result<u64> {
-        let Some(cache) = self
-            .postings
-            .as_ref()
-            .filter(|_| self.layout == Layout::Entries)
-        else {
+        let Some(cache) = self.postings().cache() else {
             return Ok(0);
         };
         let epoch = cache.epoch();
         let snapshot = self.view();
-        let seq = snapshot.sequence_number();
         let mut cached = 0;
         for (i, family) in BLOCK_FAMILIES.iter().enumerate() {
             let mut it = snapshot.raw_iterator_cf_opt(self.block_cf(i)?, ReadOptions::default());
@@ -196,7 +180,7 @@ impl Store {
                     if !cache.has_room_for(range.len()) {
                         return Ok(cached);
                     }
-                    cache.insert(i, v, seq, epoch, std::mem::take(&mut range));
+                    cache.insert(i, v, epoch, std::mem::take(&mut range));
                     cached += 1;
                 }
                 let Some((fp, id)) = next else { break };
@@ -224,23 +208,11 @@ impl Store {
         let mut found = Vec::new();
         let plan = match strategy {
             Strategy::Auto => plan(k, self.len()),
-            Strategy::Probe => Plan::Probe {
-                radius: k / BLOCKS as u32,
-            },
+            Strategy::Probe => Plan::Probe { radius: radius(k) },
             Strategy::FullScan => Plan::FullScan,
         };
         match plan {
             Plan::FullScan => self.full_scan(snapshot, fp, k, &mut found)?,
-            Plan::Probe { radius } if self.layout == Layout::Packed => {
-                let masks = &MASKS[radius as usize];
-                let mut values: Vec<u16> = Vec::with_capacity(masks.len());
-                for (i, &block) in fp.blocks().iter().enumerate() {
-                    values.clear();
-                    values.extend(masks.iter().map(|m| block ^ m));
-                    values.sort_unstable();
-                    self.probe_packed(snapshot, i, fp, k, radius, &values, &mut found)?;
-                }
-            }
             Plan::Probe { radius } => self.probe(snapshot, epoch, fp, k, radius, &mut found)?,
         }
         found.sort_unstable_by_key(|&(id, _, d)| (d, id));
@@ -248,76 +220,6 @@ impl Store {
         // and a delta of the same group.
         found.dedup_by_key(|&mut (id, _, _)| id);
         Ok(found)
-    }
-
-    fn probe(
-        &self,
-        snapshot: &View<'_>,
-        epoch: u64,
-        q: Fingerprint,
-        k: u32,
-        radius: u32,
-        found: &mut Vec<(u64, Fingerprint, u32)>,
-    ) -> Result<()> {
-        let qb = q.blocks();
-        // A document is reported by the first family whose block is within `radius`.
-        let first_family = |fp: Fingerprint| {
-            let b = fp.blocks();
-            (0..BLOCKS).find(|&j| (b[j] ^ qb[j]).count_ones() <= radius)
-        };
-        let mut check = |fp: Fingerprint, id: u64, i: usize| {
-            let d = fp.distance(q);
-            if d <= k && first_family(fp) == Some(i) {
-                found.push((id, fp, d));
-            }
-        };
-        let masks = &MASKS[radius as usize];
-        let cache = self.postings.as_ref();
-        let seq = snapshot.sequence_number();
-        let mut values: Vec<u16> = Vec::with_capacity(masks.len());
-        let mut range: Vec<(Fingerprint, u64)> = Vec::new();
-        for (i, family) in BLOCK_FAMILIES.iter().enumerate() {
-            values.clear();
-            values.extend(masks.iter().map(|m| qb[i] ^ m));
-            values.sort_unstable();
-            // Created only when a range is not in the query cache.
-            let mut it = None;
-            for &v in &values {
-                if let Some(postings) = cache.and_then(|c| c.get(i, v, seq, epoch)) {
-                    for &(fp, id) in postings.entries.iter() {
-                        check(fp, id, i);
-                    }
-                    continue;
-                }
-                let it = match &mut it {
-                    Some(it) => it,
-                    None => it.insert(
-                        snapshot.raw_iterator_cf_opt(self.block_cf(i)?, ReadOptions::default()),
-                    ),
-                };
-                let prefix = keys::block_prefix(v);
-                range.clear();
-                it.seek(prefix);
-                while let Some(key) = it.key() {
-                    if !key.starts_with(&prefix) {
-                        break;
-                    }
-                    let (fp, id) =
-                        keys::decode_block_key(i, key).ok_or_else(|| bad_key(family, key))?;
-                    check(fp, id, i);
-                    if cache.is_some() {
-                        range.push((fp, id));
-                    }
-                    it.next();
-                }
-                it.status()
-                    .map_err(|e| self.rocks_err("scan", Some(family), e))?;
-                if let Some(cache) = cache {
-                    cache.insert(i, v, seq, epoch, std::mem::take(&mut range));
-                }
-            }
-        }
-        Ok(())
     }
 
     fn full_scan(
@@ -391,14 +293,6 @@ fn bad_key(family: &'static str, key: &[u8]) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn masks_count_binomial_sums() {
-        assert_eq!(MASKS[0], vec![0]);
-        assert_eq!(MASKS[1].len(), 17);
-        assert_eq!(MASKS[2].len(), 137);
-        assert_eq!(MASKS[16].len(), 65536);
-    }
 
     #[test]
     fn plans() {

@@ -129,9 +129,15 @@ proptest! {
         let family = rng.below(4) as u32;
         let docs = with_shared_block(&mut rng, docs, family, crowd);
         let dir = tempfile::tempdir().unwrap();
-        // Both layouts: entries (format 6) and packed (format 7).
-        let store = Store::builder().create_format(format).open(dir.path()).unwrap();
+        // Both layouts: packed (format 7) and entries (format 6, read only).
+        let mut store = Store::open(dir.path()).unwrap();
         load(&store, &docs).unwrap();
+        if format == 6 {
+            drop(store);
+            common::legacy::rewrite_as_format6(dir.path());
+            store = Store::open(dir.path()).unwrap();
+            assert_eq!(store.format_version(), 6);
+        }
         let ks = [0, 1, 2, 3, 4, 5, 6, 7, 8, 12];
         check(&store, &docs, &ks, 1 << 16).unwrap();
         // Chunks of 3 documents: every crowded group is compared chunk against chunk.

@@ -73,6 +73,7 @@ fn fixture_config(version: u32) -> SimhashConfig {
         3 => release(3),
         4 => release(4),
         5 => release(5),
+        6 => release(6),
         _ => SimhashConfig::default(),
     }
 }
@@ -134,6 +135,7 @@ fn check_fixture(version: u32) -> Result<()> {
     if version < 3 {
         assert!(moved_by_boilerplate >= 20, "{moved_by_boilerplate} of 40");
     }
+    check_writes(&store, version);
     drop(store);
     if version == 7 {
         // The packed layout's three kinds of records, read with RocksDB alone: 10 added
@@ -175,6 +177,35 @@ fn check_fixture(version: u32) -> Result<()> {
         assert_eq!(unlike_the_current_default, 0);
     }
     Ok(())
+}
+
+/// A store of an older format is read only: every write fails with `Error::LegacyFormat`,
+/// whose message names `simhash-store upgrade`, and changes nothing. (The current format's
+/// fixture is left as it is for the checks that follow.)
+fn check_writes(store: &Store, version: u32) {
+    if version == simhash_store::FORMAT_VERSION {
+        return;
+    }
+    let writes: [(&str, simhash_store::Result<()>); 4] = [
+        ("insert", store.insert(1000, simhash_store::Fingerprint(1))),
+        ("remove", store.remove(0).map(|_| ())),
+        ("compact", store.compact()),
+        ("bulk_loader", store.bulk_loader().map(|_| ())),
+    ];
+    for (what, result) in writes {
+        match result {
+            Err(e @ simhash_store::Error::LegacyFormat { found, .. }) => {
+                assert_eq!(found, version);
+                assert!(
+                    e.to_string().contains("`simhash-store upgrade "),
+                    "{what}: {e}"
+                );
+            }
+            other => panic!("{what} on a store of format {version}: {other:?}"),
+        }
+    }
+    assert_eq!(store.len(), 40);
+    assert!(store.document(0).expect("read").is_some());
 }
 
 #[test]

@@ -16,8 +16,19 @@ FORMAT_VERSION: int
 """The store format version this build writes."""
 MAX_DISTANCE: int
 """The largest meaningful ``k``: 64."""
+BLOCKS: int
+"""Block families of a fingerprint: 4."""
+BLOCK_BITS: int
+"""Bits per block: 16."""
+BLOCK_VALUES: int
+"""Values of one block, groups per family: 65536."""
+GROUPS: int
+"""Groups over all families (``BLOCKS * BLOCK_VALUES``); group ``family * BLOCK_VALUES + value``."""
 
 __all__ = [
+    "BLOCKS",
+    "BLOCK_BITS",
+    "BLOCK_VALUES",
     "BulkProgress",
     "BulkSummary",
     "Cluster",
@@ -25,6 +36,7 @@ __all__ = [
     "Document",
     "DocumentIterator",
     "FORMAT_VERSION",
+    "GROUPS",
     "MAX_DISTANCE",
     "Match",
     "PairIterator",

@@ -27,7 +27,7 @@ fn class_name(e: &Error) -> &'static str {
         Error::ParseFingerprint { .. } => "ParseFingerprintError",
         Error::InvalidArgument(_) => "InvalidArgumentError",
         Error::WriterBusy { .. } => "WriterBusyError",
-        Error::ReadOnly { .. } => "ReadOnlyError",
+        Error::ReadOnly { .. } | Error::LegacyFormat { .. } => "ReadOnlyError",
         Error::Io { .. } => "StoreIOError",
         Error::Cancelled => "CancelledError",
         Error::BadRecord { .. } => "BadRecordError",

@@ -35,6 +35,11 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("FORMAT_VERSION", simhash_store::FORMAT_VERSION)?;
     m.add("MAX_DISTANCE", simhash_store::MAX_DISTANCE)?;
+    // The block families' shape, from the pigeonhole module (the Spark planner's groups).
+    m.add("BLOCKS", simhash_store::pigeonhole::BLOCKS)?;
+    m.add("BLOCK_BITS", simhash_store::pigeonhole::BLOCK_BITS)?;
+    m.add("BLOCK_VALUES", simhash_store::pigeonhole::BLOCK_VALUES)?;
+    m.add("GROUPS", simhash_store::pigeonhole::GROUPS)?;
     m.add_function(wrap_pyfunction!(hasher::distance, m)?)?;
     m.add_function(wrap_pyfunction!(hasher::default_settings, m)?)?;
     m.add_class::<hasher::PySimhasher>()?;

@@ -126,8 +126,11 @@ def test_dedup_equals_the_store(spark, data, k):
     result.unpersist()
 
 
-def test_retried_task_gives_the_same_answer(spark, data):
-    from simhash_store.spark import dedup
+def test_retried_task_gives_the_same_answer(spark, data, monkeypatch):
+    from simhash_store.spark import _dedup, dedup
+
+    # The test hook: partition 1 of the pair stage fails on its first attempt.
+    monkeypatch.setattr(_dedup, "_FAIL_FIRST_ATTEMPT", 1)
 
     ids, fps = data[3]
     want_pairs, want_clusters, want_drop = single_machine(ids, fps, 3)
@@ -135,8 +138,7 @@ def test_retried_task_gives_the_same_answer(spark, data):
     sc.setJobGroup("retry-test", "a pair task fails on its first attempt")
     try:
         result = dedup(
-            frame(spark, ids, fps), k=3, chunk_size=CHUNK, partitions=8, _fail_first_attempt=1
-        )
+            frame(spark, ids, fps), k=3, chunk_size=CHUNK, partitions=8)
     finally:
         sc.setLocalProperty("spark.jobGroup.id", None)
     tracker = sc.statusTracker()

@@ -22,7 +22,6 @@ mod sst;
 mod crash_tests;
 
 use std::path::Path;
-use std::sync::atomic::Ordering;
 
 use rayon::prelude::*;
 
@@ -131,7 +130,7 @@ impl Store {
         let root = options
             .temp_dir
             .clone()
-            .unwrap_or_else(|| self.path.join(DEFAULT_TEMP_DIR));
+            .unwrap_or_else(|| self.path().join(DEFAULT_TEMP_DIR));
         std::fs::create_dir_all(&root)
             .map_err(|e| Error::io("creating the directory", &root, e))?;
         let dir = tempfile::Builder::new()
@@ -332,15 +331,15 @@ impl BulkLoader<'_> {
         };
         let prefix = format!("{:05}", self.summary.runs);
         // Changed only under the write lock, which this run holds until it is committed.
-        let segment = store.next_segment.load(Ordering::SeqCst);
-        let final_chunks = store.layout == Layout::Packed && store.block_families_empty()?;
+        let segment = store.packed()?.next_segment();
+        let final_chunks = store.layout() == Layout::Packed && store.block_families_empty()?;
         let written = sst::write_run(
             &buf,
             &net,
             &dir,
             &prefix,
             dest,
-            store.layout,
+            store.layout(),
             segment,
             final_chunks,
             Store::now_micros(),

@@ -21,8 +21,8 @@ exactly OLD's fingerprint settings, and verifies the new store. Nothing is finge
 Most of the time is the `verify` of the new store: about 16 s of CPU per million documents
 (docs/guide.md, \"Upgrading a store\"). The disk needs room for the new store beside the old.
 
-Upgrading is optional: this version opens, queries and writes stores of every older format;
-the newest format is about speed and size. OLD is opened for writing, so no other process may
+This version opens stores of every older format read-only (queries, export, dedup): upgrade
+one to write to it. OLD is opened for writing, so no other process may
 have it open for writing meanwhile. A store already of the newest format is copied all the same
 (a compact copy); with --in-place it is left alone.
 

@@ -104,7 +104,7 @@ impl Store {
         text: &str,
         k: u32,
     ) -> Result<(Fingerprint, InsertOutcome)> {
-        let (fp, sketch) = self.simhasher.fingerprint_and_sketch(text)?;
+        let (fp, sketch) = self.simhasher().fingerprint_and_sketch(text)?;
         let mut entry = Entry::new(id, fp).with_text_len(text.len() as u64);
         entry.key = key.map(str::to_owned);
         entry.sketch = sketch;

@@ -245,7 +245,9 @@ impl Clusters {
         let mut docs: HashMap<u64, Document> = HashMap::with_capacity(self.member_index.len());
         for batch in self.member_index.chunks(LOOKUP_BATCH) {
             let doc_keys: Vec<[u8; 8]> = batch.iter().map(|&(id, _)| keys::doc_key(id)).collect();
-            let values = store.db.multi_get_cf(doc_keys.iter().map(|k| (docs_cf, k)));
+            let values = store
+                .db()
+                .multi_get_cf(doc_keys.iter().map(|k| (docs_cf, k)));
             for ((&(id, _), value), doc_key) in batch.iter().zip(values).zip(&doc_keys) {
                 let value = value.map_err(|e| store.rocks_err("read", Some(DOCS_FAMILY), e))?;
                 if let Some(bytes) = value {

@@ -13,6 +13,7 @@ use std::ops::ControlFlow;
 
 use crate::dedup::Pair;
 use crate::fingerprint::BLOCKS;
+use crate::pigeonhole;
 
 /// A document in a chunk: (fingerprint, id).
 pub(crate) type Doc = (u64, u64);
@@ -71,19 +72,18 @@ impl Kernel {
         };
         Kernel {
             k,
-            radius: k / BLOCKS as u32,
+            radius: pigeonhole::radius(k),
             family,
             sub_masks,
             join_min,
         }
     }
 
-    /// Whether this family reports the pair `x`, `y` (already known to be within `k`): no
-    /// earlier family has its blocks within `radius` bits.
+    /// Whether this family reports the pair `x`, `y` (already known to be within `k`, and
+    /// equal in this family's block): the pigeonhole rule.
     #[inline]
     fn reports(&self, x: u64, y: u64) -> bool {
-        let z = x ^ y;
-        (0..self.family).all(|j| (z & block_mask(j)).count_ones() > self.radius)
+        pigeonhole::reports(self.family, x, y, self.radius)
     }
 
     #[inline]
@@ -353,9 +353,7 @@ impl PairKernel {
     /// group `v` is compared with group `v ^ m` for each mask `m` where `v ^ m > v`. Empty for
     /// `k <= 3`.
     pub fn neighbour_masks(&self) -> Vec<u16> {
-        (1..=u16::MAX)
-            .filter(|m| m.count_ones() <= self.0.radius)
-            .collect()
+        pigeonhole::neighbour_masks(self.0.radius).to_vec()
     }
 
     /// Calls `emit` with every pair within `docs` (documents of one group: block

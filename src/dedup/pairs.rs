@@ -18,6 +18,7 @@ use crate::dedup::kernel::{Doc, Kernel};
 use crate::dedup::Pair;
 use crate::error::{Error, Result};
 use crate::fingerprint::BLOCKS;
+use crate::pigeonhole;
 use crate::postings::{malformed_error, Posting};
 use crate::query::MAX_DISTANCE;
 use crate::store::Store;
@@ -325,15 +326,13 @@ impl<'a> PairScan<'a> {
             .into());
         }
         let k = self.k.min(MAX_DISTANCE);
-        let radius = k / BLOCKS as u32;
+        let radius = pigeonhole::radius(k);
         let store = self.store;
         let ctx = Ctx {
             store,
             snapshot: store.view(),
             kernels: (0..BLOCKS).map(|i| Kernel::new(k, i)).collect(),
-            neighbours: (1..=u16::MAX)
-                .filter(|m| m.count_ones() <= radius)
-                .collect(),
+            neighbours: pigeonhole::neighbour_masks(radius).to_vec(),
             chunk: self.chunk,
             cancel: AtomicBool::new(false),
         };

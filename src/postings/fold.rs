@@ -13,7 +13,6 @@ use rocksdb::{ReadOptions, WriteBatch};
 
 use super::chunk::{self, MAX_ENTRIES};
 use super::groups::{malformed_error, Posting};
-use super::Layout;
 use crate::error::Result;
 use crate::fingerprint::{Fingerprint, BLOCKS};
 use crate::keys::{self, PackedKey, BLOCK_FAMILIES};
@@ -76,8 +75,9 @@ impl Store {
             self.fold_into(&mut batch, i, value, &mut group)?;
         }
         self.write_fold(batch)?;
+        let counters = self.packed()?.fold_counters();
         for &(i, value) in due.iter() {
-            self.fold_counters.reset(i, value);
+            counters.reset(i, value);
         }
         due.clear();
         Ok(())
@@ -91,9 +91,9 @@ impl Store {
     /// # Errors
     /// RocksDB errors; [`Error::Decode`] for a damaged chunk or delta.
     pub(crate) fn fold_groups(&self) -> Result<u64> {
-        if self.layout != Layout::Packed || self.read_only {
+        let Some(packed) = self.postings().packed().filter(|_| !self.is_read_only()) else {
             return Ok(0);
-        }
+        };
         let mut folded = 0;
         let mut group = Vec::new();
         for i in 0..BLOCKS {
@@ -105,7 +105,7 @@ impl Store {
                 let mut batch = WriteBatch::default();
                 for &value in &due {
                     self.fold_into(&mut batch, i, value, &mut group)?;
-                    self.fold_counters.reset(i, value);
+                    packed.fold_counters().reset(i, value);
                     if batch.size_in_bytes() >= BATCH_BYTES {
                         self.write_fold(std::mem::take(&mut batch))?;
                     }
@@ -128,7 +128,7 @@ impl Store {
         if let Ok(hi) = u16::try_from(values.end) {
             options.set_iterate_upper_bound(keys::block_prefix(hi).to_vec());
         }
-        let mut it = self.db.raw_iterator_cf_opt(self.block_cf(i)?, options);
+        let mut it = self.db().raw_iterator_cf_opt(self.block_cf(i)?, options);
         it.seek(keys::block_prefix(values.start as u16));
         let mut due = Vec::new();
         // (value, segment of its first chunk, whether it is due)
@@ -178,10 +178,10 @@ impl Store {
         group: &mut Vec<Posting>,
     ) -> Result<()> {
         let cf = self.block_cf(i)?;
-        let view = View::Fixed(&self.db);
+        let view = View::Fixed(self.db());
         self.read_group(&view, i, value, group)?;
         let prefix = keys::block_prefix(value);
-        let mut it = self.db.raw_iterator_cf(cf);
+        let mut it = self.db().raw_iterator_cf(cf);
         it.seek(prefix);
         while let Some(key) = it.key() {
             if !key.starts_with(&prefix) {
@@ -213,7 +213,7 @@ impl Store {
         if batch.is_empty() {
             return Ok(());
         }
-        self.db
+        self.db()
             .write_opt(batch, &self.write_options())
             .map_err(|e| self.rocks_err("fold a group", None, e))
     }

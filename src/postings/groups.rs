@@ -182,7 +182,7 @@ impl Store {
         malformed: &mut Malformed<'_>,
     ) -> Result<()> {
         let family = BLOCK_FAMILIES[i];
-        match self.layout {
+        match self.postings().layout() {
             Layout::Entries => match keys::decode_block_key(i, key) {
                 Some(entry) => parts.entries.push(entry),
                 None => malformed(family, key, "not a 16-byte block key".into())?,

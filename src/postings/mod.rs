@@ -2,7 +2,8 @@
 //! is *v* (a *group*), with the other 48 bits of their fingerprints and their ids. A query
 //! reads the groups of its own block values; the pair scan reads them all.
 //!
-//! Two layouts, chosen by the store's format version ([`Layout::of_format`]):
+//! Two layouts, chosen by the store's format ([`Format::layout`](crate::store::Format)), held
+//! with their state by [`Postings`]:
 //! - **Entries** (formats 1-6): one 16-byte key per document and family, empty value. Reading
 //!   a group steps a RocksDB iterator once per document, about a thousand instructions each.
 //! - **Packed** (format 7): a group is a few *chunks*, each one value of up to 4,096 sorted,
@@ -27,29 +28,97 @@ mod groups;
 mod probe;
 mod write;
 
+use std::sync::atomic::{AtomicU32, Ordering};
+
 pub(crate) use cache::PostingsCache;
 pub(crate) use fold::FoldCounters;
 pub(crate) use groups::{malformed_error, Posting};
 
-/// How a store lays out its block families.
+/// How a store lays out its block families (by its [`Format`](crate::store::Format)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Layout {
-    /// One key per document (formats 1-6).
+    /// One key per document (formats 1-6, read only).
     Entries,
     /// Packed chunks and deltas (format 7 on).
     Packed,
 }
 
-/// The first format with the packed layout.
-pub(crate) const PACKED_FORMAT: u32 = 7;
+/// The first segment number of bulk runs; segment 0 holds folded chunks (`fold.rs`).
+pub(crate) const FIRST_SEGMENT: u32 = 1;
 
-impl Layout {
-    /// The layout of a store of format `version`.
-    pub(crate) fn of_format(version: u32) -> Layout {
-        if version >= PACKED_FORMAT {
-            Layout::Packed
-        } else {
-            Layout::Entries
+/// A store's block families: their layout and the state only that layout needs. The
+/// layout's branches are this module's; the rest of the crate asks it.
+pub(crate) enum Postings {
+    /// One key per document and family (formats 1 to 6), read only, with the query cache of
+    /// decoded groups (`None` when turned off).
+    Entries { cache: Option<PostingsCache> },
+    /// Packed chunks and deltas (format 7).
+    Packed(Packed),
+}
+
+/// The state of the packed layout.
+pub(crate) struct Packed {
+    /// The segment the next bulk run writes its chunks in (`meta/next_segment`). Changed
+    /// only under the write lock.
+    next_segment: AtomicU32,
+    /// Deltas per group since it was last folded.
+    fold_counters: FoldCounters,
+}
+
+impl Postings {
+    /// The block families of a store of `layout`: `next_segment` as recorded in `meta`
+    /// (packed layout; `None` for a new store), a query cache of `cache_bytes` (entries
+    /// layout).
+    pub(crate) fn new(layout: Layout, next_segment: Option<u32>, cache_bytes: usize) -> Postings {
+        match layout {
+            Layout::Entries => Postings::Entries {
+                cache: PostingsCache::new(cache_bytes),
+            },
+            Layout::Packed => Postings::Packed(Packed {
+                next_segment: AtomicU32::new(next_segment.unwrap_or(FIRST_SEGMENT)),
+                fold_counters: FoldCounters::new(),
+            }),
         }
+    }
+
+    /// The layout.
+    pub(crate) fn layout(&self) -> Layout {
+        match self {
+            Postings::Entries { .. } => Layout::Entries,
+            Postings::Packed(_) => Layout::Packed,
+        }
+    }
+
+    /// The query cache (entries layout, when turned on).
+    pub(crate) fn cache(&self) -> Option<&PostingsCache> {
+        match self {
+            Postings::Entries { cache } => cache.as_ref(),
+            Postings::Packed(_) => None,
+        }
+    }
+
+    /// The packed layout's state, `None` in the entries layout.
+    pub(crate) fn packed(&self) -> Option<&Packed> {
+        match self {
+            Postings::Entries { .. } => None,
+            Postings::Packed(packed) => Some(packed),
+        }
+    }
+}
+
+impl Packed {
+    /// The segment the next bulk run writes its chunks in.
+    pub(crate) fn next_segment(&self) -> u32 {
+        self.next_segment.load(Ordering::SeqCst)
+    }
+
+    /// Sets the segment the next bulk run writes in (under the write lock, once recorded).
+    pub(crate) fn set_next_segment(&self, segment: u32) {
+        self.next_segment.store(segment, Ordering::SeqCst);
+    }
+
+    /// The fold counters.
+    pub(crate) fn fold_counters(&self) -> &FoldCounters {
+        &self.fold_counters
     }
 }

@@ -1,13 +1,17 @@
-//! The query's read of the packed layout: the groups of the query's block values, their chunks
-//! scanned in place ([`Chunk::scan`]) without decoding the entries that do not match.
+//! A query's read of the block families: the groups within the pigeonhole radius of the
+//! query's blocks. In the packed layout their chunks are scanned in place ([`Chunk::scan`])
+//! without decoding the entries that do not match; in the entries layout the groups' keys
+//! are stepped through, or read from the query cache.
 
 use rocksdb::ReadOptions;
 
 use super::chunk::Chunk;
+use super::Layout;
 use crate::codec::{self, Delta};
-use crate::error::Result;
-use crate::fingerprint::{Fingerprint, BLOCKS};
+use crate::error::{Error, Result};
+use crate::fingerprint::Fingerprint;
 use crate::keys::{self, PackedKey, BLOCK_FAMILIES};
+use crate::pigeonhole;
 use crate::store::{Store, View};
 
 use super::groups::malformed_error;
@@ -16,12 +20,112 @@ use super::groups::malformed_error;
 type Candidate = (u64, u64, u32);
 
 impl Store {
+    /// Pushes (id, fingerprint, distance) of every document within `k` of `q` in `view`
+    /// onto `found`, probing in each family the groups within `radius` of the query's block
+    /// (the pigeonhole rule), each document from one family only. `epoch` is the query
+    /// cache's, read before `view` was taken (entries layout).
+    pub(crate) fn probe(
+        &self,
+        view: &View<'_>,
+        epoch: u64,
+        q: Fingerprint,
+        k: u32,
+        radius: u32,
+        found: &mut Vec<(u64, Fingerprint, u32)>,
+    ) -> Result<()> {
+        match self.postings().layout() {
+            Layout::Entries => self.probe_entries(view, epoch, q, k, radius, found),
+            Layout::Packed => {
+                let masks = pigeonhole::masks(radius);
+                let mut values: Vec<u16> = Vec::with_capacity(masks.len());
+                for (i, &block) in q.blocks().iter().enumerate() {
+                    values.clear();
+                    values.extend(masks.iter().map(|m| block ^ m));
+                    values.sort_unstable();
+                    self.probe_packed(view, i, q, k, radius, &values, found)?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// [`Store::probe`] in the entries layout, through the query cache.
+    fn probe_entries(
+        &self,
+        snapshot: &View<'_>,
+        epoch: u64,
+        q: Fingerprint,
+        k: u32,
+        radius: u32,
+        found: &mut Vec<(u64, Fingerprint, u32)>,
+    ) -> Result<()> {
+        let qb = q.blocks();
+        let mut check = |fp: Fingerprint, id: u64, i: usize| {
+            let d = fp.distance(q);
+            if d <= k && pigeonhole::reporting_family(fp.0, q.0, radius) == Some(i) {
+                found.push((id, fp, d));
+            }
+        };
+        let masks = pigeonhole::masks(radius);
+        let cache = self.postings().cache();
+        let bad_key = |family: &'static str, key: &[u8]| Error::Decode {
+            column_family: family,
+            key: keys::hex(key),
+            what: "block key",
+            message: format!("expected 16 bytes, found {}", key.len()),
+        };
+        let mut values: Vec<u16> = Vec::with_capacity(masks.len());
+        let mut range: Vec<(Fingerprint, u64)> = Vec::new();
+        for (i, family) in BLOCK_FAMILIES.iter().enumerate() {
+            values.clear();
+            values.extend(masks.iter().map(|m| qb[i] ^ m));
+            values.sort_unstable();
+            // Created only when a range is not in the query cache.
+            let mut it = None;
+            for &v in &values {
+                if let Some(postings) = cache.and_then(|c| c.get(i, v, epoch)) {
+                    for &(fp, id) in postings.entries.iter() {
+                        check(fp, id, i);
+                    }
+                    continue;
+                }
+                let it = match &mut it {
+                    Some(it) => it,
+                    None => it.insert(
+                        snapshot.raw_iterator_cf_opt(self.block_cf(i)?, ReadOptions::default()),
+                    ),
+                };
+                let prefix = keys::block_prefix(v);
+                range.clear();
+                it.seek(prefix);
+                while let Some(key) = it.key() {
+                    if !key.starts_with(&prefix) {
+                        break;
+                    }
+                    let (fp, id) =
+                        keys::decode_block_key(i, key).ok_or_else(|| bad_key(family, key))?;
+                    check(fp, id, i);
+                    if cache.is_some() {
+                        range.push((fp, id));
+                    }
+                    it.next();
+                }
+                it.status()
+                    .map_err(|e| self.rocks_err("scan", Some(family), e))?;
+                if let Some(cache) = cache {
+                    cache.insert(i, v, epoch, std::mem::take(&mut range));
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Pushes (id, fingerprint, distance) of every document within `k` of `q` onto `found`,
     /// probing in family `i` each block value `q.block(i) ^ m` for `m` in `masks` (the caller
     /// passes them sorted by value); only documents whose first block within `radius` of the
     /// query's is block `i` (so each document comes from one family). Packed layout only.
     #[allow(clippy::too_many_arguments)]
-    pub(crate) fn probe_packed(
+    fn probe_packed(
         &self,
         view: &View<'_>,
         i: usize,
@@ -32,12 +136,8 @@ impl Store {
         found: &mut Vec<(u64, Fingerprint, u32)>,
     ) -> Result<()> {
         let family = BLOCK_FAMILIES[i];
-        let qb = q.blocks();
         let (q_value, q_rem) = keys::split(i, q);
-        let first_family = |fp: Fingerprint| {
-            let b = fp.blocks();
-            (0..BLOCKS).find(|&j| (b[j] ^ qb[j]).count_ones() <= radius)
-        };
+        let first_family = |fp: Fingerprint| pigeonhole::reporting_family(fp.0, q.0, radius);
         let mut it = view.raw_iterator_cf_opt(self.block_cf(i)?, ReadOptions::default());
         let mut candidates: Vec<Candidate> = Vec::new();
         let mut removals: Vec<(u64, u64, u32)> = Vec::new();

@@ -1,10 +1,8 @@
-//! What a single write puts in the block families, in either layout.
-
-use std::sync::atomic::Ordering;
+//! What a single write puts in the block families: deltas of the packed layout (the only
+//! one this build writes).
 
 use rocksdb::WriteBatch;
 
-use super::Layout;
 use crate::codec::{self, Delta};
 use crate::error::Result;
 use crate::fingerprint::{Fingerprint, BLOCKS};
@@ -15,7 +13,7 @@ impl Store {
     /// Whether the four block families hold no key at all (not even a removal).
     pub(crate) fn block_families_empty(&self) -> Result<bool> {
         for i in 0..BLOCKS {
-            let mut it = self.db.raw_iterator_cf(self.block_cf(i)?);
+            let mut it = self.db().raw_iterator_cf(self.block_cf(i)?);
             it.seek_to_first();
             if it.valid() {
                 return Ok(false);
@@ -33,40 +31,33 @@ impl Store {
         fp: Fingerprint,
         id: u64,
     ) -> Result<()> {
+        self.packed()?;
         for i in 0..BLOCKS {
-            let cf = self.block_cf(i)?;
-            match self.layout {
-                Layout::Entries => batch.put_cf(cf, keys::block_key(i, fp, id), []),
-                Layout::Packed => batch.put_cf(
-                    cf,
-                    keys::delta_key(i, fp, id),
-                    codec::encode_delta(Delta::Added),
-                ),
-            }
+            batch.put_cf(
+                self.block_cf(i)?,
+                keys::delta_key(i, fp, id),
+                codec::encode_delta(Delta::Added),
+            );
         }
         Ok(())
     }
 
     /// Removes document `id` with fingerprint `fp` from the four block families in `batch`.
-    /// In the packed layout the removal hides the entry in every chunk written so far (the
-    /// caller holds the write lock, so no bulk run writes a segment meanwhile).
+    /// The removal hides the entry in every chunk written so far (the caller holds the write
+    /// lock, so no bulk run writes a segment meanwhile).
     pub(crate) fn delete_postings(
         &self,
         batch: &mut WriteBatch,
         fp: Fingerprint,
         id: u64,
     ) -> Result<()> {
-        let watermark = self.next_segment.load(Ordering::SeqCst);
+        let watermark = self.packed()?.next_segment();
         for i in 0..BLOCKS {
-            let cf = self.block_cf(i)?;
-            match self.layout {
-                Layout::Entries => batch.delete_cf(cf, keys::block_key(i, fp, id)),
-                Layout::Packed => batch.put_cf(
-                    cf,
-                    keys::delta_key(i, fp, id),
-                    codec::encode_delta(Delta::Removed { watermark }),
-                ),
-            }
+            batch.put_cf(
+                self.block_cf(i)?,
+                keys::delta_key(i, fp, id),
+                codec::encode_delta(Delta::Removed { watermark }),
+            );
         }
         Ok(())
     }

@@ -1,6 +1,6 @@
 //! The settings records of formats 1 to 5, read and never written: the fingerprint
 //! configuration of their time in bincode (`codec`'s configuration), its fields in the order
-//! below without names. Each format appended fields ([`APPENDED`]), so a format's record is
+//! below without names. Each format appended fields (`Format::appended_settings`), so a format's record is
 //! the one of format 5 less the fields it did not have; those read as absent, that is as
 //! the field's serde default in [`SimhashConfig`] (off, the way such a store fingerprinted).
 //!
@@ -16,6 +16,7 @@ use crate::codec;
 use crate::error::{Error, Result};
 use crate::keys;
 use crate::simhash::SimhashConfig;
+use crate::store::Format;
 
 /// `TfScaling` as these formats wrote it: the variant index, the serde name the same.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize)]
@@ -53,17 +54,6 @@ struct Record {
     latin_count_pieces_ratio: u8,
 }
 
-/// The fields each format appended at the end of the record, all of one byte (a bool or a
-/// `u8`). Formats 1 and 2 have the first ten (format 2 only adds `Tf::LengthAdaptive`).
-const APPENDED: [(u32, &[&str]); 3] = [
-    (3, &["drop_boilerplate"]),
-    (
-        4,
-        &["word_char_shingles_within_words", "latin_count_pieces"],
-    ),
-    (5, &["latin_count_pieces_ratio"]),
-];
-
 /// The content hashes (xxh3-64) of the built-in word lists of simhash-store 0.1 to 0.5,
 /// which every store of formats 1 to 5 fingerprinted with.
 const WORD_LISTS: [(&str, u64); 3] = [
@@ -72,34 +62,25 @@ const WORD_LISTS: [(&str, u64); 3] = [
     ("boilerplate", 0xa70e_f778_3cdb_055d),
 ];
 
-/// The fields a record of `format_version` lacks, in record order.
-fn missing_in(format_version: u32) -> impl Iterator<Item = &'static str> {
-    APPENDED
-        .iter()
-        .filter(move |(since, _)| *since > format_version)
-        .flat_map(|(_, names)| names.iter().copied())
+/// The fields a record of `format` lacks (those later formats appended), in record order.
+fn missing_in(format: Format) -> impl Iterator<Item = &'static str> {
+    Format::ALL
+        .into_iter()
+        .filter(move |later| *later > format)
+        .flat_map(|later| later.appended_settings().iter().copied())
 }
 
-fn what(format_version: u32) -> &'static str {
-    match format_version {
-        0..=2 => "fingerprint configuration (format 1 or 2)",
-        3 => "fingerprint configuration (format 3)",
-        4 => "fingerprint configuration (format 4)",
-        _ => "fingerprint configuration (format 5)",
-    }
-}
-
-/// Reads the record of a store of `format_version` (1 to 5).
-pub(super) fn decode(bytes: &[u8], format_version: u32) -> Result<Recorded> {
+/// Reads the record of a store of `format` (1 to 5).
+pub(super) fn decode(bytes: &[u8], format: Format) -> Result<Recorded> {
     let key = keys::META_SIMHASHER;
-    let missing: Vec<&str> = missing_in(format_version).collect();
+    let missing: Vec<&str> = missing_in(format).collect();
     // The missing fields are one byte each: decode as format 5 with them zero, then drop them.
     let padded = [bytes, &[0; 4][..missing.len()]].concat();
-    let record: Record = codec::decode_meta(&padded, key, what(format_version))?;
+    let record: Record = codec::decode_meta(&padded, key, format.settings_what())?;
     let damaged = |message: String| Error::Decode {
         column_family: keys::META_FAMILY,
         key: keys::hex(key),
-        what: what(format_version),
+        what: format.settings_what(),
         message,
     };
     let Ok(Value::Object(mut named)) = serde_json::to_value(&record) else {
@@ -119,19 +100,19 @@ pub(super) fn decode(bytes: &[u8], format_version: u32) -> Result<Recorded> {
     })
 }
 
-/// The record a store of `format_version` (1 to 5) would hold for `config`, whose fields
+/// The record a store of `format` (1 to 5) would hold for `config`, whose fields
 /// that format lacks must be absent-default (off). The tests and the fuzz check write old
 /// records with it; stores never do.
 #[cfg(any(test, fuzzing))]
-pub(super) fn encode(config: &SimhashConfig, format_version: u32) -> Vec<u8> {
+pub(super) fn encode(config: &SimhashConfig, format: Format) -> Vec<u8> {
     let Ok(record) = serde_json::to_value(config).and_then(serde_json::from_value::<Record>) else {
         return Vec::new();
     };
     let mut bytes = codec::encode_meta(&record);
-    let missing = missing_in(format_version).count();
+    let missing = missing_in(format).count();
     debug_assert!(
         bytes[bytes.len() - missing..].iter().all(|&b| b == 0),
-        "format {format_version} cannot hold {config:?}"
+        "{format} cannot hold {config:?}"
     );
     bytes.truncate(bytes.len() - missing);
     bytes
@@ -140,18 +121,20 @@ pub(super) fn encode(config: &SimhashConfig, format_version: u32) -> Vec<u8> {
 /// The legacy part of `settings::check_decoders`.
 #[cfg(any(test, fuzzing))]
 pub(super) fn check_decoders(bytes: &[u8]) {
-    if let Ok(recorded) = decode(bytes, 1) {
+    if let Ok(recorded) = decode(bytes, Format::V1) {
         // Formats 1 and 2 read as format 3 without `drop_boilerplate`.
         assert!(!recorded.config.drop_boilerplate);
         let mut v3 = bytes.to_vec();
         v3.push(0);
-        assert_eq!(decode(&v3, 3).ok().as_ref(), Some(&recorded));
+        assert_eq!(decode(&v3, Format::V3).ok().as_ref(), Some(&recorded));
         assert_eq!(
-            decode(&encode(&recorded.config, 1), 1).ok().as_ref(),
+            decode(&encode(&recorded.config, Format::V1), Format::V1)
+                .ok()
+                .as_ref(),
             Some(&recorded)
         );
     }
-    for version in 3..=5 {
+    for version in [Format::V3, Format::V4, Format::V5] {
         if let Ok(recorded) = decode(bytes, version) {
             let again = decode(&encode(&recorded.config, version), version);
             assert!(
@@ -169,6 +152,20 @@ mod tests {
     use super::*;
     use crate::simhash::TfScaling;
     use proptest::prelude::*;
+
+    fn format(version: u32) -> Format {
+        Format::from_version(version).unwrap()
+    }
+
+    /// The module's `decode` by format number.
+    fn decode(bytes: &[u8], version: u32) -> Result<Recorded> {
+        super::decode(bytes, format(version))
+    }
+
+    /// The module's `encode` by format number.
+    fn encode(config: &SimhashConfig, version: u32) -> Vec<u8> {
+        super::encode(config, format(version))
+    }
 
     fn config(bytes: &[u8], version: u32) -> Result<SimhashConfig> {
         decode(bytes, version).map(|r| r.config)
@@ -190,7 +187,7 @@ mod tests {
         let record = serde_json::to_string(&encode_as_record(&SimhashConfig::default())).unwrap();
         let config = serde_json::to_string(&SimhashConfig::default()).unwrap();
         assert!(config.starts_with(&record[..record.len() - 1]), "{record}");
-        let appended: Vec<&str> = missing_in(1).collect();
+        let appended: Vec<&str> = missing_in(Format::V1).collect();
         assert_eq!(
             appended,
             [

@@ -21,6 +21,7 @@ use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
 use crate::simhash::SimhashConfig;
+use crate::store::{Format, SettingsEncoding};
 
 /// What a settings record holds, whichever format wrote it.
 #[derive(Debug, Clone, PartialEq)]
@@ -38,17 +39,16 @@ pub(crate) fn encode(config: &SimhashConfig) -> Vec<u8> {
     })
 }
 
-/// The configuration recorded by the store at `path` (of `format_version`), once this
+/// The configuration recorded by the store at `path` (of `format`), once this
 /// build's word lists are known to be those its fingerprints were made with.
 ///
 /// # Errors
 /// [`Error::Decode`] for a damaged record, [`Error::UnknownSetting`] for a setting this build
 /// does not know, [`Error::WordListChanged`] for a list it has another version of.
-pub(crate) fn decode(bytes: &[u8], format_version: u32, path: &Path) -> Result<SimhashConfig> {
-    let recorded = if format_version >= record::FIRST_FORMAT {
-        record::decode(bytes, path)?
-    } else {
-        legacy::decode(bytes, format_version)?
+pub(crate) fn decode(bytes: &[u8], format: Format, path: &Path) -> Result<SimhashConfig> {
+    let recorded = match format.settings_encoding() {
+        SettingsEncoding::ByName => record::decode(bytes, path)?,
+        SettingsEncoding::Positional => legacy::decode(bytes, format)?,
     };
     check_word_lists(&recorded, path)?;
     Ok(recorded.config)
@@ -188,7 +188,7 @@ mod tests {
         }
         let path = Path::new("store");
         for config in [&default, &changed] {
-            let decoded = decode(&encode(config), record::FIRST_FORMAT, path)?;
+            let decoded = decode(&encode(config), Format::V6, path)?;
             assert_eq!(&decoded, config);
         }
         let err = check_requested(path, &default, &changed).unwrap_err();
@@ -230,7 +230,7 @@ mod tests {
             let mut edited = recorded.clone();
             edited.word_lists.insert(list.name.into(), current ^ 1);
             let bytes = record::encode(&edited);
-            let err = decode(&bytes, record::FIRST_FORMAT, path).unwrap_err();
+            let err = decode(&bytes, Format::V6, path).unwrap_err();
             let (stored, now) = (record::hex(current ^ 1), record::hex(current));
             assert!(
                 matches!(&err, Error::WordListChanged { list: l, stored: s, current: c, .. }
@@ -280,6 +280,6 @@ mod tests {
             check_decoders(&encode(&config));
         }
         let old = SimhashConfig::release_default(4).expect("0.4");
-        check_decoders(&legacy::encode(&old, 4));
+        check_decoders(&legacy::encode(&old, Format::V4));
     }
 }

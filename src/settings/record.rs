@@ -21,9 +21,6 @@ use crate::error::{Error, Result};
 use crate::keys;
 use crate::simhash::SimhashConfig;
 
-/// The first format whose record is this one.
-pub(super) const FIRST_FORMAT: u32 = 6;
-
 const SETTINGS: &str = "settings";
 const WORD_LISTS: &str = "word_lists";
 

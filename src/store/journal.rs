@@ -26,7 +26,6 @@ use super::Store;
 use crate::codec;
 use crate::error::{Error, Result};
 use crate::keys::{self, ALL_FAMILIES, META_FAMILY};
-use crate::postings::Layout;
 
 /// The directory inside a store where loaders put their temporary files by default; removed
 /// by [`recover`].
@@ -48,26 +47,23 @@ fn synced() -> WriteOptions {
 }
 
 impl Store {
-    /// Records `journal`, synced, before any of its files is ingested, and in the packed
-    /// layout `next_segment` (the run's chunks are in the segment before it). The caller holds
-    /// the write lock until [`Store::commit_ingestion`].
+    /// Records `journal`, synced, before any of its files is ingested, and `next_segment`
+    /// (the run's chunks are in the segment before it). The caller holds the write lock until
+    /// [`Store::commit_ingestion`].
     pub(crate) fn begin_ingestion(&self, journal: &Journal, next_segment: u32) -> Result<()> {
+        let packed = self.packed()?;
         let meta = self.cf(META_FAMILY)?;
         let mut batch = WriteBatch::default();
         batch.put_cf(meta, keys::META_BULK_JOURNAL, codec::encode_meta(journal));
-        if self.layout == Layout::Packed {
-            batch.put_cf(
-                meta,
-                keys::META_NEXT_SEGMENT,
-                codec::encode_u32(next_segment),
-            );
-        }
+        batch.put_cf(
+            meta,
+            keys::META_NEXT_SEGMENT,
+            codec::encode_u32(next_segment),
+        );
         self.db
             .write_opt(batch, &synced())
             .map_err(|e| self.rocks_err("write the bulk load journal", Some(META_FAMILY), e))?;
-        if self.layout == Layout::Packed {
-            self.next_segment.store(next_segment, Ordering::SeqCst);
-        }
+        packed.set_next_segment(next_segment);
         Ok(())
     }
 
@@ -134,14 +130,14 @@ impl Store {
         let mut opts = IngestExternalFileOptions::default();
         opts.set_move_files(true);
         // The files may touch any block range: no cached range is trusted across the ingestion.
-        if let Some(cache) = &self.postings {
+        if let Some(cache) = self.postings.cache() {
             cache.begin_ingest();
         }
         let ingested = self
             .db
             .ingest_external_file_cf_opts(self.cf(family)?, &opts, files.to_vec())
             .map_err(|e| self.rocks_err("ingest SST files", Some(family), e));
-        if let Some(cache) = &self.postings {
+        if let Some(cache) = self.postings.cache() {
             cache.end_ingest();
         }
         ingested

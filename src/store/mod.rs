@@ -18,6 +18,7 @@
 //!   `src/verify.rs`, `bulk_loader` in `src/bulk/mod.rs`, `insert_if_new` in
 //!   `src/dedup/check_insert.rs`, `pairs` in `src/dedup/pairs.rs`.
 
+mod format;
 mod journal;
 mod open;
 mod options;
@@ -29,16 +30,18 @@ mod view;
 mod write;
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
 use rocksdb::{ColumnFamily, WriteOptions, DB};
 
 use crate::error::{Error, Result};
 use crate::keys::{ALL_FAMILIES, BLOCK_FAMILIES};
-use crate::postings::{FoldCounters, Layout, PostingsCache};
+use crate::postings::Postings;
 use crate::simhash::Simhasher;
 
+pub use format::Format;
+pub(crate) use format::SettingsEncoding;
 pub(crate) use journal::{Journal, DEFAULT_TEMP_DIR};
 pub(crate) use open::{packed_table_options, table_options};
 pub use open::{FORMAT_VERSION, MIN_FORMAT_VERSION};
@@ -55,28 +58,20 @@ pub use write::Entry;
 /// `Store` is `Send + Sync`: share it in an `Arc` and query from many threads while others
 /// write. Writes are serialised internally; each is atomic across all column families.
 pub struct Store {
-    pub(crate) db: DB,
-    pub(crate) path: PathBuf,
-    pub(crate) simhasher: Simhasher,
-    pub(crate) durability: Durability,
-    pub(crate) read_only: bool,
+    db: DB,
+    path: PathBuf,
+    simhasher: Simhasher,
+    durability: Durability,
+    read_only: bool,
     /// Held by every write so that read-modify-write upserts and the document count stay
     /// consistent. Readers never take it.
-    pub(crate) write_lock: Mutex<()>,
+    write_lock: Mutex<()>,
     /// The number of documents; persisted in `meta/doc_count` by every write batch.
-    pub(crate) doc_count: AtomicU64,
-    /// Block-family key ranges read by queries (`None` when turned off, and in the packed
-    /// layout, which does not use it).
-    pub(crate) postings: Option<PostingsCache>,
-    /// The on-disk format version recorded in the store.
-    pub(crate) format_version: u32,
-    /// How the block families are laid out (by the format version).
-    pub(crate) layout: Layout,
-    /// Packed layout: the segment the next bulk run writes its chunks in (`meta/next_segment`).
-    /// Changed only under the write lock.
-    pub(crate) next_segment: AtomicU32,
-    /// Packed layout: deltas per group since it was last folded.
-    pub(crate) fold_counters: FoldCounters,
+    doc_count: AtomicU64,
+    /// The on-disk format recorded in the store.
+    format: Format,
+    /// The block families: their layout and its state.
+    postings: Postings,
     /// A read-only store's own directory (RocksDB secondary instance), removed on drop.
     /// Declared after `db`, so the database closes first.
     _secondary_dir: Option<tempfile::TempDir>,
@@ -86,6 +81,7 @@ impl std::fmt::Debug for Store {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Store")
             .field("path", &self.path)
+            .field("format", &self.format)
             .field("documents", &self.len())
             .field("durability", &self.durability)
             .field("read_only", &self.read_only)
@@ -105,11 +101,17 @@ impl Store {
         &self.simhasher
     }
 
-    /// The on-disk format version of the store: [`FORMAT_VERSION`] for a store this build
-    /// created, older for a store an older build created (see the guide's "Upgrading a
-    /// store").
+    /// The on-disk format of the store: [`Format::CURRENT`] for a store this build created,
+    /// older for a store an older build created, which opens read-only (see the guide's
+    /// "Upgrading a store").
+    pub fn format(&self) -> Format {
+        self.format
+    }
+
+    /// The on-disk format version of the store: [`Store::format`] as its number
+    /// ([`FORMAT_VERSION`] for a store this build created).
     pub fn format_version(&self) -> u32 {
-        self.format_version
+        self.format.version()
     }
 
     /// The durability of writes, as opened.
@@ -166,7 +168,7 @@ impl Store {
 
     /// Bytes the query cache holds now ([`StoreBuilder::query_cache_size`]).
     pub fn query_cache_usage(&self) -> u64 {
-        self.postings.as_ref().map_or(0, |c| c.weight())
+        self.postings.cache().map_or(0, |c| c.weight())
     }
 
     /// Bytes on disk per column family (live SST files), by family name: `block0`..`block3`,
@@ -193,6 +195,21 @@ impl Store {
     }
 
     // ---- crate-internal plumbing ----
+
+    /// The RocksDB database.
+    pub(crate) fn db(&self) -> &DB {
+        &self.db
+    }
+
+    /// The block families' layout and state.
+    pub(crate) fn postings(&self) -> &Postings {
+        &self.postings
+    }
+
+    /// Whether the store was opened read-only (a secondary instance beside a writer).
+    pub(crate) fn is_read_only(&self) -> bool {
+        self.read_only
+    }
 
     pub(crate) fn cf(&self, name: &'static str) -> Result<&ColumnFamily> {
         self.db.cf_handle(name).ok_or_else(|| Error::NotAStore {
@@ -229,13 +246,30 @@ impl Store {
             .iterator_cf(self.cf(family)?, rocksdb::IteratorMode::Start))
     }
 
+    /// Fails unless the store takes writes: opened read-only ([`Error::ReadOnly`]), or of an
+    /// older format ([`Error::LegacyFormat`]).
     pub(crate) fn check_writable(&self) -> Result<()> {
         if self.read_only {
             return Err(Error::ReadOnly {
                 path: self.path.clone(),
             });
         }
-        Ok(())
+        self.packed().map(|_| ())
+    }
+
+    /// How the block families are laid out (by the format).
+    pub(crate) fn layout(&self) -> crate::postings::Layout {
+        self.postings.layout()
+    }
+
+    /// The packed layout's state: a writable store's block families, or
+    /// [`Error::LegacyFormat`] for a store of an older format.
+    pub(crate) fn packed(&self) -> Result<&crate::postings::Packed> {
+        self.postings.packed().ok_or_else(|| Error::LegacyFormat {
+            path: self.path.clone(),
+            found: self.format.version(),
+            current: Format::CURRENT.version(),
+        })
     }
 
     pub(crate) fn write_options(&self) -> WriteOptions {

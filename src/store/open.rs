@@ -1,10 +1,10 @@
 //! Opening a store: the RocksDB options of each column family, creating or checking the
-//! store's format version and fingerprint settings (`load_or_init_meta`), and finishing an
-//! interrupted bulk ingestion (`journal::recover`). [`StoreBuilder`] is in `options.rs`,
+//! store's format version and fingerprint settings ([`Meta`]), and finishing an interrupted
+//! bulk ingestion (`journal::recover`). [`StoreBuilder`] is in `options.rs`,
 //! read-only (secondary) opens in `secondary.rs`.
 
 use std::path::Path;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::AtomicU64;
 use std::sync::Mutex;
 
 use rocksdb::{
@@ -14,36 +14,44 @@ use rocksdb::{
 
 use super::options::StoreBuilder;
 use super::secondary::open_secondary;
-use super::{journal, Store};
+use super::{journal, Format, Store};
 use crate::codec;
 use crate::error::{Error, Result};
-use crate::keys::{self, ALL_FAMILIES, DOCS_FAMILY, KEYS_FAMILY, META_FAMILY};
-use crate::postings::{FoldCounters, Layout, PostingsCache};
+use crate::keys::{self, ALL_FAMILIES, BLOCK_FAMILIES, DOCS_FAMILY, KEYS_FAMILY, META_FAMILY};
+use crate::postings::{Postings, FIRST_SEGMENT};
 use crate::settings;
 use crate::simhash::{SimhashConfig, Simhasher};
 
 /// The size of the MANIFEST at which the writer starts a new one (see `open_with`).
 const MAX_MANIFEST_BYTES: usize = 256 * 1024;
 
-/// The on-disk format this build writes. It changes only with the layout of keys or values:
-/// fingerprint settings and built-in word lists are recorded by name (`src/settings/`).
-pub const FORMAT_VERSION: u32 = 7;
-/// The format before [`FORMAT_VERSION`], which [`StoreBuilder::create_format`] can also
-/// create.
-pub(crate) const PREVIOUS_FORMAT_VERSION: u32 = 6;
-/// The oldest on-disk format this build reads.
-pub const MIN_FORMAT_VERSION: u32 = 1;
+/// The on-disk format this build writes: [`Format::CURRENT`] as its number.
+pub const FORMAT_VERSION: u32 = Format::CURRENT.version();
+/// The oldest on-disk format this build reads: [`Format::OLDEST`] as its number.
+pub const MIN_FORMAT_VERSION: u32 = Format::OLDEST.version();
 
+/// The RocksDB options of column family `name`: the one place they are set, for every store
+/// this build opens. The block families get the packed layout's (format 7), the only one
+/// this build writes; a store of an older format is only read, and its files keep the
+/// options they were written with.
 pub(crate) fn column_family_options(name: &str, cache: &Cache) -> Options {
     let mut opts = Options::default();
     opts.set_block_based_table_factory(&table_options(name, cache));
-    opts.set_compression_type(DBCompressionType::Lz4);
-    opts.set_bottommost_compression_type(DBCompressionType::Zstd);
+    if BLOCK_FAMILIES.contains(&name) {
+        // Packed chunks are bit-packed random bits: compression would find nothing and cost
+        // every read a decompression.
+        opts.set_compression_type(DBCompressionType::None);
+        opts.set_bottommost_compression_type(DBCompressionType::None);
+    } else {
+        opts.set_compression_type(DBCompressionType::Lz4);
+        opts.set_bottommost_compression_type(DBCompressionType::Zstd);
+    }
     opts.set_level_compaction_dynamic_level_bytes(true);
     opts
 }
 
-/// The table options of family `name` (the bulk loader starts from these for its SST files).
+/// The table options of family `name` (the bulk loader starts from these for its SST files):
+/// part of [`column_family_options`].
 pub(crate) fn table_options(name: &str, cache: &Cache) -> BlockBasedOptions {
     let mut table = BlockBasedOptions::default();
     table.set_block_cache(cache);
@@ -68,23 +76,21 @@ pub(crate) fn table_options(name: &str, cache: &Cache) -> BlockBasedOptions {
     }
     // Block families are only range-scanned by a 2-byte prefix that nearly always exists,
     // so a filter would cost space and buy nothing.
-    // 16 KiB data blocks instead of 4: Zstandard builds its tables once per block, so the
-    // bulk loader spends 7% fewer instructions and the files are 4% smaller; a query reads
-    // its range from one block either way (docs/design.md).
-    if !(name == DOCS_FAMILY || name == KEYS_FAMILY || name == META_FAMILY) {
-        table.set_block_size(16 * 1024);
+    if BLOCK_FAMILIES.contains(&name) {
+        packed_table_options(&mut table);
     }
     table
 }
 
 /// The packed layout's block families: 4 KiB data blocks, a restart point every 4 keys. A
-/// chunk is read whole, so a block smaller than the 16 KiB of the entries layout means fewer
-/// bytes read and checksummed per fresh query (a group of more than 4 KiB is a block of its
-/// own either way), and a seek finds its key among at most 4 instead of 16.
+/// chunk is read whole, so a small block means fewer bytes read and checksummed per fresh
+/// query (a group of more than 4 KiB is a block of its own either way), and a seek finds its
+/// key among at most 4 instead of 16.
 const PACKED_BLOCK_SIZE: usize = 4096;
 const PACKED_RESTART_INTERVAL: i32 = 4;
 
-/// Changes `table` (a block family's) to the packed layout's options.
+/// Sets the packed layout's data block options in `table` (a block family's; part of
+/// [`table_options`]).
 pub(crate) fn packed_table_options(table: &mut BlockBasedOptions) {
     table.set_block_size(PACKED_BLOCK_SIZE);
     table.set_block_restart_interval(PACKED_RESTART_INTERVAL);
@@ -193,138 +199,148 @@ impl Store {
                 .map_err(|e| Error::rocks("open the store", None, path, e))?,
         };
 
-        let mut store = Store {
+        // Everything the store needs from `meta` is read first, then the store is built.
+        let meta = Meta::read_or_create(&db, path, &builder)?;
+        let store = Store {
             db,
             path: path.to_path_buf(),
-            simhasher: Simhasher::default(),
+            simhasher: meta.simhasher,
             durability: builder.durability,
             read_only: builder.read_only,
             write_lock: Mutex::new(()),
-            doc_count: AtomicU64::new(0),
-            postings: PostingsCache::new(builder.query_cache_bytes),
-            format_version: FORMAT_VERSION,
-            layout: Layout::of_format(FORMAT_VERSION),
-            next_segment: AtomicU32::new(FIRST_SEGMENT),
-            fold_counters: FoldCounters::new(),
+            doc_count: AtomicU64::new(meta.doc_count),
+            format: meta.format,
+            postings: Postings::new(
+                meta.format.layout(),
+                meta.next_segment,
+                builder.query_cache_bytes,
+            ),
             _secondary_dir: secondary_dir,
         };
-        store.load_or_init_meta(builder.simhash_config, builder.create_format)?;
         journal::recover(&store)?;
         Ok(store)
     }
+}
 
-    /// Reads the format version, configuration and count, or writes them for a new store.
-    fn load_or_init_meta(
-        &mut self,
-        requested: Option<SimhashConfig>,
-        create_format: u32,
-    ) -> Result<()> {
-        let version = self.get_raw(META_FAMILY, keys::META_FORMAT_VERSION)?;
-        let Some(version) = version else {
-            // A new store, or one whose creation was interrupted before its first write:
-            // refuse if it somehow holds documents.
-            if self.raw_iter(DOCS_FAMILY)?.next().is_some() {
-                return Err(Error::NotAStore {
-                    path: self.path.clone(),
-                    reason: "documents but no format version".into(),
-                });
-            }
-            if self.read_only {
-                return Err(Error::NotAStore {
-                    path: self.path.clone(),
-                    reason: "no format version recorded".into(),
-                });
-            }
-            let config = requested.unwrap_or_default();
-            self.simhasher = Simhasher::new(config.clone())?;
-            let version = create_format;
-            let mut batch = WriteBatch::default();
-            let meta = self.cf(META_FAMILY)?;
-            batch.put_cf(meta, keys::META_SIMHASHER, settings::encode(&config));
-            batch.put_cf(meta, keys::META_DOC_COUNT, codec::encode_u64(0));
-            if Layout::of_format(version) == Layout::Packed {
-                batch.put_cf(
-                    meta,
-                    keys::META_NEXT_SEGMENT,
-                    codec::encode_u32(FIRST_SEGMENT),
-                );
-            }
-            // The version goes last in the same atomic batch: its presence means "initialised".
-            batch.put_cf(meta, keys::META_FORMAT_VERSION, codec::encode_u32(version));
-            let mut opts = WriteOptions::default();
-            opts.set_sync(true);
-            self.db.write_opt(batch, &opts).map_err(|e| {
-                Error::rocks("initialise the store", Some(META_FAMILY), &self.path, e)
-            })?;
-            return self.use_format(version);
+/// What a store records in `meta` about itself, read (or written, for a new store) before
+/// the [`Store`] is built.
+struct Meta {
+    format: Format,
+    simhasher: Simhasher,
+    doc_count: u64,
+    /// `meta/next_segment` (format 7 on), if recorded.
+    next_segment: Option<u32>,
+}
+
+impl Meta {
+    /// Reads the format, settings and counters of the store `db` at `path`, or records them
+    /// for a new store.
+    fn read_or_create(db: &DB, path: &Path, builder: &StoreBuilder) -> Result<Meta> {
+        let get = |key: &[u8]| -> Result<Option<Vec<u8>>> {
+            let meta = meta_family(db, path)?;
+            db.get_cf(meta, key)
+                .map_err(|e| Error::rocks("read", Some(META_FAMILY), path, e))
+        };
+        let requested = builder.simhash_config.clone();
+        let Some(version) = get(keys::META_FORMAT_VERSION)? else {
+            return Meta::create(db, path, builder.read_only, requested);
         };
         let version = codec::decode_u32(&version, keys::META_FORMAT_VERSION)?;
-        if !(MIN_FORMAT_VERSION..=FORMAT_VERSION).contains(&version) {
-            return Err(Error::UnsupportedFormat {
-                path: self.path.clone(),
-                found: version,
-                supported: format!("{MIN_FORMAT_VERSION}..={FORMAT_VERSION}"),
-            });
-        }
-        let stored = self
-            .get_raw(META_FAMILY, keys::META_SIMHASHER)?
-            .ok_or_else(|| Error::NotAStore {
-                path: self.path.clone(),
-                reason: "no fingerprint configuration recorded".into(),
-            })?;
-        let stored = settings::decode(&stored, version, &self.path)?;
+        let format = Format::from_version(version).ok_or_else(|| Error::UnsupportedFormat {
+            path: path.to_path_buf(),
+            found: version,
+            supported: format!("{MIN_FORMAT_VERSION}..={FORMAT_VERSION}"),
+        })?;
+        let stored = get(keys::META_SIMHASHER)?.ok_or_else(|| Error::NotAStore {
+            path: path.to_path_buf(),
+            reason: "no fingerprint configuration recorded".into(),
+        })?;
+        let stored = settings::decode(&stored, format, path)?;
         if let Some(requested) = requested {
-            settings::check_requested(&self.path, &stored, &requested)?;
+            settings::check_requested(path, &stored, &requested)?;
         }
-        self.simhasher = Simhasher::new(stored)?;
-        let count = match self.get_raw(META_FAMILY, keys::META_DOC_COUNT)? {
+        let doc_count = match get(keys::META_DOC_COUNT)? {
             Some(bytes) => codec::decode_u64(&bytes, keys::META_DOC_COUNT)?,
             None => 0,
         };
-        self.doc_count.store(count, Ordering::SeqCst);
-        self.use_format(version)
+        let next_segment = match get(keys::META_NEXT_SEGMENT)? {
+            Some(bytes) if format.has_segments() => {
+                Some(codec::decode_u32(&bytes, keys::META_NEXT_SEGMENT)?)
+            }
+            _ => None,
+        };
+        Ok(Meta {
+            format,
+            simhasher: Simhasher::new(stored)?,
+            doc_count,
+            next_segment,
+        })
     }
 
-    /// Sets up the store for format `version` and its layout: the packed layout reads
-    /// `meta/next_segment`, stores its chunks uncompressed (they are bit-packed random bits:
-    /// compression would find nothing and cost every read a decompression) and has no query
-    /// cache.
-    fn use_format(&mut self, version: u32) -> Result<()> {
-        let layout = Layout::of_format(version);
-        self.format_version = version;
-        self.layout = layout;
-        if layout == Layout::Entries {
-            return Ok(());
+    /// Records a new store of [`Format::CURRENT`]: its settings, a count of 0, the first
+    /// segment and, last, the format version, in one synced batch.
+    fn create(
+        db: &DB,
+        path: &Path,
+        read_only: bool,
+        requested: Option<SimhashConfig>,
+    ) -> Result<Meta> {
+        // A new store, or one whose creation was interrupted before its first write:
+        // refuse if it somehow holds documents.
+        let docs = db.cf_handle(DOCS_FAMILY).ok_or_else(|| Error::NotAStore {
+            path: path.to_path_buf(),
+            reason: format!("column family `{DOCS_FAMILY}` is missing"),
+        })?;
+        if db
+            .iterator_cf(docs, rocksdb::IteratorMode::Start)
+            .next()
+            .is_some()
+        {
+            return Err(Error::NotAStore {
+                path: path.to_path_buf(),
+                reason: "documents but no format version".into(),
+            });
         }
-        self.postings = None;
-        let next = match self.get_raw(META_FAMILY, keys::META_NEXT_SEGMENT)? {
-            Some(bytes) => codec::decode_u32(&bytes, keys::META_NEXT_SEGMENT)?,
-            None => FIRST_SEGMENT,
-        };
-        self.next_segment.store(next, Ordering::SeqCst);
-        if !self.read_only {
-            for i in 0..crate::fingerprint::BLOCKS {
-                self.db
-                    .set_options_cf(
-                        self.block_cf(i)?,
-                        &[
-                            ("compression", "kNoCompression"),
-                            ("bottommost_compression", "kNoCompression"),
-                            (
-                                "block_based_table_factory",
-                                &format!(
-                                    "{{block_size={PACKED_BLOCK_SIZE};block_restart_interval={PACKED_RESTART_INTERVAL}}}"
-                                ),
-                            ),
-                        ],
-                    )
-                    .map_err(|e| self.rocks_err("set options", Some(keys::BLOCK_FAMILIES[i]), e))?;
-            }
+        if read_only {
+            return Err(Error::NotAStore {
+                path: path.to_path_buf(),
+                reason: "no format version recorded".into(),
+            });
         }
-        Ok(())
+        let config = requested.unwrap_or_default();
+        let simhasher = Simhasher::new(config.clone())?;
+        let format = Format::CURRENT;
+        let meta = meta_family(db, path)?;
+        let mut batch = WriteBatch::default();
+        batch.put_cf(meta, keys::META_SIMHASHER, settings::encode(&config));
+        batch.put_cf(meta, keys::META_DOC_COUNT, codec::encode_u64(0));
+        batch.put_cf(
+            meta,
+            keys::META_NEXT_SEGMENT,
+            codec::encode_u32(FIRST_SEGMENT),
+        );
+        // The version goes last in the same atomic batch: its presence means "initialised".
+        batch.put_cf(
+            meta,
+            keys::META_FORMAT_VERSION,
+            codec::encode_u32(format.version()),
+        );
+        let mut opts = WriteOptions::default();
+        opts.set_sync(true);
+        db.write_opt(batch, &opts)
+            .map_err(|e| Error::rocks("initialise the store", Some(META_FAMILY), path, e))?;
+        Ok(Meta {
+            format,
+            simhasher,
+            doc_count: 0,
+            next_segment: Some(FIRST_SEGMENT),
+        })
     }
 }
 
-/// The first segment number of bulk runs; segment 0 holds folded chunks
-/// (`src/postings/fold.rs`).
-pub(crate) const FIRST_SEGMENT: u32 = 1;
+fn meta_family<'a>(db: &'a DB, path: &Path) -> Result<&'a rocksdb::ColumnFamily> {
+    db.cf_handle(META_FAMILY).ok_or_else(|| Error::NotAStore {
+        path: path.to_path_buf(),
+        reason: format!("column family `{META_FAMILY}` is missing"),
+    })
+}

@@ -2,9 +2,8 @@
 
 use std::path::Path;
 
-use super::open::{FORMAT_VERSION, PREVIOUS_FORMAT_VERSION};
 use super::Store;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::simhash::SimhashConfig;
 
 /// What a write has reached when it returns, and so what a crash can lose.
@@ -49,7 +48,6 @@ pub struct StoreBuilder {
     pub(crate) query_cache_bytes: usize,
     pub(crate) read_only: bool,
     pub(crate) simhash_config: Option<SimhashConfig>,
-    pub(crate) create_format: u32,
 }
 
 impl Default for StoreBuilder {
@@ -60,30 +58,11 @@ impl Default for StoreBuilder {
             query_cache_bytes: /* 256 MiB */ 256 * 1024 * 1024,
             read_only: false,
             simhash_config: None,
-            create_format: FORMAT_VERSION,
         }
     }
 }
 
 impl StoreBuilder {
-    /// The on-disk format of a store this builder *creates* (an existing store keeps its
-    /// own): [`FORMAT_VERSION`] (7, the packed layout), or 6, the layout of one key per
-    /// document and block, which builds of simhash-store 0.6 read. For a store that an older
-    /// build must open, and to compare the two layouts. Default: [`FORMAT_VERSION`].
-    ///
-    /// ```
-    /// use simhash_store::{Fingerprint, Store};
-    /// let dir = tempfile::tempdir()?;
-    /// let store = Store::builder().create_format(6).open(dir.path())?;
-    /// store.insert(1, Fingerprint(7))?;
-    /// assert_eq!((store.format_version(), store.query(Fingerprint(7), 0)?.len()), (6, 1));
-    /// # Ok::<_, simhash_store::Error>(())
-    /// ```
-    pub fn create_format(mut self, version: u32) -> Self {
-        self.create_format = version;
-        self
-    }
-
     /// Default options; see each setter for its default.
     pub fn new() -> Self {
         Self::default()
@@ -149,19 +128,15 @@ impl StoreBuilder {
     ///
     /// # Errors
     /// [`crate::Error::Locked`] when another process has it open for writing,
-    /// [`crate::Error::UnsupportedFormat`] for a store of another format version,
+    /// [`crate::Error::UnsupportedFormat`] for a store of a format this build does not know.
+    /// A store of an older format ([`Format`](crate::Format)) opens read-only: its writes fail
+    /// with [`crate::Error::LegacyFormat`] until `simhash-store upgrade` copies it.
     /// [`crate::Error::ConfigMismatch`] when the configuration differs from the recorded one,
     /// [`crate::Error::NotAStore`] for a directory that holds something else,
     /// [`crate::Error::Corruption`] for damaged files,
     /// [`crate::Error::WriterBusy`] for a read-only open that raced the writer 20 times (see
     /// [`StoreBuilder::read_only`]), [`crate::Error::RocksDb`] for other RocksDB failures.
     pub fn open(self, path: impl AsRef<Path>) -> Result<Store> {
-        if !(PREVIOUS_FORMAT_VERSION..=FORMAT_VERSION).contains(&self.create_format) {
-            return Err(Error::InvalidArgument(format!(
-                "a new store can be created in format {PREVIOUS_FORMAT_VERSION} or {FORMAT_VERSION}, not {}",
-                self.create_format
-            )));
-        }
         Store::open_with(self, path.as_ref())
     }
 }

@@ -183,8 +183,8 @@ impl Store {
     /// the release that made it can still open it. They are written through the bulk loader
     /// (sorted SST files, [`Store::bulk_loader`]): the time is about that of
     /// [`Store::verify`] plus a bulk load of the same documents, and the new store is
-    /// compact. Upgrading is optional: this build opens, queries and writes stores of every
-    /// format it reads; a new format is about speed or size.
+    /// compact. This build opens stores of older formats read-only: writes to them fail with
+    /// [`Error::LegacyFormat`](crate::Error::LegacyFormat) until they are upgraded.
     ///
     /// A store already of [`FORMAT_VERSION`](crate::FORMAT_VERSION) is copied all the same ([`UpgradeSummary`]'s
     /// `from_format` equals `to_format`): a compact copy.

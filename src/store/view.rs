@@ -52,14 +52,6 @@ impl<'a> View<'a> {
             View::Fixed(db) => db.get_pinned_cf(cf, key),
         }
     }
-
-    /// The sequence number of the state this view reads.
-    pub(crate) fn sequence_number(&self) -> u64 {
-        match self {
-            View::Snapshot(s) => s.sequence_number(),
-            View::Fixed(db) => db.latest_sequence_number(),
-        }
-    }
 }
 
 impl Store {

@@ -11,7 +11,6 @@ use crate::codec::{self, Document};
 use crate::error::Result;
 use crate::fingerprint::Fingerprint;
 use crate::keys::{self, DOCS_FAMILY, KEYS_FAMILY, META_FAMILY};
-use crate::postings::Layout;
 use crate::sketch::Sketch;
 
 /// A document to store: its id, fingerprint and optional external key, text length and
@@ -278,27 +277,19 @@ impl Store {
             keys::META_DOC_COUNT,
             codec::encode_u64(count),
         );
-        if let Some(cache) = &self.postings {
-            cache.begin_write(touched);
-        }
-        let written = self
-            .db
+        // Only a store of the packed layout takes writes (`check_writable`).
+        let packed = self.packed()?;
+        self.db
             .write_opt(batch, &self.write_options())
-            .map_err(|e| self.rocks_err("write a batch", None, e));
-        if let Some(cache) = &self.postings {
-            cache.end_write(touched, self.db.latest_sequence_number());
-        }
-        written?;
+            .map_err(|e| self.rocks_err("write a batch", None, e))?;
         self.doc_count.store(count, Ordering::SeqCst);
-        if self.layout == Layout::Packed {
-            let mut due = Vec::new();
-            for &fp in touched {
-                self.fold_counters.count(fp, &mut due);
-            }
-            if !due.is_empty() {
-                // The batch is committed: a failed fold leaves the deltas, which read the same.
-                self.fold_due(&mut due)?;
-            }
+        let mut due = Vec::new();
+        for &fp in touched {
+            packed.fold_counters().count(fp, &mut due);
+        }
+        if !due.is_empty() {
+            // The batch is committed: a failed fold leaves the deltas, which read the same.
+            self.fold_due(&mut due)?;
         }
         Ok(())
     }

@@ -58,7 +58,7 @@ impl Store {
     ) -> Result<Vec<VerifiedMatch>> {
         self.require_sketches()?;
         verification.check()?;
-        let epoch = self.postings.as_ref().map_or(0, |c| c.epoch());
+        let epoch = self.postings().cache().map_or(0, |c| c.epoch());
         let snapshot = self.view();
         let candidates = self.candidates(&snapshot, epoch, fp, verification.k, Strategy::Auto)?;
         if candidates.is_empty() {

@@ -5,6 +5,9 @@
 /// The store's column family names, for tests that open RocksDB directly.
 pub mod families;
 
+/// Stores of format 6, which this build reads but does not write.
+pub mod legacy;
+
 /// Running the command (only built with the `cli` feature).
 #[cfg(feature = "cli")]
 pub mod cli;

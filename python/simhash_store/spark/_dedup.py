@@ -22,6 +22,7 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Optional, Tuple
 
+from .._native import BLOCK_BITS, BLOCK_VALUES, BLOCKS, GROUPS
 from ._common import check_columns, check_k, check_type, require_pyspark, session_of
 
 if TYPE_CHECKING:
@@ -41,7 +42,10 @@ DEFAULT_CHUNK_SIZE = 20_000
 #: Rust, about 40 bytes per pair); above it, distributed.
 DEFAULT_DRIVER_EDGE_BUDGET = 10_000_000
 
-GROUPS = 4 * 65536
+#: Test hook, never set outside the tests: the pair-stage partition whose first attempt
+#: fails after computing its pairs (read on the driver when the job is built), so a test can
+#: check that a retried task gives the same answer.
+_FAIL_FIRST_ATTEMPT: Optional[int] = None
 
 PAIR_SCHEMA = "a long, b long, distance int"
 #: The exploded rows as shuffled: ``rows`` packs n rows as task, fingerprint, id (n int64
@@ -206,7 +210,7 @@ def _documents(
 
 
 def _group_counts(docs: "DataFrame", old: Optional[bool] = None) -> "np.ndarray":
-    """Documents per (block family, block value): uint64, ``family * 65536 + value``.
+    """Documents per (block family, block value): uint64, ``family * BLOCK_VALUES + value``.
 
     One histogram of 262,144 counts per input partition (numpy over the Arrow batches, no
     exploded rows and no shuffle), summed on the driver."""
@@ -222,9 +226,12 @@ def _group_counts(docs: "DataFrame", old: Optional[bool] = None) -> "np.ndarray"
         counts = np.zeros(GROUPS, dtype=np.int64)
         for batch in batches:
             fps = batch.column("fingerprint").to_numpy(zero_copy_only=False).view(np.uint64)
-            for i in range(4):
-                values = ((fps >> np.uint64(48 - 16 * i)) & np.uint64(0xFFFF)).astype(np.intp)
-                counts[i * 65536 : (i + 1) * 65536] += np.bincount(values, minlength=65536)
+            for i in range(BLOCKS):
+                shift = np.uint64(BLOCK_BITS * (BLOCKS - 1 - i))
+                values = ((fps >> shift) & np.uint64(BLOCK_VALUES - 1)).astype(np.intp)
+                counts[i * BLOCK_VALUES : (i + 1) * BLOCK_VALUES] += np.bincount(
+                    values, minlength=BLOCK_VALUES
+                )
         yield pa.RecordBatch.from_arrays([pa.array([counts.tobytes()], pa.binary())], names=["counts"])
 
     counts = np.zeros(GROUPS, dtype=np.uint64)
@@ -264,7 +271,6 @@ def _pairs(
     chunk_size: int,
     partitions: Optional[int],
     against: bool,
-    fail_first_attempt: Optional[int],
 ) -> Tuple["DataFrame", PairStats, Callable[[], None]]:
     """The pairs of ``docs`` (``id``, ``fingerprint``, and ``old`` when ``against``), lazily,
     and a function that fills the returned stats from the accumulators."""
@@ -272,6 +278,8 @@ def _pairs(
     from pyspark.accumulators import AccumulatorParam
 
     from .._native import spark_chunk_plan, spark_old_needed
+
+    fail_first_attempt = _FAIL_FIRST_ATTEMPT
 
     spark = session_of(docs)
     sc = spark.sparkContext
@@ -560,7 +568,6 @@ def dedup(
     chunk_size: int = DEFAULT_CHUNK_SIZE,
     partitions: Optional[int] = None,
     driver_edge_budget: int = DEFAULT_DRIVER_EDGE_BUDGET,
-    _fail_first_attempt: Optional[int] = None,
 ) -> DedupResult:
     """Every pair of documents of ``df`` within Hamming distance ``k``, their clusters and
     the documents to drop: exactly what ``Store.pairs(k)``, ``Store.clusters(k)`` and
@@ -610,7 +617,7 @@ def dedup(
         raise ValueError('representative "longest" needs text_len_col, the text length column')
     _check_tuning(chunk_size, partitions, driver_edge_budget)
     docs = _persisted(_documents(df, "the DataFrame", id_col, fingerprint_col, text_len_col))
-    pairs, stats, fill = _pairs(docs, k, chunk_size, partitions, False, _fail_first_attempt)
+    pairs, stats, fill = _pairs(docs, k, chunk_size, partitions, False)
     pairs = _persisted(pairs)
     n_pairs = pairs.count()
     fill()
@@ -666,7 +673,7 @@ def dedup_against(
     docs = _persisted(
         new.withColumn("old", F.lit(False)).unionByName(old.withColumn("old", F.lit(True)))
     )
-    pairs, stats, fill = _pairs(docs, k, chunk_size, partitions, True, None)
+    pairs, stats, fill = _pairs(docs, k, chunk_size, partitions, True)
     pairs = _persisted(pairs)
     n_pairs = pairs.count()
     fill()

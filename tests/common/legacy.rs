@@ -1,0 +1,67 @@
+//! Stores of format 6 (one key per document and block family, the *entries* layout), which
+//! this build reads but no longer writes: a closed store written by this build, rewritten in
+//! place with RocksDB alone, by the byte layout of `docs/design.md` ("Bytes on disk").
+
+use std::path::Path;
+
+use rocksdb::{Options, WriteBatch, DB};
+
+use super::families::{ALL_FAMILIES, BLOCK_FAMILIES, DOCS_FAMILY, META_FAMILY};
+
+/// The fingerprint at the start of a `docs` value (a bincode 2 varint).
+fn fingerprint_of(value: &[u8]) -> u64 {
+    let le = |n: usize| {
+        let mut bytes = [0u8; 8];
+        bytes[..n].copy_from_slice(&value[1..1 + n]);
+        u64::from_le_bytes(bytes)
+    };
+    match value[0] {
+        tag @ 0..=250 => u64::from(tag),
+        251 => le(2),
+        252 => le(4),
+        253 => le(8),
+        tag => panic!("not a varint tag: {tag}"),
+    }
+}
+
+/// The entries layout's key of document `id` with fingerprint `fp` in family `i`: block `i`,
+/// the other three blocks in block order, the id.
+fn entry_key(i: usize, fp: u64, id: u64) -> Vec<u8> {
+    let blocks = [
+        (fp >> 48) as u16,
+        (fp >> 32) as u16,
+        (fp >> 16) as u16,
+        fp as u16,
+    ];
+    let mut key = blocks[i].to_be_bytes().to_vec();
+    for (j, b) in blocks.iter().enumerate() {
+        if j != i {
+            key.extend_from_slice(&b.to_be_bytes());
+        }
+    }
+    key.extend_from_slice(&id.to_be_bytes());
+    key
+}
+
+/// Rewrites the closed store at `path` (format 7, made by this build) as the store of
+/// format 6 with the same documents and settings (format 6's settings record is format 7's).
+pub fn rewrite_as_format6(path: &Path) {
+    let db = DB::open_cf(&Options::default(), path, ALL_FAMILIES).expect("raw open");
+    let cf = |name: &str| db.cf_handle(name).expect("family");
+    let mut batch = WriteBatch::default();
+    for (i, family) in BLOCK_FAMILIES.iter().enumerate() {
+        for item in db.iterator_cf(cf(family), rocksdb::IteratorMode::Start) {
+            let (key, _) = item.expect("read");
+            batch.delete_cf(cf(family), key);
+        }
+        for item in db.iterator_cf(cf(DOCS_FAMILY), rocksdb::IteratorMode::Start) {
+            let (key, value) = item.expect("read");
+            let id = u64::from_be_bytes(key[..8].try_into().expect("8-byte id"));
+            batch.put_cf(cf(family), entry_key(i, fingerprint_of(&value), id), []);
+        }
+    }
+    batch.delete_cf(cf(META_FAMILY), b"next_segment");
+    batch.put_cf(cf(META_FAMILY), b"format_version", 6u32.to_be_bytes());
+    db.write(batch).expect("write");
+    db.flush_cf(cf(META_FAMILY)).expect("flush");
+}
