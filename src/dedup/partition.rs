@@ -933,7 +933,7 @@ mod tests {
         // about the same share of the chunk size.
         let n = 400_000u64;
         let chunk = 20_000 * n / 100_000_000 + 1;
-        let mut rows_of = |hot: u64, k: u32| {
+        let rows_of = |hot: u64, k: u32| {
             let fps: Vec<u64> = (0..n)
                 .map(|i| {
                     let fp = mix(i);

@@ -149,7 +149,7 @@ class SimhashIndexFilter(BaseFilter):
         store = self._open()
         if self.verified:
             return [self._verdict(doc, self._verified(store, doc)) for doc in batch]
-        hasher = store.simhasher()
+        hasher = store.simhasher
         fps = [_fingerprint_of(doc, hasher) for doc in batch]
         have = [i for i, fp in enumerate(fps) if fp is not None]
         found = store.query_many(np.array([fps[i] for i in have], dtype=np.uint64), self.k) if have else []

@@ -9,8 +9,8 @@ lists, with the pair stage of :mod:`simhash_store.spark` (the crate's partition 
    (numpy), and each task's rows go to the crate's pair kernel (``task_pairs``), which
    reports each pair in exactly one task.
 4. Connected components of the pairs: on the driver (the crate's union-find) while the
-   pairs fit ``driver_edge_budget``, otherwise distributed (large-star / small-star rounds,
-   each a grouping by partition with numpy inside).
+   pairs fit ``driver_edge_budget``, otherwise distributed (large-star / small-star rounds
+   as Ray tasks that scatter and gather the edges by node, numpy inside).
 
 Every stage is a pure function of its input blocks, so a task that Ray retries (a lost
 worker, an exception with ``retry_exceptions``) gives the same rows again.
@@ -242,7 +242,11 @@ def _pairs(
         return {"a": found["a"], "b": found["b"], "distance": found["distance"].astype(np.int32)}
 
     rows = docs.map_batches(explode, batch_format="pyarrow")
-    pairs = rows.groupby("part").map_groups(pairs_of, batch_format="numpy", **_RETRY).materialize()
+    pairs = (
+        rows.groupby("part", num_partitions=min(n, 64))
+        .map_groups(pairs_of, batch_format="numpy", **_RETRY)
+        .materialize()
+    )
     if pairs.count() == 0:
         return ray.data.from_arrow(_empty_pairs())
     return pairs
@@ -336,147 +340,104 @@ def _choose(
     )
 
 
-def _components_distributed(pairs: "ray.data.Dataset", partitions: int, max_rounds: int = 100) -> Tuple["ray.data.Dataset", int]:
-    """``id``, ``cluster`` (lowest id of the component) by large-star / small-star (Kiveris
-    et al., 2014): each round groups the edges by a hash of their node into ``partitions``
-    groups and works on each group with numpy. Returns the members and the rounds run."""
+def _scatter(edges: "np.ndarray", by: int, both: bool, n: int) -> Any:
+    """Edges (``(m, 2)`` int64, ``[u, v]``; with ``both`` each also reversed) cut into ``n``
+    pieces by a hash of column ``by``."""
     import numpy as np
-    import ray.data
 
-    def keyed(t: "pa.Table", both: bool) -> "pa.Table":
-        import pyarrow as pa
+    if both:
+        edges = np.concatenate([edges, edges[:, ::-1]])
+    part = _partition_of(np.ascontiguousarray(edges[:, by]), n)
+    order = np.argsort(part, kind="stable")
+    bounds = np.searchsorted(part[order], np.arange(n + 1))
+    edges = edges[order]
+    pieces = tuple(edges[bounds[j] : bounds[j + 1]] for j in range(n))
+    return pieces if n > 1 else pieces[0]
 
-        u, v = t.column("u").to_numpy(), t.column("v").to_numpy()
-        if both:
-            u, v = np.concatenate([u, v]), np.concatenate([v, u])
-        return pa.table({"p": pa.array(_node_part(u, partitions)), "u": pa.array(u), "v": pa.array(v)})
 
-    def star(rows: Dict[str, "np.ndarray"], large: bool) -> Dict[str, "np.ndarray"]:
-        u, v = rows["u"], rows["v"]
-        order = np.lexsort((v, u))
-        u, v = u[order], v[order]
-        starts = np.flatnonzero(np.r_[True, u[1:] != u[:-1]])
-        m = np.minimum(np.minimum.reduceat(v, starts), u[starts])
-        mu = m[np.searchsorted(u[starts], u)]
-        if large:
-            # Every larger neighbour v of u links to m(u).
-            sel = v > u
-            out_u, out_v = v[sel], mu[sel]
-        else:
-            # u and each of its neighbours (all smaller than u here) link to m(u).
-            out_u = np.concatenate([v, u[starts]])
-            out_v = np.concatenate([mu, m])
-            sel = out_u != out_v
-            out_u, out_v = out_u[sel], out_v[sel]
-        edges = np.unique(np.stack([out_u, out_v], axis=1), axis=0) if len(out_u) else np.zeros((0, 2), np.int64)
-        return {"u": edges[:, 0].astype(np.int64), "v": edges[:, 1].astype(np.int64)}
+def _star(large: bool, *pieces: "np.ndarray") -> "np.ndarray":
+    """One star step over the edges of one partition (every edge of a node ``u`` is here):
+    large-star links each larger neighbour of ``u`` to the least of ``u`` and its
+    neighbours; small-star (edges ``u > v``) links ``u`` and its neighbours to the least
+    neighbour. Returns distinct edges ``[u, v]`` with ``u > v``."""
+    import numpy as np
 
-    def dedupe(ds: "ray.data.Dataset") -> "ray.data.Dataset":
-        return (
-            ds.map_batches(lambda t: keyed(t, False), batch_format="pyarrow")
-            .groupby("p")
-            .map_groups(lambda r: _unique_edges(r), batch_format="numpy", **_RETRY)
-        )
+    e = np.concatenate(pieces) if pieces else np.zeros((0, 2), np.int64)
+    if not len(e):
+        return np.zeros((0, 2), np.int64)
+    e = np.unique(e, axis=0)  # sorted by u, then v
+    u, v = e[:, 0], e[:, 1]
+    starts = np.flatnonzero(np.r_[True, u[1:] != u[:-1]])
+    least = np.minimum(np.minimum.reduceat(v, starts), u[starts])
+    of_u = least[np.searchsorted(u[starts], u)]
+    if large:
+        sel = v > u
+        out = np.stack([v[sel], of_u[sel]], axis=1)
+    else:
+        out = np.concatenate([np.stack([v, of_u], axis=1), np.stack([u[starts], least], axis=1)])
+        out = out[out[:, 0] != out[:, 1]]
+    return np.unique(out, axis=0) if len(out) else np.zeros((0, 2), np.int64)
 
-    edges = dedupe(
-        pairs.map_batches(
-            lambda t: t.select(["b", "a"]).rename_columns(["u", "v"]), batch_format="pyarrow"
-        )
-    ).materialize()
-    for rounds in range(1, max_rounds + 1):
-        large = (
-            edges.map_batches(lambda t: keyed(t, True), batch_format="pyarrow")
-            .groupby("p")
-            .map_groups(lambda r: star(r, True), batch_format="numpy", **_RETRY)
-        )
-        small = (
-            dedupe(large)
-            .map_batches(lambda t: keyed(t, False), batch_format="pyarrow")
-            .groupby("p")
-            .map_groups(lambda r: star(r, False), batch_format="numpy", **_RETRY)
-        )
-        new_edges = dedupe(small).materialize()
+
+def _distinct(*pieces: "np.ndarray") -> "np.ndarray":
+    import numpy as np
+
+    e = np.concatenate(pieces) if pieces else np.zeros((0, 2), np.int64)
+    return np.unique(e, axis=0) if len(e) else np.zeros((0, 2), np.int64)
+
+
+def _chains(own: "np.ndarray", *pieces: "np.ndarray") -> int:
+    """Edges of other partitions whose ``v`` is a ``u`` of this partition's edges ``own``."""
+    import numpy as np
+
+    v = np.concatenate([p[:, 1] for p in pieces]) if pieces else np.zeros(0, np.int64)
+    return int(np.isin(v, own[:, 0]).sum()) if len(own) and len(v) else 0
+
+
+def _components_distributed(
+    pairs: "ray.data.Dataset", n: int, max_rounds: int = 100
+) -> Tuple["np.ndarray", "np.ndarray"]:
+    """``(ids, clusters)`` (lowest id of the component), sorted by id, by large-star /
+    small-star (Kiveris et al., "Connected Components in MapReduce and Beyond", 2014) as Ray
+    tasks: each step scatters every partition's edges by a hash of their node into ``n``
+    pieces and gathers each node's edges in one task. The edges stay in the object store;
+    only the final ``(id, cluster)`` rows come to the driver."""
+    import numpy as np
+    import ray
+
+    scatter = ray.remote(_scatter).options(num_returns=n, **_RETRY)
+    star = ray.remote(_star).options(**_RETRY)
+    chains = ray.remote(_chains).options(**_RETRY)
+
+    def to_edges(t: "pa.Table") -> "np.ndarray":
+        import numpy as np
+
+        return np.stack([t.column("b").to_numpy(), t.column("a").to_numpy()], axis=1).astype(np.int64)
+
+    def shuffle(parts: List[Any], by: int, both: bool) -> List[List[Any]]:
+        outs = [scatter.remote(p, by, both, n) for p in parts]
+        outs = [o if n > 1 else [o] for o in outs]
+        return [[o[j] for o in outs] for j in range(n)]
+
+    blocks = [ray.remote(to_edges).options(**_RETRY).remote(r) for r in pairs.to_arrow_refs()]
+    distinct = ray.remote(_distinct).options(**_RETRY)
+    edges = [distinct.remote(*pieces) for pieces in shuffle(blocks, 0, False)]
+    for _ in range(max_rounds):
+        large = [star.remote(True, *pieces) for pieces in shuffle(edges, 0, True)]
+        edges = [star.remote(False, *pieces) for pieces in shuffle(large, 0, False)]
         # Converged when no edge points to a node that has an edge of its own.
-        e = _collect(new_edges, ["u", "v"]) if new_edges.count() < 1_000_000 else None
-        if e is not None:
-            if not np.isin(e["v"], e["u"]).any():
-                edges = new_edges
-                break
-        elif _has_chain(new_edges, partitions) is False:
-            edges = new_edges
+        by_v = shuffle(edges, 1, False)
+        if sum(ray.get([chains.remote(edges[j], *by_v[j]) for j in range(n)])) == 0:
             break
-        edges = new_edges
     else:  # pragma: no cover - O(log^2 n) rounds in theory
         raise RuntimeError(f"connected components did not converge in {max_rounds} rounds")
-
-    def members(t: "pa.Table") -> "pa.Table":
-        import pyarrow as pa
-
-        return pa.table({"id": t.column("u"), "cluster": t.column("v")})
-
-    def roots(t: "pa.Table") -> "pa.Table":
-        import pyarrow as pa
-
-        v = np.unique(t.column("v").to_numpy())
-        return pa.table({"id": pa.array(v), "cluster": pa.array(v)})
-
-    root_rows = (
-        edges.map_batches(roots, batch_format="pyarrow")
-        .map_batches(lambda t: _with_node_part(t, "id", partitions), batch_format="pyarrow")
-        .groupby("p")
-        .map_groups(_unique_roots, batch_format="numpy", **_RETRY)
-    )
-    return edges.map_batches(members, batch_format="pyarrow").union(root_rows), rounds
-
-
-def _node_part(u: "np.ndarray", n: int) -> "np.ndarray":
-    import numpy as np
-
-    return _partition_of(u.astype(np.int64), n)
-
-
-def _with_node_part(t: "pa.Table", col: str, n: int) -> "pa.Table":
-    import pyarrow as pa
-
-    return t.append_column("p", pa.array(_node_part(t.column(col).to_numpy(), n)))
-
-
-def _unique_edges(rows: Dict[str, "np.ndarray"]) -> Dict[str, "np.ndarray"]:
-    import numpy as np
-
-    edges = np.unique(np.stack([rows["u"], rows["v"]], axis=1), axis=0)
-    return {"u": edges[:, 0].astype(np.int64), "v": edges[:, 1].astype(np.int64)}
-
-
-def _unique_roots(rows: Dict[str, "np.ndarray"]) -> Dict[str, "np.ndarray"]:
-    import numpy as np
-
-    ids = np.unique(rows["id"])
-    return {"id": ids, "cluster": ids}
-
-
-def _has_chain(edges: "ray.data.Dataset", partitions: int) -> bool:
-    """Whether some edge points to a node that has an edge of its own (``v`` of one edge is
-    ``u`` of another), grouped by node."""
-    import numpy as np
-
-    def tagged(t: "pa.Table") -> "pa.Table":
-        import pyarrow as pa
-
-        u, v = t.column("u").to_numpy(), t.column("v").to_numpy()
-        node = np.concatenate([u, v])
-        role = np.concatenate([np.zeros(len(u), np.int8), np.ones(len(v), np.int8)])
-        return pa.table({"p": pa.array(_node_part(node, partitions)), "node": pa.array(node), "role": pa.array(role)})
-
-    def chains(rows: Dict[str, "np.ndarray"]) -> Dict[str, "np.ndarray"]:
-        as_u = np.unique(rows["node"][rows["role"] == 0])
-        as_v = np.unique(rows["node"][rows["role"] == 1])
-        return {"chains": np.array([np.isin(as_v, as_u).sum()], dtype=np.int64)}
-
-    found = edges.map_batches(tagged, batch_format="pyarrow").groupby("p").map_groups(
-        chains, batch_format="numpy", **_RETRY
-    )
-    return bool(sum(int(r["chains"]) for r in found.take_all()) > 0)
+    final = [e for e in ray.get(edges) if len(e)]
+    e = np.concatenate(final) if final else np.zeros((0, 2), np.int64)
+    roots = np.unique(e[:, 1])
+    ids = np.concatenate([e[:, 0], roots])
+    clusters = np.concatenate([e[:, 1], roots])
+    order = np.argsort(ids, kind="stable")
+    return ids[order], clusters[order]
 
 
 def _clusters(
@@ -499,10 +460,7 @@ def _clusters(
             p["a"].astype(np.int64, copy=False), p["b"].astype(np.int64, copy=False)
         )
     else:
-        members, _ = _components_distributed(pairs, partitions)
-        m = _collect(members, ["id", "cluster"])
-        order = np.argsort(m["id"], kind="stable")
-        ids, clusters = m["id"][order], m["cluster"][order]
+        ids, clusters = _components_distributed(pairs, partitions)
     wanted = (["text_len"] if representative == "longest" else []) + (["old"] if against else [])
     text_len = old = None
     if wanted:
