@@ -85,7 +85,7 @@ def datatrove_run(store: str, m: int, workdir: str) -> Dict[str, Any]:
     os.makedirs(folder, exist_ok=True)
     with open(os.path.join(folder, "part-0.jsonl"), "w") as f:
         for i in range(m):
-            f.write(json.dumps({"id": str(i), "text": " ".join(rng.choices(words, k=200))}) + "\n")
+            f.write(json.dumps({"id": str(i), "text": " ".join(rng.choices(words, k=100))}) + "\n")
     filt = SimhashIndexFilter(store, k=3, batch_size=4096)
     t0 = time.perf_counter()
     LocalPipelineExecutor(
