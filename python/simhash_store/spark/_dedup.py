@@ -3,7 +3,8 @@
 The pigeonhole join by block, as ``Store.pairs`` does it on one machine:
 
 1. Each document becomes one row per block family (4), keyed by a *task*: its family and
-   16-bit block value, and for a group too big for one task, a pair of chunks of it. For
+   16-bit block value, and for a group too big for one task, a pair of chunks of it or one
+   of its sub-block values. For
    ``k >= 4`` (radius ``r = k // 4``) it is also sent, as a *guest*, to every non-empty group
    of the same family whose value is higher and within ``r`` bits of its own.
 2. The rows are shuffled by task, packed into one binary value per (input batch, target
@@ -568,7 +569,8 @@ def dedup(
         text_len_col: the text length column ``"longest"`` needs.
         chunk_size: documents of one block group compared in one task; larger groups (many
             documents sharing a block value, such as templated pages) are split into chunks
-            compared pair by pair in separate tasks.
+            compared pair by pair in separate tasks, or on sub-blocks when that copies fewer
+            rows (the crate's partition planner).
         partitions: partitions of the pair stage's shuffle (default
             ``spark.sql.shuffle.partitions``).
         driver_edge_budget: up to this many pairs, clusters are computed on the driver (the
