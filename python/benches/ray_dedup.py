@@ -17,6 +17,7 @@ over ``--repeat`` runs and writes every measurement as JSON (``--json``).
 
     python python/benches/ray_dedup.py --n 10000000 --repeat 3 --workers 1,2 --spark \\
         --datatrove-docs 1000000
+    python python/benches/ray_dedup.py --plan-cost --n 2000000 --chunk-size 400
 """
 
 from __future__ import annotations
@@ -95,6 +96,24 @@ def datatrove_run(store: str, m: int, workdir: str) -> Dict[str, Any]:
     return {"docs": m, "seconds": t, "docs_per_s_per_task": m / t}
 
 
+def plan_cost(n: int, k: int, hot: float, chunk_size: int) -> None:
+    """Rows and comparisons of the partition plan, with and without ``hot`` of the documents
+    in one block value (one process; what the pair stage of either engine does)."""
+    from simhash_store._native import PartitionPlan, group_counts, task_pairs
+
+    for h in (0.0, hot):
+        fps = planted(n, k, hot=h)
+        plan = PartitionPlan(group_counts(fps), k, chunk_size)
+        task, side, fp, id_ = plan.explode(np.arange(n, dtype=np.int64), fps)
+        order = np.argsort(task, kind="stable")
+        found = task_pairs(task[order], side[order], fp[order], id_[order], k, True)
+        print(
+            f"hot={h}: split groups (chunked, sub-blocks) {plan.split_groups()}, rows {len(task):,}, "
+            f"comparisons {found['total_work']:,}, largest task {found['max_task_work']:,}, "
+            f"pairs {len(found['a']):,}"
+        )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--n", type=int, default=10_000_000)
@@ -109,7 +128,11 @@ def main() -> int:
     parser.add_argument("--datatrove-docs", type=int, default=0)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--json", help="write every measurement here")
+    parser.add_argument("--plan-cost", action="store_true", help="only the plan's rows and comparisons")
     args = parser.parse_args()
+    if args.plan_cost:
+        plan_cost(args.n, args.k, args.hot, args.chunk_size)
+        return 0
     args.partitions = args.partitions or max(4, 4 * args.n // 2_000_000)
     workers = [int(w) for w in args.workers.split(",") if w]
     fps = planted(args.n, args.k, hot=args.hot)
