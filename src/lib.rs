@@ -71,6 +71,7 @@ mod verify;
 
 pub use bulk::{BulkLoader, BulkOptions, BulkPhase, BulkProgress, BulkSummary};
 pub use codec::Document;
+pub use dedup::partition;
 pub use dedup::{
     Cluster, ClusterBuilder, Clusters, DedupSummary, InsertOutcome, Pair, PairKernel, PairScan,
     Representative, ScanProgress, ScanStats,

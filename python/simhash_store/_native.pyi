@@ -40,6 +40,7 @@ __all__ = [
     "MAX_DISTANCE",
     "Match",
     "PairIterator",
+    "PartitionPlan",
     "Simhasher",
     "Store",
     "VerifyReport",
@@ -47,12 +48,10 @@ __all__ = [
     "__version__",
     "default_settings",
     "distance",
-    "spark_chunk_plan",
+    "group_counts",
     "spark_components",
-    "spark_explode",
     "spark_fingerprint_utf8",
-    "spark_old_needed",
-    "spark_pairs",
+    "task_pairs",
 ]
 
 _IntArrayLike = Union[npt.NDArray[np.uint64], npt.NDArray[np.int64], Iterable[int]]
@@ -559,8 +558,8 @@ class Store:
     def disk_usage(self) -> Dict[str, int]:
         """Bytes on disk per column family."""
 
-# The array functions of `simhash_store.spark` (python/src/kernels.rs): internal, called on
-# Spark executors with the columns of Arrow batches. Use `simhash_store.spark` instead.
+# The array functions of `simhash_store.spark` and `simhash_store.ray` (python/src/kernels.rs):
+# internal, called on workers with the columns of Arrow batches. Use those modules instead.
 
 def spark_fingerprint_utf8(
     hasher: Simhasher,
@@ -568,26 +567,30 @@ def spark_fingerprint_utf8(
     data: npt.NDArray[np.uint8],
     valid: npt.NDArray[np.bool_],
 ) -> Tuple[npt.NDArray[np.int64], npt.NDArray[np.bool_]]: ...
-def spark_chunk_plan(
-    counts: npt.NDArray[np.uint64], k: int, chunk_size: int
-) -> Tuple[npt.NDArray[np.uint32], npt.NDArray[np.uint32]]: ...
-def spark_old_needed(
-    new_counts: npt.NDArray[np.uint64], k: int
-) -> Tuple[npt.NDArray[np.uint8], npt.NDArray[np.uint8]]: ...
-def spark_explode(
-    ids: npt.NDArray[np.int64],
-    fingerprints: npt.NDArray[np.int64],
-    old: Optional[npt.NDArray[np.bool_]],
-    k: int,
-    home_chunks: npt.NDArray[np.uint32],
-    guest_chunks: npt.NDArray[np.uint32],
-    old_home: Optional[npt.NDArray[np.uint8]] = None,
-    old_guest: Optional[npt.NDArray[np.uint8]] = None,
-) -> Tuple[npt.NDArray[np.int64], npt.NDArray[np.uint8], npt.NDArray[np.int64], npt.NDArray[np.int64]]: ...
-def spark_pairs(
+def group_counts(fingerprints: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]: ...
+@final
+class PartitionPlan:
+    def __new__(
+        cls,
+        counts: npt.NDArray[np.uint64],
+        k: int,
+        chunk_size: int,
+        new_counts: Optional[npt.NDArray[np.uint64]] = None,
+    ) -> PartitionPlan: ...
+    @property
+    def k(self) -> int: ...
+    def split_groups(self) -> Tuple[int, int]: ...
+    def explode(
+        self,
+        ids: npt.NDArray[np.int64],
+        fingerprints: npt.NDArray[np.uint64],
+        old: Optional[npt.NDArray[np.bool_]] = None,
+    ) -> Tuple[npt.NDArray[np.int64], npt.NDArray[np.uint8], npt.NDArray[np.uint64], npt.NDArray[np.int64]]: ...
+    def __reduce__(self) -> Any: ...
+def task_pairs(
     task: npt.NDArray[np.int64],
     side: npt.NDArray[np.uint8],
-    fingerprint: npt.NDArray[np.int64],
+    fingerprint: npt.NDArray[np.uint64],
     id: npt.NDArray[np.int64],
     k: int,
     last: bool,

@@ -3,36 +3,14 @@
 //! and never one per row.
 //!
 //! - `spark_fingerprint_utf8`: the fingerprints of an Arrow string column (offsets and bytes).
-//! - `spark_chunk_plan`: from the number of documents per (block family, block value), how
-//!   many chunks each group and its guests (documents of neighbouring groups, for `k >= 4`)
-//!   are split into, so that no task holds a huge group.
-//! - `spark_explode`: documents to rows of (task, side, fingerprint, id): one row per block
-//!   family and chunk task, plus the copies sent to neighbouring groups.
-//! - `spark_pairs`: the rows of one Spark partition, sorted by task, to pairs, through the
-//!   crate's own [`PairKernel`] (the code `Store::pairs` runs), each pair once.
+//! - `group_counts`, `PartitionPlan` and `task_pairs`: the crate's partition planner
+//!   (`simhash_store::partition`, where the task key is described): documents per block
+//!   group, documents to rows of (task, side, fingerprint, id), and the rows of one
+//!   partition, sorted by task, to pairs, each pair once over all tasks.
 //! - `spark_components`: connected components of pairs with the crate's `ClusterBuilder`.
 //! - `WarcBatches`: the records of one input file (WARC, WET, ...) through the crate's
 //!   readers, as batches of Arrow string buffers.
-//!
-//! ## The task key
-//! A row's task is one `i64`, `(group << 40) | (kind << 38) | (x << 19) | y`, where
-//! `group = family * 65536 + block value` and `x`, `y < 2^19` are chunk numbers:
-//!
-//! | kind | rows | compared |
-//! |---|---|---|
-//! | 0 `WHOLE` | the group (side B) and its guests (side A), neither split | B with itself, A with B |
-//! | 1 `HOME` | chunks `x <= y` of the group: `x` side A, `y` side B (`x == y`: all B) | `x == y`: B with itself; else A with B |
-//! | 2 `GUEST` | guest chunk `x` (side A), group chunk `y` (side B) | A with B |
-//!
-//! A group uses kind 0 when it has at most one chunk of its own and one of guests, kinds 1
-//! and 2 otherwise. Every pair of (chunk, chunk) is one task, so each pair of documents of a
-//! group, and each (guest, member) pair, is compared in exactly one task; the kernel's
-//! first-family rule then reports each pair within `k` once over the four families.
-//!
-//! The side byte: bit 0 is the side (0 = A, 1 = B), bit 1 marks an old document
-//! (`dedup_against`: pairs of two old documents are not compared).
 
-use std::ops::ControlFlow;
 use std::sync::Mutex;
 
 use numpy::{IntoPyArray, PyArray1, PyArrayMethods, PyReadonlyArray1};
@@ -40,60 +18,18 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
+use simhash_store::partition::{
+    add_group_counts, PartitionPlan, RowsRef, TaskPairs, TaskRows, TaskWork, GROUPS,
+};
 use simhash_store::{
-    read_input, Body, ClusterBuilder, Error, Pair, PairKernel, Position, ReaderOptions, Records,
-    BLOCKS,
+    read_input, Body, ClusterBuilder, Error, Pair, Position, ReaderOptions, Records,
 };
 
 use crate::errors::{to_py, IntoPy};
 use crate::hasher::PySimhasher;
 
-/// Block values per family.
-const VALUES: usize = 1 << 16;
-/// Groups: (family, block value).
-const GROUPS: usize = BLOCKS * VALUES;
-/// Chunk numbers fit in 19 bits of the task key.
-const MAX_CHUNKS: u64 = 1 << 19;
-const CHUNK_MASK: i64 = (MAX_CHUNKS as i64) - 1;
-
-const KIND_WHOLE: i64 = 0;
-const KIND_HOME: i64 = 1;
-const KIND_GUEST: i64 = 2;
-
-const SIDE_B: u8 = 1;
-const OLD: u8 = 2;
-
 /// Two numpy arrays returned together.
 type ArrayPair<'py, A, B> = (Bound<'py, PyArray1<A>>, Bound<'py, PyArray1<B>>);
-
-fn task_key(group: usize, kind: i64, x: u64, y: u64) -> i64 {
-    ((group as i64) << 40) | (kind << 38) | ((x as i64) << 19) | (y as i64)
-}
-
-fn block(fp: u64, family: usize) -> usize {
-    ((fp >> (48 - 16 * family)) & 0xffff) as usize
-}
-
-/// A well-mixed hash of an id (splitmix64's finaliser), for spreading documents over chunks.
-fn mix(mut z: u64) -> u64 {
-    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
-
-fn table<'a, T: numpy::Element>(a: &'a PyReadonlyArray1<'_, T>, what: &str) -> PyResult<&'a [T]> {
-    let s = a
-        .as_slice()
-        .map_err(|_| PyValueError::new_err(format!("{what} must be a contiguous array")))?;
-    if s.len() != GROUPS {
-        return Err(PyValueError::new_err(format!(
-            "{what} must have {GROUPS} entries (4 block families x 65536 values), got {}",
-            s.len()
-        )));
-    }
-    Ok(s)
-}
 
 fn slice<'a, T: numpy::Element>(a: &'a PyReadonlyArray1<'_, T>, what: &str) -> PyResult<&'a [T]> {
     a.as_slice()
@@ -169,333 +105,145 @@ fn spark_fingerprint_utf8<'py>(
     Ok((fps.into_pyarray(py), ok.into_pyarray(py)))
 }
 
-/// The non-zero block masks of at most `k / 4` bits (empty for `k <= 3`).
-fn neighbour_masks(k: u32) -> PyResult<Vec<u16>> {
-    Ok(PairKernel::new(k, 0).py()?.neighbour_masks())
-}
-
-/// For each group `w` (index `family * 65536 + value`), the documents of lower groups of the
-/// same family within `k / 4` bits (its guests), counting only groups `w` that have documents
-/// of their own (guests of an empty group are never sent).
-fn guest_counts(counts: &[u64], masks: &[u16]) -> Vec<u64> {
-    let mut guests = vec![0u64; GROUPS];
-    if masks.is_empty() {
-        return guests;
-    }
-    for family in 0..BLOCKS {
-        let base = family * VALUES;
-        for v in 0..VALUES {
-            let c = counts[base + v];
-            if c == 0 {
-                continue;
-            }
-            for &m in masks {
-                let w = v ^ m as usize;
-                if w > v && counts[base + w] > 0 {
-                    guests[base + w] += c;
-                }
-            }
-        }
-    }
-    guests
-}
-
-/// How many chunks of at most about `chunk_size` documents each group and its guests are
-/// split into: `(home_chunks, guest_chunks)`, uint32, one entry per group (0: none). `counts`
-/// is the number of documents per group (uint64, `4 * 65536` entries).
+/// The number of documents per (block family, block value) of `fingerprints` (uint64):
+/// uint64, `4 * 65536` entries, index `family * 65536 + value`. The input of
+/// `PartitionPlan`; sum the counts of several batches.
 #[pyfunction]
-fn spark_chunk_plan<'py>(
+fn group_counts<'py>(
     py: Python<'py>,
-    counts: PyReadonlyArray1<'py, u64>,
-    k: u32,
+    fingerprints: PyReadonlyArray1<'py, u64>,
+) -> PyResult<Bound<'py, PyArray1<u64>>> {
+    let fps = slice(&fingerprints, "fingerprints")?;
+    let counts = py.detach(|| {
+        let mut counts = vec![0u64; GROUPS];
+        add_group_counts(&mut counts, fps).map(|()| counts)
+    });
+    Ok(counts.py()?.into_pyarray(py))
+}
+
+/// Which tasks each document takes part in (the crate's `partition::PartitionPlan`), made
+/// from the documents per group (`group_counts`): `PartitionPlan(counts, k, chunk_size,
+/// new_counts=None)`. With `new_counts` (the new documents' counts, `counts` counting old
+/// and new), the plan of `dedup_against`. Pickles as its arguments.
+#[pyclass(module = "simhash_store._native", name = "PartitionPlan", frozen)]
+struct PyPartitionPlan {
+    plan: PartitionPlan,
+    counts: Vec<u64>,
+    new_counts: Option<Vec<u64>>,
     chunk_size: u64,
-) -> PyResult<ArrayPair<'py, u32, u32>> {
-    if chunk_size == 0 {
-        return Err(PyValueError::new_err("chunk_size must be at least 1"));
+}
+
+#[pymethods]
+impl PyPartitionPlan {
+    #[new]
+    #[pyo3(signature = (counts, k, chunk_size, new_counts = None))]
+    fn new(
+        py: Python<'_>,
+        counts: PyReadonlyArray1<'_, u64>,
+        k: u32,
+        chunk_size: u64,
+        new_counts: Option<PyReadonlyArray1<'_, u64>>,
+    ) -> PyResult<Self> {
+        let counts = slice(&counts, "counts")?.to_vec();
+        let new_counts = new_counts
+            .as_ref()
+            .map(|c| slice(c, "new_counts").map(<[u64]>::to_vec))
+            .transpose()?;
+        let plan = py
+            .detach(|| match &new_counts {
+                None => PartitionPlan::new(&counts, k, chunk_size),
+                Some(new) => PartitionPlan::against(&counts, new, k, chunk_size),
+            })
+            .py()?;
+        Ok(PyPartitionPlan {
+            plan,
+            counts,
+            new_counts,
+            chunk_size,
+        })
     }
-    let counts = table(&counts, "counts")?;
-    let masks = neighbour_masks(k)?;
-    let (home, guest) = py.detach(|| {
-        let guests = guest_counts(counts, &masks);
-        let chunks = |c: u64| c.div_ceil(chunk_size).min(MAX_CHUNKS - 1) as u32;
-        let home: Vec<u32> = counts.iter().map(|&c| chunks(c)).collect();
-        let guest: Vec<u32> = guests.iter().map(|&c| chunks(c)).collect();
-        (home, guest)
-    });
-    Ok((home.into_pyarray(py), guest.into_pyarray(py)))
-}
 
-/// Which groups need old documents (`dedup_against`): `(old_home, old_guest)`, uint8 per
-/// group. An old document of group `w` is needed when `w` has new documents or new guests; an
-/// old document sent as a guest to `w`, when `w` has new documents. `new_counts` is the number
-/// of new documents per group.
-#[pyfunction]
-fn spark_old_needed<'py>(
-    py: Python<'py>,
-    new_counts: PyReadonlyArray1<'py, u64>,
-    k: u32,
-) -> PyResult<ArrayPair<'py, u8, u8>> {
-    let counts = table(&new_counts, "new_counts")?;
-    let masks = neighbour_masks(k)?;
-    let (home, guest) = py.detach(|| {
-        // Guests of every group, empty or not: new documents reach old ones there too.
-        let mut new_guests = vec![0u64; GROUPS];
-        for family in 0..BLOCKS {
-            let base = family * VALUES;
-            for v in 0..VALUES {
-                if counts[base + v] == 0 {
-                    continue;
-                }
-                for &m in &masks {
-                    let w = v ^ m as usize;
-                    if w > v {
-                        new_guests[base + w] += counts[base + v];
-                    }
-                }
-            }
+    /// The distance planned for.
+    #[getter]
+    fn k(&self) -> u32 {
+        self.plan.k()
+    }
+
+    /// `(chunked, split)`: groups split into chunks, and groups split on sub-blocks.
+    fn split_groups(&self) -> (usize, usize) {
+        self.plan.split_groups()
+    }
+
+    /// Documents (`ids` int64, non-negative; `fingerprints` uint64; `old` flags or None) to
+    /// rows `(task int64, side uint8, fingerprint uint64, id int64)`.
+    #[pyo3(signature = (ids, fingerprints, old = None))]
+    fn explode<'py>(
+        &self,
+        py: Python<'py>,
+        ids: PyReadonlyArray1<'py, i64>,
+        fingerprints: PyReadonlyArray1<'py, u64>,
+        old: Option<PyReadonlyArray1<'py, bool>>,
+    ) -> PyResult<RowArrays<'py>> {
+        let ids = slice(&ids, "ids")?;
+        let fps = slice(&fingerprints, "fingerprints")?;
+        same_len(ids.len(), fps.len(), "fingerprints")?;
+        let old = old.as_ref().map(|o| slice(o, "old")).transpose()?;
+        if let Some(o) = old {
+            same_len(ids.len(), o.len(), "old")?;
         }
-        let home: Vec<u8> = (0..GROUPS)
-            .map(|g| u8::from(counts[g] > 0 || new_guests[g] > 0))
-            .collect();
-        let guest: Vec<u8> = counts.iter().map(|&c| u8::from(c > 0)).collect();
-        (home, guest)
-    });
-    Ok((home.into_pyarray(py), guest.into_pyarray(py)))
-}
+        if let Some((i, id)) = ids.iter().enumerate().find(|(_, id)| **id < 0) {
+            return Err(PyValueError::new_err(format!(
+                "ids must be non-negative (document ids are 0..2**63-1), row {i} has {id}"
+            )));
+        }
+        let rows = py.detach(|| {
+            let mut rows = TaskRows::default();
+            for (i, (&id, &fp)) in ids.iter().zip(fps).enumerate() {
+                let is_old = old.is_some_and(|o| o[i]);
+                self.plan.explode(id as u64, fp, is_old, &mut rows)?;
+            }
+            Ok::<_, Error>(rows)
+        });
+        let rows = rows.py()?;
+        let id: Vec<i64> = rows.id.iter().map(|&v| v as i64).collect();
+        Ok((
+            rows.task.into_pyarray(py),
+            rows.side.into_pyarray(py),
+            rows.fingerprint.into_pyarray(py),
+            id.into_pyarray(py),
+        ))
+    }
 
-/// Rows of the exploded documents.
-#[derive(Default)]
-struct Rows {
-    task: Vec<i64>,
-    side: Vec<u8>,
-    fp: Vec<i64>,
-    id: Vec<i64>,
-}
-
-impl Rows {
-    fn push(&mut self, task: i64, side: u8, fp: u64, id: u64) {
-        self.task.push(task);
-        self.side.push(side);
-        self.fp.push(fp as i64);
-        self.id.push(id as i64);
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        let py = slf.py();
+        let this = slf.get();
+        let counts = this.counts.clone().into_pyarray(py);
+        let new_counts = this.new_counts.clone().map(|c| c.into_pyarray(py));
+        let args = (counts, this.plan.k(), this.chunk_size, new_counts);
+        Ok((slf.get_type(), args).into_pyobject(py)?.into_any())
     }
 }
 
 type RowArrays<'py> = (
     Bound<'py, PyArray1<i64>>,
     Bound<'py, PyArray1<u8>>,
-    Bound<'py, PyArray1<i64>>,
+    Bound<'py, PyArray1<u64>>,
     Bound<'py, PyArray1<i64>>,
 );
 
-/// Documents (`ids`, `fingerprints` as int64, and `old` flags or None) to rows
-/// `(task, side, fingerprint, id)`: per block family, one row per task of the document's
-/// group it takes part in, and for `k >= 4` the copies sent as guests to each non-empty
-/// higher group within `k / 4` bits. `home_chunks` and `guest_chunks` come from
-/// `spark_chunk_plan`; `old_home` and `old_guest` from `spark_old_needed` (with `old`).
-#[pyfunction]
-#[pyo3(signature = (ids, fingerprints, old, k, home_chunks, guest_chunks, old_home = None, old_guest = None))]
-#[allow(clippy::too_many_arguments)]
-fn spark_explode<'py>(
-    py: Python<'py>,
-    ids: PyReadonlyArray1<'py, i64>,
-    fingerprints: PyReadonlyArray1<'py, i64>,
-    old: Option<PyReadonlyArray1<'py, bool>>,
-    k: u32,
-    home_chunks: PyReadonlyArray1<'py, u32>,
-    guest_chunks: PyReadonlyArray1<'py, u32>,
-    old_home: Option<PyReadonlyArray1<'py, u8>>,
-    old_guest: Option<PyReadonlyArray1<'py, u8>>,
-) -> PyResult<RowArrays<'py>> {
-    let ids = slice(&ids, "ids")?;
-    let fps = slice(&fingerprints, "fingerprints")?;
-    same_len(ids.len(), fps.len(), "fingerprints")?;
-    let old = old.as_ref().map(|o| slice(o, "old")).transpose()?;
-    if let Some(o) = old {
-        same_len(ids.len(), o.len(), "old")?;
-    }
-    let home_chunks = table(&home_chunks, "home_chunks")?;
-    let guest_chunks = table(&guest_chunks, "guest_chunks")?;
-    let old_home = old_home
-        .as_ref()
-        .map(|t| table(t, "old_home"))
-        .transpose()?;
-    let old_guest = old_guest
-        .as_ref()
-        .map(|t| table(t, "old_guest"))
-        .transpose()?;
-    if old.is_some() && (old_home.is_none() || old_guest.is_none()) {
-        return Err(PyValueError::new_err(
-            "old documents need the old_home and old_guest tables",
-        ));
-    }
-    if let Some((i, id)) = ids.iter().enumerate().find(|(_, id)| **id < 0) {
-        return Err(PyValueError::new_err(format!(
-            "ids must be non-negative (document ids are 0..2**63-1 in a LongType column), row {i} has {id}"
-        )));
-    }
-    let masks = neighbour_masks(k)?;
-    let rows = py.detach(|| {
-        let mut rows = Rows::default();
-        for (i, (&id, &fp)) in ids.iter().zip(fps).enumerate() {
-            let (id, fp) = (id as u64, fp as u64);
-            let is_old = old.is_some_and(|o| o[i]);
-            let flag = if is_old { OLD } else { 0 };
-            for family in 0..BLOCKS {
-                let v = block(fp, family);
-                let g = family * VALUES + v;
-                let nh = u64::from(home_chunks[g]);
-                if nh == 0 {
-                    // The plan was made for other documents: a bug of the caller.
-                    return Err(format!(
-                        "document {id} is in block group {g}, which the chunk plan says is empty"
-                    ));
-                }
-                let ng = u64::from(guest_chunks[g]);
-                if !is_old || old_home.is_some_and(|t| t[g] != 0) {
-                    if nh == 1 && ng <= 1 {
-                        rows.push(task_key(g, KIND_WHOLE, 0, 0), SIDE_B | flag, fp, id);
-                    } else {
-                        let j = mix(id ^ ((g as u64) << 32)) % nh;
-                        for l in 0..nh {
-                            let side = if j < l { 0 } else { SIDE_B };
-                            rows.push(
-                                task_key(g, KIND_HOME, j.min(l), j.max(l)),
-                                side | flag,
-                                fp,
-                                id,
-                            );
-                        }
-                        for x in 0..ng {
-                            rows.push(task_key(g, KIND_GUEST, x, j), SIDE_B | flag, fp, id);
-                        }
-                    }
-                }
-                for &m in &masks {
-                    let w = v ^ m as usize;
-                    if w <= v {
-                        continue;
-                    }
-                    let gw = family * VALUES + w;
-                    let nhw = u64::from(home_chunks[gw]);
-                    if nhw == 0 || (is_old && old_guest.is_some_and(|t| t[gw] == 0)) {
-                        continue;
-                    }
-                    let ngw = u64::from(guest_chunks[gw]);
-                    if nhw == 1 && ngw <= 1 {
-                        rows.push(task_key(gw, KIND_WHOLE, 0, 0), flag, fp, id);
-                    } else {
-                        let x = mix(id ^ ((gw as u64) << 32) ^ 0x5bd1_e995) % ngw.max(1);
-                        for y in 0..nhw {
-                            rows.push(task_key(gw, KIND_GUEST, x, y), flag, fp, id);
-                        }
-                    }
-                }
-            }
-        }
-        Ok(rows)
-    });
-    let rows = rows.map_err(PyValueError::new_err)?;
-    Ok((
-        rows.task.into_pyarray(py),
-        rows.side.into_pyarray(py),
-        rows.fp.into_pyarray(py),
-        rows.id.into_pyarray(py),
-    ))
-}
-
-/// What one call of `spark_pairs` found.
-#[derive(Default)]
-struct Found {
-    a: Vec<i64>,
-    b: Vec<i64>,
-    d: Vec<u8>,
-    /// Comparisons per task (pairs of documents looked at), for the skew report.
-    max_task_work: u64,
-    total_work: u64,
-    tasks: u64,
-}
-
-/// Compares the documents of one task (rows `rows` of the sorted arrays).
-fn run_task(
-    kernels: &[PairKernel],
-    task: i64,
-    sides: &[u8],
-    fps: &[i64],
-    ids: &[i64],
-    found: &mut Found,
-) -> Result<(), String> {
-    let group = (task >> 40) as usize;
-    let family = group / VALUES;
-    let kind = (task >> 38) & 3;
-    let (x, y) = ((task >> 19) & CHUNK_MASK, task & CHUNK_MASK);
-    let kernel = kernels
-        .get(family)
-        .ok_or_else(|| format!("task {task} names block family {family}"))?;
-    let (mut a_new, mut a_old, mut b_new, mut b_old) = (vec![], vec![], vec![], vec![]);
-    for ((&s, &fp), &id) in sides.iter().zip(fps).zip(ids) {
-        let doc = (fp as u64, id as u64);
-        match (s & SIDE_B != 0, s & OLD != 0) {
-            (false, false) => a_new.push(doc),
-            (false, true) => a_old.push(doc),
-            (true, false) => b_new.push(doc),
-            (true, true) => b_old.push(doc),
-        }
-    }
-    let mut duplicate = None;
-    let mut emit = |p: Pair| {
-        if p.a == p.b {
-            duplicate = Some(p.a);
-            return ControlFlow::Break(());
-        }
-        found.a.push(p.a as i64);
-        found.b.push(p.b as i64);
-        found.d.push(p.distance as u8);
-        ControlFlow::Continue(())
-    };
-    let with_self = kind == KIND_WHOLE || (kind == KIND_HOME && x == y);
-    let (an, ao, bn, bo) = (
-        a_new.len() as u64,
-        a_old.len() as u64,
-        b_new.len() as u64,
-        b_old.len() as u64,
-    );
-    // Pairs of two old documents are never compared.
-    let mut work = (an + ao) * bn + an * bo;
-    let _ = (|| {
-        if with_self {
-            work += bn * bn.saturating_sub(1) / 2 + bn * bo;
-            kernel.self_pairs(&b_new, &mut emit)?;
-            kernel.cross_pairs(&b_new, &b_old, &mut emit)?;
-        }
-        kernel.cross_pairs(&a_new, &b_new, &mut emit)?;
-        kernel.cross_pairs(&a_new, &b_old, &mut emit)?;
-        kernel.cross_pairs(&a_old, &b_new, &mut emit)
-    })();
-    if let Some(id) = duplicate {
-        return Err(format!(
-            "id {id} is given to more than one document: ids must be unique"
-        ));
-    }
-    found.max_task_work = found.max_task_work.max(work);
-    found.total_work += work;
-    found.tasks += 1;
-    Ok(())
-}
-
-/// The pairs of rows `(task, side, fingerprint, id)` sorted by task (one Spark partition, or
-/// part of it): every task whose rows are complete is compared with the crate's
-/// [`PairKernel`]. Unless `last`, the rows of the final task may continue in the next batch,
-/// so they are left: the result says where they start (`consumed`). Returns a dict with `a`,
-/// `b` (int64, `a < b`), `distance` (uint8), `consumed`, and the comparisons made (`tasks`,
-/// `total_work`, `max_task_work`).
+/// The pairs of rows `(task, side, fingerprint, id)` sorted by task (one partition of the
+/// shuffle, or part of it), each task through the crate's `partition::TaskPairs`. Unless
+/// `last`, the rows of the final task may continue in the next batch, so they are left: the
+/// result says where they start (`consumed`). Returns a dict with `a`, `b` (int64, `a < b`),
+/// `distance` (uint8), `consumed`, and the comparisons made (`tasks`, `total_work`,
+/// `max_task_work`).
 #[pyfunction]
 #[pyo3(signature = (task, side, fingerprint, id, k, last))]
-fn spark_pairs<'py>(
+fn task_pairs<'py>(
     py: Python<'py>,
     task: PyReadonlyArray1<'py, i64>,
     side: PyReadonlyArray1<'py, u8>,
-    fingerprint: PyReadonlyArray1<'py, i64>,
+    fingerprint: PyReadonlyArray1<'py, u64>,
     id: PyReadonlyArray1<'py, i64>,
     k: u32,
     last: bool,
@@ -504,53 +252,42 @@ fn spark_pairs<'py>(
     let side = slice(&side, "side")?;
     let fps = slice(&fingerprint, "fingerprint")?;
     let ids = slice(&id, "id")?;
-    let n = task.len();
-    same_len(n, side.len(), "side")?;
-    same_len(n, fps.len(), "fingerprint")?;
-    same_len(n, ids.len(), "id")?;
-    let kernels: Vec<PairKernel> = (0..BLOCKS)
-        .map(|f| PairKernel::new(k, f))
-        .collect::<Result<_, _>>()
-        .py()?;
+    let runner = TaskPairs::new(k).py()?;
     let result = py.detach(|| {
-        let mut found = Found::default();
-        let mut start = 0;
-        while start < n {
-            let t = task[start];
-            let mut end = start + 1;
-            while end < n && task[end] == t {
-                end += 1;
-            }
-            if end < n && task[end] < t {
-                return Err(format!(
-                    "rows are not sorted by task (row {end} after row {})",
-                    end - 1
-                ));
-            }
-            if end == n && !last {
-                break;
-            }
-            run_task(
-                &kernels,
-                t,
-                &side[start..end],
-                &fps[start..end],
-                &ids[start..end],
-                &mut found,
-            )?;
-            start = end;
-        }
-        Ok((found, start))
+        let ids: Vec<u64> = ids.iter().map(|&v| v as u64).collect();
+        let rows = RowsRef {
+            task,
+            side,
+            fingerprint: fps,
+            id: &ids,
+        };
+        let (mut a, mut b, mut d) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut tasks, mut total, mut max) = (0u64, 0u64, 0u64);
+        let consumed = runner.run_sorted(
+            rows,
+            last,
+            &mut |p: Pair| {
+                a.push(p.a as i64);
+                b.push(p.b as i64);
+                d.push(p.distance as u8);
+            },
+            &mut |w: TaskWork| {
+                tasks += 1;
+                total += w.comparisons;
+                max = max.max(w.comparisons);
+            },
+        )?;
+        Ok::<_, Error>((a, b, d, consumed, tasks, total, max))
     });
-    let (found, consumed) = result.map_err(PyValueError::new_err)?;
+    let (a, b, d, consumed, tasks, total, max) = result.py()?;
     let out = PyDict::new(py);
-    out.set_item("a", found.a.into_pyarray(py))?;
-    out.set_item("b", found.b.into_pyarray(py))?;
-    out.set_item("distance", found.d.into_pyarray(py))?;
+    out.set_item("a", a.into_pyarray(py))?;
+    out.set_item("b", b.into_pyarray(py))?;
+    out.set_item("distance", d.into_pyarray(py))?;
     out.set_item("consumed", consumed)?;
-    out.set_item("tasks", found.tasks)?;
-    out.set_item("total_work", found.total_work)?;
-    out.set_item("max_task_work", found.max_task_work)?;
+    out.set_item("tasks", tasks)?;
+    out.set_item("total_work", total)?;
+    out.set_item("max_task_work", max)?;
     Ok(out)
 }
 
@@ -764,10 +501,9 @@ impl PyWarcBatches {
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(spark_fingerprint_utf8, m)?)?;
-    m.add_function(wrap_pyfunction!(spark_chunk_plan, m)?)?;
-    m.add_function(wrap_pyfunction!(spark_old_needed, m)?)?;
-    m.add_function(wrap_pyfunction!(spark_explode, m)?)?;
-    m.add_function(wrap_pyfunction!(spark_pairs, m)?)?;
+    m.add_function(wrap_pyfunction!(group_counts, m)?)?;
+    m.add_class::<PyPartitionPlan>()?;
+    m.add_function(wrap_pyfunction!(task_pairs, m)?)?;
     m.add_function(wrap_pyfunction!(spark_components, m)?)?;
     m.add_class::<PyWarcBatches>()?;
     Ok(())

@@ -25,6 +25,7 @@ mod check_insert;
 mod clusters;
 mod kernel;
 mod pairs;
+pub mod partition;
 mod summary;
 
 pub use check_insert::InsertOutcome;

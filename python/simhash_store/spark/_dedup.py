@@ -3,7 +3,8 @@
 The pigeonhole join by block, as ``Store.pairs`` does it on one machine:
 
 1. Each document becomes one row per block family (4), keyed by a *task*: its family and
-   16-bit block value, and for a group too big for one task, a pair of chunks of it. For
+   16-bit block value, and for a group too big for one task, a pair of chunks of it or one
+   of its sub-block values. For
    ``k >= 4`` (radius ``r = k // 4``) it is also sent, as a *guest*, to every non-empty group
    of the same family whose value is higher and within ``r`` bits of its own.
 2. The rows are shuffled by task, packed into one binary value per (input batch, target
@@ -13,7 +14,8 @@ The pigeonhole join by block, as ``Store.pairs`` does it on one machine:
 3. Connected components of the pairs: on the driver (the crate's union-find) while the
    pairs fit ``driver_edge_budget``, otherwise distributed (large-star / small-star).
 
-The task key and the chunking are described in ``python/src/kernels.rs``.
+The task key, the chunking of big groups and their split on sub-blocks are the crate's
+partition planner (``simhash_store::partition``, shared with :mod:`simhash_store.ray`).
 """
 
 from __future__ import annotations
@@ -277,18 +279,15 @@ def _pairs(
     import numpy as np
     from pyspark.accumulators import AccumulatorParam
 
-    from .._native import spark_chunk_plan, spark_old_needed
+    from .._native import PartitionPlan
 
     fail_first_attempt = _FAIL_FIRST_ATTEMPT
 
     spark = session_of(docs)
     sc = spark.sparkContext
     counts = _group_counts(docs)
-    home_chunks, guest_chunks = spark_chunk_plan(counts, k, chunk_size)
-    old_home = old_guest = None
-    if against:
-        old_home, old_guest = spark_old_needed(_group_counts(docs, old=False), k)
-    plan = (home_chunks, guest_chunks, old_home, old_guest)
+    new_counts = _group_counts(docs, old=False) if against else None
+    plan = PartitionPlan(counts, k, chunk_size, new_counts)
 
     n = partitions or int(spark.conf.get("spark.sql.shuffle.partitions") or 200)
     keys = _partition_keys(spark, n)
@@ -296,23 +295,15 @@ def _pairs(
     def explode(batches: Iterator["pa.RecordBatch"]) -> Iterator["pa.RecordBatch"]:
         import pyarrow as pa
 
-        from .._native import spark_explode
-
-        home, guest, need_home, need_guest = plan
         for batch in batches:
             ids = batch.column("id")
             if ids.null_count:
                 raise ValueError("the id column has nulls: every document needs an id")
             old = batch.column("old").to_numpy(zero_copy_only=False) if against else None
-            task, side, fp, id_ = spark_explode(
+            task, side, fp, id_ = plan.explode(
                 ids.to_numpy(zero_copy_only=False).astype(np.int64, copy=False),
-                batch.column("fingerprint").to_numpy(zero_copy_only=False),
+                batch.column("fingerprint").to_numpy(zero_copy_only=False).view(np.uint64),
                 old,
-                k,
-                home,
-                guest,
-                need_home,
-                need_guest,
             )
             if not len(task):
                 continue
@@ -357,7 +348,7 @@ def _pairs(
         import pyarrow as pa
         from pyspark import TaskContext
 
-        from .._native import spark_pairs
+        from .._native import task_pairs
 
         ctx = TaskContext.get()
         partition = ctx.partitionId() if ctx else -1
@@ -375,14 +366,14 @@ def _pairs(
             for blob in batch.column("rows").to_pylist():
                 m = len(blob) // 25
                 parts["task"].append(np.frombuffer(blob, np.int64, m, 0))
-                parts["fingerprint"].append(np.frombuffer(blob, np.int64, m, 8 * m))
+                parts["fingerprint"].append(np.frombuffer(blob, np.uint64, m, 8 * m))
                 parts["id"].append(np.frombuffer(blob, np.int64, m, 16 * m))
                 parts["side"].append(np.frombuffer(blob, np.uint8, m, 24 * m))
         if parts["task"]:
             cols = {c: np.concatenate(v) if len(v) > 1 else v[0] for c, v in parts.items()}
             del parts
             order = np.argsort(cols["task"])
-            found = spark_pairs(
+            found = task_pairs(
                 cols["task"][order],
                 cols["side"][order].view(np.uint8),
                 cols["fingerprint"][order],
@@ -585,7 +576,8 @@ def dedup(
         text_len_col: the text length column ``"longest"`` needs.
         chunk_size: documents of one block group compared in one task; larger groups (many
             documents sharing a block value, such as templated pages) are split into chunks
-            compared pair by pair in separate tasks.
+            compared pair by pair in separate tasks, or on sub-blocks when that copies fewer
+            rows (the crate's partition planner).
         partitions: partitions of the pair stage's shuffle (default
             ``spark.sql.shuffle.partitions``).
         driver_edge_budget: up to this many pairs, clusters are computed on the driver (the

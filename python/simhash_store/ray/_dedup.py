@@ -1,0 +1,580 @@
+"""``dedup`` and ``dedup_against`` on Ray Data: every pair within ``k``, clusters and drop
+lists, with the pair stage of :mod:`simhash_store.spark` (the crate's partition planner).
+
+1. The documents per (block family, block value) are counted (one native histogram per
+   block) and the crate's ``PartitionPlan`` is made from them on the driver.
+2. Each document becomes its rows ``(task, side, fingerprint, id)`` (``PartitionPlan.explode``),
+   and each row is given a partition from its task (a multiplicative hash).
+3. The rows are grouped by partition (``groupby(...).map_groups``), sorted by task within it
+   (numpy), and each task's rows go to the crate's pair kernel (``task_pairs``), which
+   reports each pair in exactly one task.
+4. Connected components of the pairs: on the driver (the crate's union-find) while the
+   pairs fit ``driver_edge_budget``, otherwise distributed (large-star / small-star rounds
+   as Ray tasks that scatter and gather the edges by node, numpy inside).
+
+Every stage is a pure function of its input blocks, so a task that Ray retries (a lost
+worker, an exception with ``retry_exceptions``) gives the same rows again.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple
+
+from ..spark._dedup import (
+    DEFAULT_CHUNK_SIZE,
+    DEFAULT_DRIVER_EDGE_BUDGET,
+    _check_representative,
+    _check_tuning,
+)
+from ..spark._common import check_k
+from ._common import check_columns, require_ray
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pyarrow as pa
+    import ray.data
+
+#: Ray options of the pair and component stages: a failed task is run again.
+_RETRY = {"max_retries": 3, "retry_exceptions": True}
+
+#: Test-only: a path; while a file exists there, the first pair-stage task to rename it away
+#: fails once (a test of retries).
+_FAIL_ONCE_ENV = "SIMHASH_STORE_RAY_TEST_FAIL_ONCE"
+
+
+class DedupResult:
+    """The answer of :func:`dedup` or :func:`dedup_against`, as Ray Datasets.
+
+    - :attr:`pairs`: ``a``, ``b`` (``a < b``), ``distance``; each pair within ``k`` once.
+    - :attr:`clusters`: ``id``, ``cluster`` (the lowest member id), ``representative`` (the
+      member kept) and ``keep``, one row per document that has a near-duplicate.
+    - :attr:`drop`: ``id`` and ``representative`` of every member that is not kept.
+
+    The rows of ``simhash-store dedup``'s files and of :class:`simhash_store.spark.DedupResult`
+    for the same documents. ``pairs`` is computed (materialized) by :func:`dedup`;
+    ``clusters`` and ``drop`` on first use.
+    """
+
+    def __init__(
+        self,
+        pairs: "ray.data.Dataset",
+        k: int,
+        representative: str,
+        make_clusters: Callable[["ray.data.Dataset"], "ray.data.Dataset"],
+    ) -> None:
+        self.k = k
+        self.representative = representative
+        self._pairs = pairs
+        self._make_clusters = make_clusters
+        self._clusters: Optional["ray.data.Dataset"] = None
+
+    @property
+    def pairs(self) -> "ray.data.Dataset":
+        """Every pair within ``k``: ``a``, ``b`` (``a < b``), ``distance`` (materialized)."""
+        return self._pairs
+
+    @property
+    def clusters(self) -> "ray.data.Dataset":
+        """``id``, ``cluster``, ``representative``, ``keep`` for every clustered document."""
+        if self._clusters is None:
+            self._clusters = self._make_clusters(self._pairs)
+        return self._clusters
+
+    @property
+    def drop(self) -> "ray.data.Dataset":
+        """``id`` and ``representative`` of every document to drop."""
+
+        def dropped(t: "pa.Table") -> "pa.Table":
+            import pyarrow.compute as pc
+
+            return t.filter(pc.invert(t.column("keep"))).select(["id", "representative"])
+
+        return self.clusters.map_batches(dropped, batch_format="pyarrow")
+
+    def __repr__(self) -> str:
+        return f"DedupResult(k={self.k}, representative={self.representative!r})"
+
+
+def _partition_of(task: "np.ndarray", n: int) -> "np.ndarray":
+    """The pair-stage partition (0..n) of each task key (a multiplicative hash)."""
+    import numpy as np
+
+    mixed = task.view(np.uint64) * np.uint64(0x9E37_79B9_7F4A_7C15)
+    return ((mixed >> np.uint64(32)) % np.uint64(n)).astype(np.int32)
+
+
+def _documents(
+    ds: "ray.data.Dataset",
+    what: str,
+    id_col: str,
+    fingerprint_col: str,
+    text_len_col: Optional[str],
+    old: Optional[bool],
+) -> "ray.data.Dataset":
+    """``id`` (int64), ``fingerprint`` (uint64), ``text_len`` (int64, 0 for null), and
+    ``old`` when ``old`` is not None, of the documents of ``ds`` that have a fingerprint."""
+    import numpy as np
+
+    columns = [id_col, fingerprint_col] + ([text_len_col] if text_len_col else [])
+    check_columns(ds, what, columns)
+
+    def normalise(t: "pa.Table") -> "pa.Table":
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        fp = t.column(fingerprint_col)
+        if not (pa.types.is_uint64(fp.type) or pa.types.is_int64(fp.type)):
+            raise TypeError(
+                f"column {fingerprint_col!r} of {what} must be uint64 (as fingerprints() "
+                f"writes it) or int64 (the 64 bits in two's complement), not {fp.type}"
+            )
+        ids = t.column(id_col)
+        if not pa.types.is_integer(ids.type):
+            raise TypeError(f"column {id_col!r} of {what} must be an integer column, not {ids.type}")
+        has = pc.is_valid(fp)
+        t = t.filter(has)
+        ids = t.column(id_col)
+        if ids.null_count:
+            raise ValueError("the id column has nulls: every document needs an id")
+        id_np = ids.to_numpy().astype(np.int64, copy=False)
+        if len(id_np) and id_np.min() < 0:
+            raise ValueError("ids must be non-negative (document ids are 0..2**63-1)")
+        fp_np = t.column(fingerprint_col).to_numpy().view(np.uint64)
+        out = {"id": pa.array(id_np), "fingerprint": pa.array(fp_np, pa.uint64())}
+        if text_len_col:
+            lens = pc.fill_null(t.column(text_len_col), 0).to_numpy().astype(np.int64, copy=False)
+            out["text_len"] = pa.array(lens)
+        if old is not None:
+            out["old"] = pa.array(np.full(len(id_np), old, dtype=bool))
+        return pa.table(out)
+
+    return ds.select_columns(columns).map_batches(normalise, batch_format="pyarrow")
+
+
+def _group_counts(docs: "ray.data.Dataset", only_new: bool) -> "np.ndarray":
+    """Documents per (block family, block value), summed over per-block native histograms."""
+    import numpy as np
+    import pyarrow as pa
+
+    def histogram(t: "pa.Table") -> "pa.Table":
+        import pyarrow.compute as pc
+
+        from .._native import group_counts
+
+        if only_new:
+            t = t.filter(pc.invert(t.column("old")))
+        counts = group_counts(t.column("fingerprint").to_numpy().view(np.uint64).copy())
+        return pa.table({"counts": pa.array([counts.tobytes()], pa.binary())})
+
+    counts = np.zeros(4 * 65536, dtype=np.uint64)
+    for batch in docs.map_batches(histogram, batch_format="pyarrow", batch_size=None).iter_batches(
+        batch_format="pyarrow"
+    ):
+        for blob in batch.column("counts").to_pylist():
+            counts += np.frombuffer(blob, dtype=np.uint64)
+    return counts
+
+
+def _empty_pairs() -> "pa.Table":
+    import pyarrow as pa
+
+    return pa.table(
+        {"a": pa.array([], pa.int64()), "b": pa.array([], pa.int64()), "distance": pa.array([], pa.int32())}
+    )
+
+
+def _pairs(
+    docs: "ray.data.Dataset", k: int, chunk_size: int, partitions: Optional[int], against: bool
+) -> "ray.data.Dataset":
+    """The pairs of ``docs`` (``id``, ``fingerprint``, and ``old`` when ``against``),
+    materialized."""
+    import numpy as np
+    import ray
+    import ray.data
+
+    from .._native import PartitionPlan
+
+    counts = _group_counts(docs, False)
+    new_counts = _group_counts(docs, True) if against else None
+    plan = PartitionPlan(counts, k, chunk_size, new_counts)
+    n = partitions or max(8, 4 * int(ray.cluster_resources().get("CPU", 2)))
+
+    def explode(t: "pa.Table") -> "pa.Table":
+        import pyarrow as pa
+
+        old = t.column("old").to_numpy(zero_copy_only=False) if against else None
+        task, side, fp, id_ = plan.explode(
+            t.column("id").to_numpy().astype(np.int64, copy=False),
+            t.column("fingerprint").to_numpy().view(np.uint64),
+            old,
+        )
+        return pa.table(
+            {
+                "part": pa.array(_partition_of(task, n)),
+                "task": pa.array(task),
+                "side": pa.array(side),
+                "fingerprint": pa.array(fp, pa.uint64()),
+                "id": pa.array(id_),
+            }
+        )
+
+    def pairs_of(rows: Dict[str, "np.ndarray"]) -> Dict[str, "np.ndarray"]:
+        from .._native import task_pairs
+
+        order = np.argsort(rows["task"], kind="stable")
+        found = task_pairs(
+            np.ascontiguousarray(rows["task"][order]),
+            np.ascontiguousarray(rows["side"][order]).view(np.uint8),
+            np.ascontiguousarray(rows["fingerprint"][order]).view(np.uint64),
+            np.ascontiguousarray(rows["id"][order]),
+            k,
+            True,
+        )
+        armed = os.environ.get(_FAIL_ONCE_ENV)
+        if armed:
+            try:
+                os.rename(armed, armed + ".fired")
+            except FileNotFoundError:
+                pass
+            else:
+                raise RuntimeError("injected failure of a pair task (a test of retries)")
+        return {"a": found["a"], "b": found["b"], "distance": found["distance"].astype(np.int32)}
+
+    rows = docs.map_batches(explode, batch_format="pyarrow")
+    pairs = (
+        rows.groupby("part", num_partitions=min(n, 64))
+        .map_groups(pairs_of, batch_format="numpy", **_RETRY)
+        .materialize()
+    )
+    if pairs.count() == 0:
+        return ray.data.from_arrow(_empty_pairs())
+    return pairs
+
+
+def _collect(ds: "ray.data.Dataset", columns: List[str]) -> Dict[str, "np.ndarray"]:
+    """Columns of ``ds`` gathered on the driver as numpy arrays."""
+    import numpy as np
+    import pyarrow as pa
+    import ray
+
+    tables = [t for t in ray.get(ds.select_columns(columns).to_arrow_refs()) if t.num_rows]
+    if not tables:
+        return {c: np.zeros(0, dtype=np.int64) for c in columns}
+    table = pa.concat_tables(tables)
+    return {c: table.column(c).to_numpy() for c in columns}
+
+
+def _member_rows(docs: "ray.data.Dataset", ids: "np.ndarray", columns: List[str]) -> Dict[str, "np.ndarray"]:
+    """``columns`` of the documents whose id is in ``ids`` (sorted), gathered on the driver."""
+    import numpy as np
+
+    def members(t: "pa.Table") -> "pa.Table":
+        import pyarrow as pa
+
+        mine = t.column("id").to_numpy()
+        return t.select(columns).filter(pa.array(np.isin(mine, ids)))
+
+    return _collect(docs.map_batches(members, batch_format="pyarrow"), columns)
+
+
+def _lookup(ids: "np.ndarray", keys: "np.ndarray", values: "np.ndarray", default: Any) -> "np.ndarray":
+    """``values`` of each of ``ids`` by ``keys`` (``default`` when absent)."""
+    import numpy as np
+
+    order = np.argsort(keys, kind="stable")
+    keys, values = keys[order], values[order]
+    at = np.searchsorted(keys, ids)
+    at = np.minimum(at, max(0, len(keys) - 1))
+    found = (len(keys) > 0) & (keys[at] == ids) if len(keys) else np.zeros(len(ids), dtype=bool)
+    out = np.full(len(ids), default, dtype=values.dtype if len(values) else np.int64)
+    if len(keys):
+        out[found] = values[at[found]]
+    return out
+
+
+def _choose(
+    ids: "np.ndarray",
+    clusters: "np.ndarray",
+    representative: str,
+    text_len: Optional["np.ndarray"],
+    old: Optional["np.ndarray"],
+) -> "pa.Table":
+    """The cluster rows: per cluster, the lowest old id when it has old members (old kept,
+    new dropped), otherwise the lowest id or the longest (ties to the lowest id)."""
+    import numpy as np
+    import pyarrow as pa
+
+    n = len(ids)
+    if representative == "longest" and text_len is not None:
+        # Per cluster, the largest length, then the lowest id.
+        eligible_len = np.where(old, -1, text_len) if old is not None else text_len
+        order = np.lexsort((ids, -eligible_len, clusters))
+    else:
+        order = np.lexsort((ids, clusters)) if old is None else np.lexsort((ids, old, clusters))
+        # (with old flags: new members first, so the rule below sees the lowest new id)
+    sorted_clusters = clusters[order]
+    first = np.ones(n, dtype=bool)
+    first[1:] = sorted_clusters[1:] != sorted_clusters[:-1]
+    starts = np.flatnonzero(first)
+    chosen = ids[order][starts]
+    which = np.searchsorted(sorted_clusters[starts], clusters)
+    rep = chosen[which]
+    keep = ids == rep
+    if old is not None:
+        big = np.iinfo(np.int64).max
+        old_ids = np.where(old, ids, big)
+        per = np.full(len(starts), big, dtype=np.int64)
+        np.minimum.at(per, which, old_ids)
+        lowest_old = per[which]
+        has_old = lowest_old != big
+        rep = np.where(has_old, lowest_old, rep)
+        keep = np.where(has_old, old, keep)
+    return pa.table(
+        {
+            "id": pa.array(ids.astype(np.int64)),
+            "cluster": pa.array(clusters.astype(np.int64)),
+            "representative": pa.array(rep.astype(np.int64)),
+            "keep": pa.array(keep.astype(bool)),
+        }
+    )
+
+
+def _scatter(edges: "np.ndarray", by: int, both: bool, n: int) -> Any:
+    """Edges (``(m, 2)`` int64, ``[u, v]``; with ``both`` each also reversed) cut into ``n``
+    pieces by a hash of column ``by``."""
+    import numpy as np
+
+    if both:
+        edges = np.concatenate([edges, edges[:, ::-1]])
+    part = _partition_of(np.ascontiguousarray(edges[:, by]), n)
+    order = np.argsort(part, kind="stable")
+    bounds = np.searchsorted(part[order], np.arange(n + 1))
+    edges = edges[order]
+    pieces = tuple(edges[bounds[j] : bounds[j + 1]] for j in range(n))
+    return pieces if n > 1 else pieces[0]
+
+
+def _star(large: bool, *pieces: "np.ndarray") -> "np.ndarray":
+    """One star step over the edges of one partition (every edge of a node ``u`` is here):
+    large-star links each larger neighbour of ``u`` to the least of ``u`` and its
+    neighbours; small-star (edges ``u > v``) links ``u`` and its neighbours to the least
+    neighbour. Returns distinct edges ``[u, v]`` with ``u > v``."""
+    import numpy as np
+
+    e = np.concatenate(pieces) if pieces else np.zeros((0, 2), np.int64)
+    if not len(e):
+        return np.zeros((0, 2), np.int64)
+    e = np.unique(e, axis=0)  # sorted by u, then v
+    u, v = e[:, 0], e[:, 1]
+    starts = np.flatnonzero(np.r_[True, u[1:] != u[:-1]])
+    least = np.minimum(np.minimum.reduceat(v, starts), u[starts])
+    of_u = least[np.searchsorted(u[starts], u)]
+    if large:
+        sel = v > u
+        out = np.stack([v[sel], of_u[sel]], axis=1)
+    else:
+        out = np.concatenate([np.stack([v, of_u], axis=1), np.stack([u[starts], least], axis=1)])
+        out = out[out[:, 0] != out[:, 1]]
+    return np.unique(out, axis=0) if len(out) else np.zeros((0, 2), np.int64)
+
+
+def _distinct(*pieces: "np.ndarray") -> "np.ndarray":
+    import numpy as np
+
+    e = np.concatenate(pieces) if pieces else np.zeros((0, 2), np.int64)
+    return np.unique(e, axis=0) if len(e) else np.zeros((0, 2), np.int64)
+
+
+def _chains(own: "np.ndarray", *pieces: "np.ndarray") -> int:
+    """Edges of other partitions whose ``v`` is a ``u`` of this partition's edges ``own``."""
+    import numpy as np
+
+    v = np.concatenate([p[:, 1] for p in pieces]) if pieces else np.zeros(0, np.int64)
+    return int(np.isin(v, own[:, 0]).sum()) if len(own) and len(v) else 0
+
+
+def _components_distributed(
+    pairs: "ray.data.Dataset", n: int, max_rounds: int = 100
+) -> Tuple["np.ndarray", "np.ndarray"]:
+    """``(ids, clusters)`` (lowest id of the component), sorted by id, by large-star /
+    small-star (Kiveris et al., "Connected Components in MapReduce and Beyond", 2014) as Ray
+    tasks: each step scatters every partition's edges by a hash of their node into ``n``
+    pieces and gathers each node's edges in one task. The edges stay in the object store;
+    only the final ``(id, cluster)`` rows come to the driver."""
+    import numpy as np
+    import ray
+
+    scatter = ray.remote(_scatter).options(num_returns=n, **_RETRY)
+    star = ray.remote(_star).options(**_RETRY)
+    chains = ray.remote(_chains).options(**_RETRY)
+
+    def to_edges(t: "pa.Table") -> "np.ndarray":
+        import numpy as np
+
+        return np.stack([t.column("b").to_numpy(), t.column("a").to_numpy()], axis=1).astype(np.int64)
+
+    def shuffle(parts: List[Any], by: int, both: bool) -> List[List[Any]]:
+        outs = [scatter.remote(p, by, both, n) for p in parts]
+        outs = [o if n > 1 else [o] for o in outs]
+        return [[o[j] for o in outs] for j in range(n)]
+
+    blocks = [ray.remote(to_edges).options(**_RETRY).remote(r) for r in pairs.to_arrow_refs()]
+    distinct = ray.remote(_distinct).options(**_RETRY)
+    edges = [distinct.remote(*pieces) for pieces in shuffle(blocks, 0, False)]
+    for _ in range(max_rounds):
+        large = [star.remote(True, *pieces) for pieces in shuffle(edges, 0, True)]
+        edges = [star.remote(False, *pieces) for pieces in shuffle(large, 0, False)]
+        # Converged when no edge points to a node that has an edge of its own.
+        by_v = shuffle(edges, 1, False)
+        if sum(ray.get([chains.remote(edges[j], *by_v[j]) for j in range(n)])) == 0:
+            break
+    else:  # pragma: no cover - O(log^2 n) rounds in theory
+        raise RuntimeError(f"connected components did not converge in {max_rounds} rounds")
+    final = [e for e in ray.get(edges) if len(e)]
+    e = np.concatenate(final) if final else np.zeros((0, 2), np.int64)
+    roots = np.unique(e[:, 1])
+    ids = np.concatenate([e[:, 0], roots])
+    clusters = np.concatenate([e[:, 1], roots])
+    order = np.argsort(ids, kind="stable")
+    return ids[order], clusters[order]
+
+
+def _clusters(
+    pairs: "ray.data.Dataset",
+    docs: "ray.data.Dataset",
+    representative: str,
+    against: bool,
+    n_pairs: int,
+    budget: int,
+    partitions: int,
+) -> "ray.data.Dataset":
+    import numpy as np
+    import ray.data
+
+    from .._native import spark_components
+
+    if n_pairs <= budget:
+        p = _collect(pairs, ["a", "b"])
+        ids, clusters = spark_components(
+            p["a"].astype(np.int64, copy=False), p["b"].astype(np.int64, copy=False)
+        )
+    else:
+        ids, clusters = _components_distributed(pairs, partitions)
+    wanted = (["text_len"] if representative == "longest" else []) + (["old"] if against else [])
+    text_len = old = None
+    if wanted:
+        rows = _member_rows(docs, ids, ["id"] + wanted)
+        if "text_len" in wanted:
+            text_len = _lookup(ids, rows["id"], rows["text_len"].astype(np.int64), 0)
+        if against:
+            old = _lookup(ids, rows["id"], rows["old"].astype(bool), False).astype(bool)
+    table = _choose(ids, clusters, representative, text_len, old)
+    return ray.data.from_arrow(table)
+
+
+def _dedup(
+    docs: "ray.data.Dataset",
+    k: int,
+    representative: str,
+    chunk_size: int,
+    partitions: Optional[int],
+    driver_edge_budget: int,
+    against: bool,
+) -> DedupResult:
+    import ray
+
+    docs = docs.materialize()
+    pairs = _pairs(docs, k, chunk_size, partitions, against)
+    n_pairs = pairs.count()
+    n = partitions or max(8, 4 * int(ray.cluster_resources().get("CPU", 2)))
+
+    def make_clusters(pairs: "ray.data.Dataset") -> "ray.data.Dataset":
+        return _clusters(pairs, docs, representative, against, n_pairs, driver_edge_budget, n)
+
+    return DedupResult(pairs, k, representative, make_clusters)
+
+
+def dedup(
+    ds: "ray.data.Dataset",
+    k: int = 3,
+    id_col: str = "id",
+    fingerprint_col: str = "fingerprint",
+    representative: str = "lowest-id",
+    *,
+    text_len_col: Optional[str] = None,
+    chunk_size: int = DEFAULT_CHUNK_SIZE,
+    partitions: Optional[int] = None,
+    driver_edge_budget: int = DEFAULT_DRIVER_EDGE_BUDGET,
+) -> DedupResult:
+    """Every pair of documents of ``ds`` within Hamming distance ``k``, their clusters and
+    the documents to drop: exactly what ``Store.pairs(k)``, ``Store.clusters(k)`` and
+    ``simhash-store dedup -k K`` give for the same ids and fingerprints, for any ``k`` in
+    ``0..=64``. The arguments are those of :func:`simhash_store.spark.dedup`:
+
+    Args:
+        ds: the documents: a unique, non-negative integer ``id_col`` and a ``uint64``
+            ``fingerprint_col`` (as :func:`fingerprints` writes it; ``int64`` is read as the
+            64 bits in two's complement; rows with a null fingerprint are left out).
+        k: the largest distance of a near-duplicate pair (0..=64).
+        representative: ``"lowest-id"`` or ``"longest"`` (the largest ``text_len_col``,
+            ties to the lowest id).
+        chunk_size: documents of one block group compared in one task; a larger group is
+            split into chunks, or on sub-blocks when that copies fewer rows.
+        partitions: groups of the pair stage (default four per CPU of the cluster).
+        driver_edge_budget: up to this many pairs, clusters are computed on the driver;
+            above it, distributed.
+
+    >>> import ray                                                    # doctest: +SKIP
+    >>> from simhash_store.ray import dedup
+    >>> ds = ray.data.from_items([{"id": 1, "fingerprint": 15}, {"id": 2, "fingerprint": 7}])  # doctest: +SKIP
+    >>> result = dedup(ds, k=3)                                       # doctest: +SKIP
+    >>> result.pairs.take_all()                                       # doctest: +SKIP
+    [{'a': 1, 'b': 2, 'distance': 1}]
+
+    Raises:
+        ValueError: a missing column, ``k`` out of range, an unknown representative, a
+            null or negative id, an id given to two documents within ``k``.
+        TypeError: a column of the wrong type.
+    """
+    require_ray()
+    k = check_k(k)
+    representative = _check_representative(representative)
+    if representative == "longest" and not text_len_col:
+        raise ValueError('representative "longest" needs text_len_col, the text length column')
+    _check_tuning(chunk_size, partitions, driver_edge_budget)
+    docs = _documents(ds, "the Dataset", id_col, fingerprint_col, text_len_col, None)
+    return _dedup(docs, k, representative, chunk_size, partitions, driver_edge_budget, False)
+
+
+def dedup_against(
+    new_ds: "ray.data.Dataset",
+    old_ds: "ray.data.Dataset",
+    k: int = 3,
+    id_col: str = "id",
+    fingerprint_col: str = "fingerprint",
+    representative: str = "lowest-id",
+    *,
+    text_len_col: Optional[str] = None,
+    chunk_size: int = DEFAULT_CHUNK_SIZE,
+    partitions: Optional[int] = None,
+    driver_edge_budget: int = DEFAULT_DRIVER_EDGE_BUDGET,
+) -> DedupResult:
+    """Deduplicates a new dump against an earlier one, which is kept whole: the rule of
+    :func:`simhash_store.spark.dedup_against`. Pairs of two old documents are not compared;
+    in a cluster with an old member every old member is kept, every new one dropped, and the
+    representative is the lowest old id; a cluster of new documents only follows
+    ``representative``. Ids must be distinct across both Datasets.
+    """
+    require_ray()
+    k = check_k(k)
+    representative = _check_representative(representative)
+    if representative == "longest" and not text_len_col:
+        raise ValueError('representative "longest" needs text_len_col, the text length column')
+    _check_tuning(chunk_size, partitions, driver_edge_budget)
+    new = _documents(new_ds, "new_ds", id_col, fingerprint_col, text_len_col, False)
+    old = _documents(old_ds, "old_ds", id_col, fingerprint_col, text_len_col, True)
+    return _dedup(new.union(old), k, representative, chunk_size, partitions, driver_edge_budget, True)
+
+
+__all__: List[str] = ["DedupResult", "dedup", "dedup_against"]

@@ -1,0 +1,196 @@
+"""`simhash_store.ray` on a real local Ray cluster (two nodes, one worker each) equals the
+single-machine store exactly: pairs, clusters and drop list for k = 3 and k = 6 with every
+distance 0..=k+1 planted and 5% of the documents sharing one block value; a pair task that
+fails once; clusters computed distributed; `dedup_against`; fingerprints and read_warc."""
+
+from __future__ import annotations
+
+import os
+from typing import Dict, List, Set, Tuple
+
+import numpy as np
+import pytest
+
+import simhash_store
+from conftest import components
+from ray_cluster import FAIL_ONCE, cluster
+from test_spark_dedup import CHUNK, N, make_ids, planted, single_machine
+
+
+@pytest.fixture(scope="module")
+def ray_cluster():
+    return cluster()
+
+
+@pytest.fixture(scope="module")
+def data() -> Dict[int, Tuple[np.ndarray, np.ndarray]]:
+    return {k: (make_ids(k, N), planted(k, N, k)) for k in (3, 6)}
+
+
+def dataset(ids: np.ndarray, fps: np.ndarray, blocks: int = 4):
+    import pyarrow as pa
+    import ray.data
+
+    table = pa.table({"id": ids.astype(np.int64), "fingerprint": pa.array(fps, pa.uint64())})
+    step = -(-len(ids) // blocks)
+    return ray.data.from_arrow([table.slice(i, step) for i in range(0, len(ids), step)])
+
+
+def answer(result) -> Tuple[list, list, list]:
+    pairs = sorted((r["a"], r["b"], r["distance"]) for r in result.pairs.take_all())
+    clusters = sorted(
+        (r["id"], r["cluster"], r["representative"], bool(r["keep"])) for r in result.clusters.take_all()
+    )
+    drop = sorted(r["id"] for r in result.drop.take_all())
+    return pairs, clusters, drop
+
+
+@pytest.mark.parametrize("k", [3, 6])
+def test_dedup_equals_the_store(ray_cluster, data, k):
+    from simhash_store._native import PartitionPlan, group_counts
+    from simhash_store.ray import dedup
+
+    ids, fps = data[k]
+    want_pairs, want_clusters, want_drop = single_machine(ids, fps, k)
+    assert {d for _, _, d in want_pairs} == set(range(k + 1))
+    assert int(np.count_nonzero(fps >> np.uint64(48) == np.uint64(0xBEEF))) >= N // 20
+    # The shared block value's group is split by the plan: on sub-blocks at k = 3, into
+    # chunks at k = 6 (where its guests make sub-blocks the costlier split).
+    chunked, split = PartitionPlan(group_counts(fps), k, CHUNK).split_groups()
+    assert (split if k == 3 else chunked) >= 1, (chunked, split)
+
+    result = dedup(dataset(ids, fps), k=k, chunk_size=CHUNK, partitions=8)
+    pairs, clusters, drop = answer(result)
+    assert len(pairs) == len(set(pairs)), "a pair was reported twice"
+    assert pairs == want_pairs
+    assert clusters == want_clusters
+    assert drop == want_drop
+
+
+def test_retried_task_gives_the_same_answer(ray_cluster, data):
+    from simhash_store.ray import dedup
+
+    ids, fps = data[3]
+    want = single_machine(ids, fps, 3)
+    open(FAIL_ONCE, "w").close()
+    try:
+        result = dedup(dataset(ids, fps), k=3, chunk_size=CHUNK, partitions=8)
+        assert os.path.exists(FAIL_ONCE + ".fired"), "no task failed: the fault was not injected"
+    finally:
+        for path in (FAIL_ONCE, FAIL_ONCE + ".fired"):
+            if os.path.exists(path):
+                os.remove(path)
+    assert answer(result) == want
+
+
+def test_distributed_components_equal_the_driver_ones(ray_cluster, data):
+    from simhash_store.ray import dedup
+
+    ids, fps = data[3]
+    _, want_clusters, want_drop = single_machine(ids, fps, 3)
+    result = dedup(dataset(ids, fps), k=3, chunk_size=CHUNK, partitions=4, driver_edge_budget=0)
+    _, clusters, drop = answer(result)
+    assert clusters == want_clusters
+    assert drop == want_drop
+
+
+def test_dedup_against_keeps_old_and_drops_new_near_duplicates(ray_cluster, data):
+    from simhash_store.ray import dedup_against
+
+    ids, fps = data[3]
+    rng = np.random.default_rng(7)
+    is_old = rng.random(N) < 0.6
+    all_pairs, _, _ = single_machine(ids, fps, 3)
+    old_ids: Set[int] = set(ids[is_old].tolist())
+    want_pairs = [p for p in all_pairs if not (p[0] in old_ids and p[1] in old_ids)]
+    assert len(want_pairs) < len(all_pairs)
+    component = components(want_pairs)
+    members: Dict[int, List[int]] = {}
+    for x, c in component.items():
+        members.setdefault(c, []).append(x)
+    want_clusters = []
+    for c, ms in members.items():
+        olds = sorted(m for m in ms if m in old_ids)
+        rep = olds[0] if olds else c
+        for m in ms:
+            want_clusters.append((m, c, rep, (m in old_ids) if olds else (m == rep)))
+    want_clusters.sort()
+    want_drop = sorted(m for m, _, _, keep in want_clusters if not keep)
+
+    result = dedup_against(
+        dataset(ids[~is_old], fps[~is_old], 3), dataset(ids[is_old], fps[is_old], 3), k=3,
+        chunk_size=CHUNK, partitions=8,
+    )
+    pairs, clusters, drop = answer(result)
+    assert (pairs, clusters, drop) == (want_pairs, want_clusters, want_drop)
+    assert not old_ids.intersection(drop), "an old document was dropped"
+    near_old = {b if a in old_ids else a for a, b, _ in want_pairs if (a in old_ids) != (b in old_ids)}
+    assert near_old and near_old <= set(drop), "a new near-duplicate of an old document was kept"
+
+
+def test_longest_representative(ray_cluster):
+    import ray.data
+
+    from simhash_store.ray import dedup
+
+    rows = [(1, 0b1111, 10), (2, 0b0111, 30), (3, 0b0011, 30), (4, 2**64 - 1, None), (5, 2**64 - 2, 5)]
+    import pyarrow as pa
+
+    table = pa.table(
+        {
+            "id": [r[0] for r in rows],
+            "fingerprint": pa.array([r[1] for r in rows], pa.uint64()),
+            "len": pa.array([r[2] for r in rows], pa.int64()),
+        }
+    )
+    result = dedup(ray.data.from_arrow(table), k=3, representative="longest", text_len_col="len")
+    _, clusters, drop = answer(result)
+    assert clusters == [(1, 1, 2, False), (2, 1, 2, True), (3, 1, 2, False), (4, 4, 5, False), (5, 4, 5, True)]
+    assert drop == [1, 3, 4]
+
+
+def test_fingerprints_are_uint64_and_equal_the_hasher(ray_cluster, tmp_path):
+    import pyarrow as pa
+    import ray.data
+
+    from simhash_store.ray import fingerprints, read_warc
+
+    texts = ["a page about storage engines and their write paths", "the the the", None]
+    ds = ray.data.from_arrow(pa.table({"id": [1, 2, 3], "text": pa.array(texts, pa.string())}))
+    out = fingerprints(ds)
+    assert out.schema().base_schema.field("fingerprint").type == pa.uint64()
+    rows = sorted(out.take_all(), key=lambda r: r["id"])
+    assert rows[0]["fingerprint"] == simhash_store.Simhasher().fingerprint(texts[0])
+    assert rows[1]["fingerprint"] is None and rows[2]["fingerprint"] is None
+    with pytest.raises(ValueError, match="already has a column 'fingerprint'"):
+        fingerprints(out)
+
+    warc = tmp_path / "a.warc"
+    body = "<html><body><p>" + "storage engines compact their files in the background. " * 20 + "</p></body></html>"
+    http = f"HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n\r\n{body}".encode()
+    head = (
+        "WARC/1.0\r\nWARC-Type: response\r\nWARC-Target-URI: https://example.com/a\r\n"
+        f"WARC-Record-ID: <urn:uuid:1>\r\nContent-Type: application/http; msgtype=response\r\n"
+        f"Content-Length: {len(http)}\r\n\r\n"
+    ).encode()
+    warc.write_bytes(head + http + b"\r\n\r\n")
+    pages = read_warc(str(warc)).take_all()
+    assert [p["url"] for p in pages] == ["https://example.com/a"]
+    assert "storage engines" in pages[0]["text"] and pages[0]["text_len"] == len(pages[0]["text"].encode())
+
+
+def test_bad_input_is_refused_clearly(ray_cluster):
+    import ray.data
+
+    from simhash_store.ray import dedup
+
+    ds = ray.data.from_items([{"id": 1, "fingerprint": 5, "text": "x"}])
+    with pytest.raises(ValueError, match="k must be in 0..=64, got 65"):
+        dedup(ds, k=65)
+    with pytest.raises(ValueError, match="has no column 'fp'"):
+        dedup(ds, fingerprint_col="fp")
+    with pytest.raises(ValueError, match="needs text_len_col"):
+        dedup(ds, representative="longest")
+    twice = ray.data.from_items([{"id": 3, "fingerprint": 5}, {"id": 3, "fingerprint": 5}])
+    with pytest.raises(Exception, match="id 3 is given to more than one document"):
+        dedup(twice, k=3)
