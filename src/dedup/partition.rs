@@ -43,15 +43,16 @@ use std::ops::ControlFlow;
 
 use crate::dedup::{Pair, PairKernel};
 use crate::fingerprint::BLOCKS;
+use crate::pigeonhole::{self, radius, BLOCK_VALUES};
 use crate::{Error, Result};
 
 #[cfg(doc)]
 use crate::store::Store;
 
 /// Block values per family.
-const VALUES: usize = 1 << 16;
+const VALUES: usize = BLOCK_VALUES;
 /// Groups: (block family, block value), index `family * 65536 + value`.
-pub const GROUPS: usize = BLOCKS * VALUES;
+pub use crate::pigeonhole::GROUPS;
 /// Chunk numbers fit in 19 bits of the task key.
 const MAX_CHUNKS: u64 = 1 << 19;
 const CHUNK_MASK: i64 = (MAX_CHUNKS as i64) - 1;
@@ -147,19 +148,6 @@ struct OldNeeded {
     home: Vec<bool>,
     /// An old document sent as a guest to `w` is needed when `w` has new documents.
     guest: Vec<bool>,
-}
-
-/// The radius of the pigeonhole rule: a pair within `k` has, in some block family, blocks
-/// within this many bits.
-fn radius(k: u32) -> u32 {
-    k / BLOCKS as u32
-}
-
-/// The non-zero 16-bit masks of at most `radius(k)` bits, ascending: group `v` is compared
-/// with `v ^ m` (empty for `k <= 3`).
-fn neighbour_masks(k: u32) -> Vec<u16> {
-    let r = radius(k);
-    (1..=u16::MAX).filter(|m| m.count_ones() <= r).collect()
 }
 
 /// Bits of block `family` within a fingerprint.
@@ -335,7 +323,7 @@ impl TaskRows {
 pub struct PartitionPlan {
     k: u32,
     layouts: Vec<Layout>,
-    masks: Vec<u16>,
+    masks: &'static [u16],
     sub_masks: [Vec<u64>; BLOCKS],
     old: Option<OldNeeded>,
 }
@@ -367,7 +355,7 @@ impl PartitionPlan {
         let mut plan = PartitionPlan::new(counts, k, chunk_size)?;
         check_table(new_counts, "new_counts")?;
         // Guests of every group, empty or not: new documents reach old ones there too.
-        let new_guests = guest_counts(new_counts, &plan.masks, false);
+        let new_guests = guest_counts(new_counts, plan.masks, false);
         plan.old = Some(OldNeeded {
             home: (0..GROUPS)
                 .map(|g| new_counts[g] > 0 || new_guests[g] > 0)
@@ -390,8 +378,8 @@ impl PartitionPlan {
                 "chunk_size must be at least 1".into(),
             ));
         }
-        let masks = neighbour_masks(k);
-        let guests = guest_counts(counts, &masks, true);
+        let masks = pigeonhole::neighbour_masks(radius(k));
+        let guests = guest_counts(counts, masks, true);
         let can_split = k + 1 <= MAX_SUB_BLOCKS;
         let chunks = |c: u64| c.div_ceil(chunk_size).min(MAX_CHUNKS - 1);
         let layouts = counts
@@ -477,7 +465,7 @@ impl PartitionPlan {
             if old_needed.is_none_or(|n| n.home[g]) {
                 self.explode_home(g, family, id, fp, flag, rows)?;
             }
-            for &m in &self.masks {
+            for &m in self.masks {
                 let w = v ^ m as usize;
                 if w <= v {
                     continue;
