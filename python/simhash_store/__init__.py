@@ -18,7 +18,8 @@ interpreter during long calls.
 
 Names: :class:`Simhasher` (text to fingerprints), :class:`Store` (the index),
 :func:`distance`, :class:`Match`, :class:`Document`, :class:`Clusters`, the exceptions in
-:mod:`simhash_store.errors`, :class:`simhash_store.compat.SimhashIndex` (the PyPI ``simhash``
+:mod:`simhash_store.errors`, :class:`Client` (a ``simhash-store serve`` over HTTP),
+:class:`simhash_store.compat.SimhashIndex` (the PyPI ``simhash``
 package's index API) and :mod:`simhash_store.spark` (deduplication on Spark).
 """
 
@@ -44,6 +45,7 @@ from ._native import (
     default_settings,
     distance,
 )
+from .client import Client, ServiceError
 from .errors import (
     BadRecordError,
     CancelledError,
@@ -70,6 +72,7 @@ __all__ = [
     "MAX_DISTANCE",
     "BulkProgress",
     "BulkSummary",
+    "Client",
     "Cluster",
     "Clusters",
     "Document",
@@ -84,6 +87,7 @@ __all__ = [
     "to_signed",
     "to_unsigned",
     "Error",
+    "ServiceError",
     "BadRecordError",
     "CancelledError",
     "CorruptionError",
