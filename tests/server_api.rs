@@ -52,7 +52,7 @@ fn routes_answer_as_the_library_does() {
 
     let t = server.post_ok(
         "/v1/query-text",
-        &json!({"texts": [format!("{PAGE}\nShare on Facebook")]}),
+        &json!({"texts": [PAGE]}),
     );
     assert_eq!(t["results"][0][0]["id"], 0);
     assert_eq!(t["results"][0][0]["key"], "https://example.com/a b");

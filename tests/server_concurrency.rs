@@ -51,7 +51,8 @@ fn concurrent_inserts_and_removes_then_queries_equal_brute_force() {
                             .map(|_| {
                                 let id = c * 1_000_000 + rng.below(400);
                                 let centre = centres[rng.below(centres.len() as u64) as usize];
-                                let fp = rng.flip(centre, rng.below(8) as u32);
+                                let d = rng.below(8) as u32;
+                                let fp = rng.flip(centre, d);
                                 model.insert(id, fp);
                                 json!({"id": id, "fingerprint": format!("{fp:016x}")})
                             })
@@ -88,7 +89,8 @@ fn concurrent_inserts_and_removes_then_queries_equal_brute_force() {
     let queries: Vec<u64> = (0..200)
         .map(|i| {
             if i % 2 == 0 {
-                rng.flip(centres[i % centres.len()], rng.below(6) as u32)
+                let d = rng.below(6) as u32;
+                rng.flip(centres[i % centres.len()], d)
             } else {
                 rng.next_u64()
             }
@@ -133,7 +135,8 @@ fn insert_if_new_race_lets_exactly_one_per_cluster_in() {
                         let docs: Vec<Value> = chunk
                             .iter()
                             .map(|&i| {
-                                let fp = rng.flip(centres[i], rng.below(2) as u32);
+                                let d = rng.below(2) as u32;
+                                let fp = rng.flip(centres[i], d);
                                 json!({"id": c * 1000 + i as u64, "fingerprint": fp})
                             })
                             .collect();
