@@ -50,10 +50,7 @@ fn routes_answer_as_the_library_does() {
     assert!(matches(&results[2]).is_empty());
     assert_eq!(results[1][0]["key"], "k2");
 
-    let t = server.post_ok(
-        "/v1/query-text",
-        &json!({"texts": [PAGE]}),
-    );
+    let t = server.post_ok("/v1/query-text", &json!({"texts": [PAGE]}));
     assert_eq!(t["results"][0][0]["id"], 0);
     assert_eq!(t["results"][0][0]["key"], "https://example.com/a b");
 

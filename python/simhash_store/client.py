@@ -209,7 +209,7 @@ class Client:
     def document(self, id: int) -> Optional[Dict[str, Any]]:
         """What is stored for document ``id`` (``id``, ``key``, ``fingerprint`` as an int,
         ``text_len``, ``added_micros``), or ``None``."""
-        _, doc = self._request("GET", f"/v1/documents/{int(id)}", safe=True)
+        doc: Optional[Dict[str, Any]] = self._request("GET", f"/v1/documents/{int(id)}", safe=True)[1]
         if doc is not None:
             doc["fingerprint"] = int(doc["fingerprint"], 16)
         return doc
@@ -222,7 +222,8 @@ class Client:
     def stats(self) -> Dict[str, Any]:
         """``documents``, ``disk_bytes``, ``format_version``, ``read_only``, ``sketches``,
         ``queued_writes``."""
-        return self._request("GET", "/v1/stats", safe=True)[1]
+        stats: Dict[str, Any] = self._request("GET", "/v1/stats", safe=True)[1]
+        return stats
 
     def __len__(self) -> int:
         return int(self.stats()["documents"])
@@ -230,7 +231,7 @@ class Client:
     # ---- writes ----
 
     def _insert(self, documents: List[Dict[str, Any]]) -> Dict[str, Any]:
-        result = self._post("/v1/insert", {"documents": documents}, safe=False)
+        result: Dict[str, Any] = self._post("/v1/insert", {"documents": documents}, safe=False)
         for err in result.get("errors", []):
             e = err["error"]
             raise _error(400, json.dumps({"error": e}).encode())
