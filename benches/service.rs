@@ -17,7 +17,8 @@
 //!
 //! Options: `--n N` (default 10,000,000), `--runs R` (3), `--seconds S` (per measurement,
 //! 5), `--conns C` (64), `--dir PATH` (where to create the store; default a temporary
-//! directory under the current one).
+//! directory under the current one). `SIMHASH_STORE_BIN=PATH` runs that server command
+//! instead of the one built with the bench.
 
 #[path = "support/rng.rs"]
 mod rng;
@@ -75,7 +76,8 @@ fn queries(rng: &mut SplitMix, stored: &[u64], count: usize) -> Vec<u64> {
         .map(|i| {
             if i % 2 == 0 {
                 let fp = stored[rng.below(stored.len() as u64) as usize];
-                rng.flip(fp, rng.below(4) as u32)
+                let d = rng.below(4) as u32;
+                rng.flip(fp, d)
             } else {
                 rng.next()
             }
@@ -133,7 +135,10 @@ struct Server {
 impl Server {
     fn start(dir: &std::path::Path) -> Server {
         use std::io::BufRead;
-        let mut child = Command::new(env!("CARGO_BIN_EXE_simhash-store"))
+        // `SIMHASH_STORE_BIN` overrides the command built with this bench.
+        let bin = std::env::var_os("SIMHASH_STORE_BIN")
+            .unwrap_or_else(|| env!("CARGO_BIN_EXE_simhash-store").into());
+        let mut child = Command::new(bin)
             .args([
                 "serve",
                 "--listen",
