@@ -4,7 +4,6 @@
 //! or internal detail; a server-side failure is logged to standard error and answered with a
 //! generic message.
 
-use axum::body::Body;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
@@ -77,6 +76,15 @@ impl ApiError {
         )
     }
 
+    /// 403: a write to a `--read-only` server.
+    pub fn read_only() -> ApiError {
+        ApiError::new(
+            StatusCode::FORBIDDEN,
+            "read_only",
+            "this server serves the store read-only: send writes to the writing server",
+        )
+    }
+
     /// 500 for a failure the client cannot fix; what it was goes to the server's log only.
     pub fn internal(what: &str, detail: impl std::fmt::Display) -> ApiError {
         eprintln!("error: {what}: {detail}");
@@ -126,11 +134,7 @@ impl From<simhash_store::Error> for ApiError {
                 "no_sketches",
                 "this store keeps no sketches, so it cannot verify near-duplicates: ask without \"verified\"",
             ),
-            E::ReadOnly { .. } => ApiError::new(
-                StatusCode::FORBIDDEN,
-                "read_only",
-                "this server serves the store read-only: send writes to the writing server",
-            ),
+            E::ReadOnly { .. } => ApiError::read_only(),
             other => ApiError::internal("use the store", other),
         }
     }
@@ -192,6 +196,5 @@ pub async fn json_errors(
             rewritten.headers_mut().insert(name, v.clone());
         }
     }
-    let _: Body = response.into_body();
     rewritten
 }

@@ -243,11 +243,7 @@ fn split(prepared: Vec<Result<Prepared, ApiError>>) -> (Vec<Prepared>, Vec<Optio
 }
 
 fn writer(state: &AppState) -> Result<&super::writer::WriterHandle, ApiError> {
-    state.writer.as_ref().ok_or_else(|| {
-        ApiError::from(simhash_store::Error::ReadOnly {
-            path: std::path::PathBuf::new(),
-        })
-    })
+    state.writer.as_ref().ok_or_else(ApiError::read_only)
 }
 
 async fn answer<T>(rx: oneshot::Receiver<Result<T, ApiError>>) -> Result<T, ApiError> {
