@@ -388,3 +388,108 @@ impl Writer {
         Ok(matches)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn doc(id: Option<u64>, key: Option<&str>, fp: u64) -> Prepared {
+        Prepared {
+            id,
+            key: key.map(str::to_owned),
+            fingerprint: Fingerprint(fp),
+            text_len: None,
+            sketch: None,
+        }
+    }
+
+    fn writer(store: &Arc<Store>) -> Writer {
+        Writer {
+            store: Arc::clone(store),
+            next_id: store.next_id().expect("next id"),
+            metrics: Arc::new(Metrics::default()),
+        }
+    }
+
+    /// Commits `ops` as one group of the writer.
+    fn commit(w: &mut Writer, ops: Vec<WriteOp>) {
+        w.commit_ops(ops);
+    }
+
+    #[test]
+    fn a_group_decides_as_if_each_request_were_committed_alone() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Arc::new(Store::open(dir.path()).expect("open"));
+        store
+            .insert_entry(Entry::new(5, Fingerprint(0xf0f0)).with_key("a"))
+            .expect("insert");
+        let mut w = writer(&store);
+
+        let (r1, mut a1) = oneshot::channel();
+        let (r2, mut a2) = oneshot::channel();
+        let (r3, mut a3) = oneshot::channel();
+        commit(
+            &mut w,
+            vec![
+                // Key "a" keeps id 5 and moves far away from 0xf0f0.
+                WriteOp::Insert {
+                    docs: vec![
+                        doc(None, Some("a"), 0xffff_0000_0000_0000),
+                        doc(None, None, 0x1),
+                    ],
+                    reply: r1,
+                },
+                // 0xf0f1 is near what document 5 was, not what it is now: inserted. 0xf0f3 is
+                // near 0xf0f1, inserted just before in the same request: refused.
+                WriteOp::InsertIfNew {
+                    docs: vec![doc(None, None, 0xf0f1), doc(None, None, 0xf0f3)],
+                    k: 1,
+                    reply: r2,
+                },
+                WriteOp::Remove { id: 6, reply: r3 },
+            ],
+        );
+        assert_eq!(a1.try_recv().expect("reply").expect("ok"), vec![5, 6]);
+        let outcomes = a2.try_recv().expect("reply").expect("ok");
+        assert!(matches!(outcomes[0], IfNew::Inserted(7)), "{outcomes:?}");
+        assert!(
+            matches!(&outcomes[1], IfNew::Duplicate(m) if m.len() == 1 && m[0].id == 7 && m[0].distance == 1),
+            "{outcomes:?}"
+        );
+        assert!(a3.try_recv().expect("reply").expect("ok"));
+        assert_eq!(
+            store.get(5).expect("get"),
+            Some(Fingerprint(0xffff_0000_0000_0000))
+        );
+        assert_eq!(store.id_for_key("a").expect("key"), Some(5));
+        assert_eq!(store.get(6).expect("get"), None);
+        assert_eq!(store.get(7).expect("get"), Some(Fingerprint(0xf0f1)));
+        assert_eq!(store.len(), 2);
+    }
+
+    #[test]
+    fn a_failing_request_does_not_fail_the_others_of_its_group() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Arc::new(Store::open(dir.path()).expect("open"));
+        let mut w = writer(&store);
+        let (r1, mut a1) = oneshot::channel();
+        let (r2, mut a2) = oneshot::channel();
+        let too_long = "k".repeat(simhash_store::MAX_EXTERNAL_KEY_LEN + 1);
+        commit(
+            &mut w,
+            vec![
+                WriteOp::Insert {
+                    docs: vec![doc(Some(1), None, 0x1)],
+                    reply: r1,
+                },
+                WriteOp::Insert {
+                    docs: vec![doc(Some(2), Some(&too_long), 0x2)],
+                    reply: r2,
+                },
+            ],
+        );
+        assert_eq!(a1.try_recv().expect("reply").expect("ok"), vec![1]);
+        assert!(a2.try_recv().expect("reply").is_err());
+        assert_eq!(store.len(), 1);
+    }
+}
