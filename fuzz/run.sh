@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs one fuzz target: fuzz/run.sh TARGET [SECONDS] [extra libFuzzer flags...]
 #
-#   TARGET   fingerprint, decode_values, warc, html, jsonl or store_model (`cargo fuzz list`)
+#   TARGET   fingerprint, decode_values, warc, html, jsonl, store_model or server_request (`cargo fuzz list`)
 #   SECONDS  how long to fuzz (default 600); 0 replays the corpus once and stops
 #
 # Also `fuzz/run.sh build` (build every target), `fuzz/run.sh cmin TARGET` (minimize the

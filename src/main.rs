@@ -5,6 +5,8 @@
 //! inconsistencies, or a bad input record under `--strict`).
 
 mod cli;
+#[cfg(feature = "server")]
+mod server;
 
 use std::process::ExitCode;
 
@@ -47,6 +49,9 @@ enum Command {
     Dedup(cli::dedup::Args),
     /// Copy a store into a new one of the newest on-disk format (or replace it, --in-place).
     Upgrade(cli::upgrade::Args),
+    /// Serve the store over HTTP: a JSON API for many clients (see docs/service.md).
+    #[cfg(feature = "server")]
+    Serve(cli::serve::Args),
 }
 
 fn main() -> ExitCode {
@@ -65,6 +70,8 @@ fn main() -> ExitCode {
         Command::Demo(a) => cli::demo::run(a),
         Command::Dedup(a) => cli::dedup::run(a),
         Command::Upgrade(a) => cli::upgrade::run(a),
+        #[cfg(feature = "server")]
+        Command::Serve(a) => cli::serve::run(a),
     };
     cli::exit(result)
 }

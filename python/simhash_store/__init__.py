@@ -18,7 +18,8 @@ interpreter during long calls.
 
 Names: :class:`Simhasher` (text to fingerprints), :class:`Store` (the index),
 :func:`distance`, :class:`Match`, :class:`Document`, :class:`Clusters`, the exceptions in
-:mod:`simhash_store.errors`, :class:`simhash_store.compat.SimhashIndex` (the PyPI ``simhash``
+:mod:`simhash_store.errors`, :class:`Client` (a ``simhash-store serve`` over HTTP),
+:class:`simhash_store.compat.SimhashIndex` (the PyPI ``simhash``
 package's index API) and :mod:`simhash_store.spark` (deduplication on Spark).
 """
 
@@ -43,6 +44,7 @@ from ._native import (
     default_settings,
     distance,
 )
+from .client import Client, ServiceError
 from .errors import (
     BadRecordError,
     CancelledError,
@@ -74,6 +76,7 @@ __all__ = [
     "MAX_DISTANCE",
     "BulkProgress",
     "BulkSummary",
+    "Client",
     "Cluster",
     "Clusters",
     "Document",
@@ -88,6 +91,7 @@ __all__ = [
     "to_signed",
     "to_unsigned",
     "Error",
+    "ServiceError",
     "BadRecordError",
     "CancelledError",
     "CorruptionError",

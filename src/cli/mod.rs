@@ -13,6 +13,8 @@ pub mod progress;
 pub mod query;
 pub mod read;
 pub mod remove;
+#[cfg(feature = "server")]
+pub mod serve;
 pub mod stats;
 pub mod upgrade;
 pub mod verify;

@@ -1,0 +1,132 @@
+"""simhash_store.Client against a real `simhash-store serve` on 127.0.0.1 (an ephemeral
+port): the Store's answers, typed errors, tokens, threads, and brute force."""
+
+from __future__ import annotations
+
+import subprocess
+import threading
+
+import numpy as np
+import pytest
+
+import simhash_store
+from simhash_store import Client, ServiceError
+
+from conftest import planted, popcount64
+
+PAGE = (
+    "Near-duplicate detection finds web pages that are almost the same: the same article "
+    "under two addresses, a copy with another advert, a reposted story."
+)
+TOKEN = "0123456789abcdef0123456789abcdef"
+
+
+class Server:
+    def __init__(self, cli, store, *args):
+        self.proc = subprocess.Popen(
+            [str(cli), "serve", "--store", str(store), "--listen", "127.0.0.1:0", *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+        line = self.proc.stdout.readline()
+        if not line.startswith("listening on "):
+            self.proc.kill()
+            raise RuntimeError(f"the server did not start: {line!r}")
+        self.url = line.split()[-1]
+
+    def stop(self):
+        self.proc.terminate()
+        assert self.proc.wait(timeout=60) == 0
+
+
+@pytest.fixture
+def server(cli, tmp_path):
+    s = Server(cli, tmp_path / "store")
+    yield s
+    s.stop()
+
+
+def test_store_methods_over_http(server):
+    with Client(server.url, timeout=30) as client:
+        fp = client.insert_text(None, PAGE, key="https://example.com/a")
+        assert fp == simhash_store.Simhasher().fingerprint(PAGE)
+        assert client.insert(100, 0xFF) == 100
+        assert client.insert(None, 0x1FF, key="k2") == 101
+        [m] = client.query_text(PAGE)
+        assert (m.id, m.key) == (0, "https://example.com/a")
+        assert isinstance(m, simhash_store.Match)
+        assert [(m.id, m.distance) for m in client.query(0xFF, k=1)] == [(100, 0), (101, 1)]
+        assert client.get(100) == 0xFF
+        assert client.get(7) is None
+        assert client.id_for_key("https://example.com/a") == 0
+        assert client.id_for_key("nope") is None
+        assert client.insert_if_new(None, 0xFE, k=2)[0].id == 100
+        assert client.insert_if_new(500, 0xFF00FF00FF00FF00) == []
+        assert client.remove(100) is True
+        assert client.remove(100) is False
+        assert len(client) == 3
+        stats = client.stats()
+        assert stats["documents"] == 3 and stats["read_only"] is False
+
+
+def test_typed_errors(server):
+    client = Client(server.url)
+    with pytest.raises(simhash_store.NoFeaturesError):
+        client.insert_text(1, " ,. ")
+    with pytest.raises(simhash_store.NoFeaturesError):
+        client.query_text("  ")
+    with pytest.raises(simhash_store.InvalidArgumentError):
+        client.query(1, k=65)
+    with pytest.raises(simhash_store.InvalidArgumentError):
+        client.insert(1, 2, key="")
+    with pytest.raises(simhash_store.InvalidArgumentError):
+        client.insert(1, 1 << 64)
+    with pytest.raises(ServiceError) as e:
+        Client("http://127.0.0.1:9", retries=0, timeout=5).stats()
+    assert e.value.status == 0
+
+
+def test_token_and_read_only(cli, tmp_path):
+    tokens = tmp_path / "tokens"
+    tokens.write_text(TOKEN + "\n")
+    writer = Server(cli, tmp_path / "s", "--token-file", str(tokens))
+    try:
+        with pytest.raises(ServiceError) as e:
+            Client(writer.url).stats()
+        assert (e.value.status, e.value.kind) == (401, "unauthorized")
+        Client(writer.url, token=TOKEN).insert(1, 0xABC)
+        reader = Server(cli, tmp_path / "s", "--read-only")
+        try:
+            with pytest.raises(simhash_store.ReadOnlyError):
+                Client(reader.url).insert(2, 0xABC)
+            assert Client(reader.url).get(1) == 0xABC
+        finally:
+            reader.stop()
+    finally:
+        writer.stop()
+
+
+def test_query_many_from_threads_equals_brute_force(server):
+    rng = np.random.default_rng(5)
+    fps = planted(rng, 3000, 4)
+    client = Client(server.url)
+    ids = list(range(len(fps)))
+    threads = [
+        threading.Thread(target=lambda lo=lo: client.insert_many(ids[lo : lo + 500], fps[lo : lo + 500]))
+        for lo in range(0, len(fps), 500)
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(client) == len(fps)
+    queries = np.concatenate([fps[:100] ^ np.uint64(0b101), rng.integers(0, 2**64, 100, dtype=np.uint64)])
+    for k in (0, 3, 5):
+        got = client.query_many(queries, k=k)
+        for q, matches in zip(queries, got):
+            d = popcount64(fps ^ q)
+            want = sorted((int(d[i]), i) for i in np.nonzero(d <= k)[0])
+            assert [(m.distance, m.id) for m in matches] == want
+    # int64 arrays are read as their bits.
+    assert client.query_many(fps[:3].view(np.int64), k=0)[2][0].id == 2

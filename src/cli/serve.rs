@@ -1,0 +1,145 @@
+//! `simhash-store serve`: the store as a JSON-over-HTTP service (see docs/service.md).
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use simhash_store::Durability;
+
+use super::{usage, StoreArg, EXIT_OK};
+use crate::server::auth::Auth;
+use crate::server::ServeConfig;
+
+/// The examples at the end of `serve --help`.
+const EXAMPLES: &str = "\
+Examples:
+  simhash-store serve --store pages.db
+  curl -s localhost:7700/v1/query -d '{\"fingerprints\": [\"3f2a9c0e11d4b788\"], \"k\": 3}'
+  simhash-store serve --store pages.db --listen 0.0.0.0:7700 --token-file /etc/simhash/tokens
+  simhash-store serve --store pages.db --read-only --listen 127.0.0.1:7701   # beside a writer
+
+The first line on standard output is `listening on http://ADDR` (the port chosen, with :0).
+SIGTERM or SIGINT: stop accepting, finish requests in flight, commit queued writes, exit 0.";
+
+/// `--durability`.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DurabilityArg {
+    /// fsync the write-ahead log before answering: nothing acknowledged is lost, even on
+    /// power loss (one fsync per write group).
+    Sync,
+    /// Write the log to the operating system: a killed server loses nothing acknowledged,
+    /// power loss the last seconds.
+    Buffered,
+    /// No log: a crash loses every write since the last flush (shutdown flushes).
+    NoWal,
+}
+
+/// Serve the store over HTTP (JSON API v1).
+#[derive(clap::Args, Debug)]
+#[command(after_long_help = EXAMPLES)]
+pub struct Args {
+    #[command(flatten)]
+    store: StoreArg,
+
+    /// The address to listen on (port 0: any free port).
+    #[arg(long, default_value = "127.0.0.1:7700", value_name = "ADDR")]
+    listen: SocketAddr,
+
+    /// A file of bearer tokens, one per line: requests must send `Authorization: Bearer
+    /// TOKEN`. Required to listen on a non-loopback address.
+    #[arg(long, value_name = "FILE")]
+    token_file: Option<PathBuf>,
+
+    /// Listen on a non-loopback address without tokens (a private network you trust).
+    #[arg(long)]
+    insecure_no_auth: bool,
+
+    /// Open the store read-only, beside a process that writes it; writes are refused.
+    #[arg(long)]
+    read_only: bool,
+
+    /// With --read-only: reopen the view this often, in milliseconds, to see the writer's
+    /// commits.
+    #[arg(long, default_value_t = 1000, value_name = "MS")]
+    refresh_ms: u64,
+
+    /// What an acknowledged write has reached, and so what a crash loses.
+    #[arg(long, value_enum, default_value = "buffered")]
+    durability: DurabilityArg,
+
+    /// The largest request body, in bytes (default 64 MiB).
+    #[arg(long, default_value_t = 64 * 1024 * 1024, value_name = "BYTES")]
+    max_body: usize,
+
+    /// The most fingerprints, texts or documents in one request.
+    #[arg(long, default_value_t = 100_000, value_name = "N")]
+    max_batch: usize,
+
+    /// Write requests waiting for the writer at most; more are answered 503 with Retry-After.
+    #[arg(long, default_value_t = 4096, value_name = "N")]
+    queue: usize,
+
+    /// The longest a request may take, its body included, in seconds (then 408).
+    #[arg(long, default_value_t = 60, value_name = "SECONDS")]
+    request_timeout: u64,
+
+    /// The longest a client may take to send a request's headers (or a TLS handshake), in
+    /// seconds; then the connection is closed.
+    #[arg(long, default_value_t = 10, value_name = "SECONDS")]
+    header_timeout: u64,
+
+    /// Open connections at most; more are closed at once.
+    #[arg(long, default_value_t = 4096, value_name = "N")]
+    max_connections: usize,
+
+    /// A PEM certificate chain: serve HTTPS (with --tls-key).
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    tls_cert: Option<PathBuf>,
+
+    /// The PEM private key of --tls-cert.
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
+}
+
+/// Runs `simhash-store serve`.
+///
+/// # Errors
+/// A non-loopback address without tokens, no store, an unreadable token or TLS file, an
+/// address in use.
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let auth = match &args.token_file {
+        Some(path) => Auth::from_file(path)?,
+        None if args.listen.ip().is_loopback() || args.insecure_no_auth => Auth::Open,
+        None => {
+            return Err(usage(format!(
+                "--listen {} is reachable from other machines, and no --token-file is given: \
+                 give one (a file with a long random token per line, e.g. `openssl rand -hex 32 > tokens`), \
+                 or pass --insecure-no-auth on a private network you trust, or listen on 127.0.0.1",
+                args.listen
+            )))
+        }
+    };
+    let config = ServeConfig {
+        store: args.store.store.clone(),
+        listen: args.listen,
+        auth,
+        read_only: args.read_only,
+        refresh: Duration::from_millis(args.refresh_ms.max(10)),
+        durability: match args.durability {
+            DurabilityArg::Sync => Durability::Sync,
+            DurabilityArg::Buffered => Durability::Buffered,
+            DurabilityArg::NoWal => Durability::NoWal,
+        },
+        max_body: args.max_body,
+        max_batch: args.max_batch,
+        queue: args.queue,
+        request_timeout: Duration::from_secs(args.request_timeout.max(1)),
+        header_timeout: Duration::from_secs(args.header_timeout.max(1)),
+        max_connections: args.max_connections,
+        shutdown_grace: Duration::from_secs(30),
+        tls: args.tls_cert.zip(args.tls_key),
+    };
+    crate::server::run(config)?;
+    Ok(ExitCode::from(EXIT_OK))
+}

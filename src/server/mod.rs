@@ -1,0 +1,265 @@
+//! `simhash-store serve`: the store as a JSON-over-HTTP service (API version 1).
+//!
+//! - `api.rs`: the wire format and request checks; `routes.rs`: the handlers;
+//!   `error.rs`: every error as a status and a JSON body.
+//! - `state.rs`: what handlers share; `auth.rs`: bearer tokens; `metrics.rs`: `/metrics`.
+//! - `writer.rs`: the single writer thread and its group commit.
+//! - Here: opening the store, the accept loop (plain TCP or rustls), per-connection limits,
+//!   and graceful shutdown on SIGTERM/SIGINT.
+
+pub mod api;
+pub mod auth;
+pub mod error;
+pub mod metrics;
+pub mod routes;
+pub mod state;
+pub mod writer;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::server::graceful::GracefulShutdown;
+use hyper_util::service::TowerToHyperService;
+use simhash_store::{Durability, Store};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::net::TcpListener;
+use tokio_rustls::TlsAcceptor;
+
+use auth::Auth;
+use metrics::Metrics;
+use state::{AppState, Limits};
+
+/// Everything `serve` is configured with.
+#[derive(Debug, Clone)]
+pub struct ServeConfig {
+    /// The store directory.
+    pub store: PathBuf,
+    /// Where to listen.
+    pub listen: SocketAddr,
+    /// Who may call.
+    pub auth: Auth,
+    /// Open the store read-only (beside a writer) and refresh the view every `refresh`.
+    pub read_only: bool,
+    /// How often a read-only server reopens its view.
+    pub refresh: Duration,
+    /// The durability of writes.
+    pub durability: Durability,
+    /// The largest request body, in bytes.
+    pub max_body: usize,
+    /// The most items in one request.
+    pub max_batch: usize,
+    /// Write requests that may wait for the writer before new ones get 503.
+    pub queue: usize,
+    /// The longest a request may take, body included.
+    pub request_timeout: Duration,
+    /// The longest a client may take to send a request's headers (and a TLS handshake).
+    pub header_timeout: Duration,
+    /// Open connections at most; more are closed at once.
+    pub max_connections: usize,
+    /// How long shutdown waits for requests in flight.
+    pub shutdown_grace: Duration,
+    /// A PEM certificate chain and private key: serve HTTPS.
+    pub tls: Option<(PathBuf, PathBuf)>,
+}
+
+/// Runs the server until SIGTERM or SIGINT; then it stops accepting, lets requests in flight
+/// finish (up to `shutdown_grace`), commits every queued write, flushes and returns.
+///
+/// # Errors
+/// The store cannot be opened, the address cannot be bound, the TLS files cannot be read.
+pub fn run(config: ServeConfig) -> anyhow::Result<()> {
+    let tls = config
+        .tls
+        .as_ref()
+        .map(|(cert, key)| tls_acceptor(cert, key))
+        .transpose()?;
+    let store = if config.read_only {
+        Store::builder().read_only(true).open(&config.store)
+    } else {
+        Store::builder()
+            .durability(config.durability)
+            .open(&config.store)
+    }
+    .with_context(|| format!("cannot open the store at {}", config.store.display()))?;
+    let store = Arc::new(store);
+    let metrics = Arc::new(Metrics::default());
+    let (writer, writer_thread) = if config.read_only {
+        (None, None)
+    } else {
+        let (handle, thread) =
+            writer::start(Arc::clone(&store), config.queue, Arc::clone(&metrics))?;
+        (Some(handle), Some(thread))
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_name("simhash-serve")
+        .build()
+        .context("cannot start the async runtime")?;
+    let limits = Limits {
+        max_batch: config.max_batch,
+    };
+    let state = AppState::new(
+        Arc::clone(&store),
+        writer,
+        config.auth.clone(),
+        limits,
+        metrics,
+    );
+    let served = runtime.block_on(serve(&config, state, tls));
+    // Dropping the runtime drops every task and with them the last handles of the writer's
+    // queue: the writer commits what is queued and ends.
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    if let Some(thread) = writer_thread {
+        if thread.join().is_err() {
+            anyhow::bail!("the writer thread panicked; the last write group may be lost");
+        }
+    }
+    served?;
+    store.flush().context("cannot flush the store")?;
+    eprintln!("simhash-store serve: stopped");
+    Ok(())
+}
+
+async fn serve(
+    config: &ServeConfig,
+    state: AppState,
+    tls: Option<TlsAcceptor>,
+) -> anyhow::Result<()> {
+    let listener = TcpListener::bind(config.listen)
+        .await
+        .with_context(|| format!("cannot listen on {}", config.listen))?;
+    let local = listener.local_addr()?;
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    // The first line on standard output names the address (with an ephemeral port, the one
+    // chosen): scripts and tests read it.
+    println!("listening on {scheme}://{local}");
+    eprintln!(
+        "simhash-store serve: {} documents in {}{}; listening on {scheme}://{local}",
+        state.store().len(),
+        config.store.display(),
+        if config.read_only { " (read-only)" } else { "" }
+    );
+    if config.read_only {
+        state.refresh_every(config.refresh);
+    }
+    let router = routes::router(state, config.max_body, config.request_timeout);
+    let connections = Arc::new(tokio::sync::Semaphore::new(config.max_connections.max(1)));
+    let graceful = GracefulShutdown::new();
+    let mut http = hyper::server::conn::http1::Builder::new();
+    http.timer(TokioTimer::new())
+        .header_read_timeout(config.header_timeout)
+        .keep_alive(true);
+    let shutdown = shutdown_signal();
+    tokio::pin!(shutdown);
+    loop {
+        let (stream, _) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(e) => {
+                    // Out of file descriptors and the like: wait instead of spinning.
+                    eprintln!("warning: accept failed: {e}");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        let Ok(permit) = Arc::clone(&connections).try_acquire_owned() else {
+            continue; // over --max-connections: dropping the stream closes it
+        };
+        let _ = stream.set_nodelay(true);
+        let service = TowerToHyperService::new(router.clone());
+        let http = http.clone();
+        let watcher = graceful.watcher();
+        let tls = tls.clone();
+        let handshake_timeout = config.header_timeout;
+        tokio::spawn(async move {
+            match tls {
+                None => serve_connection(http, stream, service, watcher).await,
+                Some(acceptor) => {
+                    let accepted =
+                        tokio::time::timeout(handshake_timeout, acceptor.accept(stream)).await;
+                    if let Ok(Ok(stream)) = accepted {
+                        serve_connection(http, stream, service, watcher).await;
+                    }
+                }
+            }
+            drop(permit);
+        });
+    }
+    drop(listener);
+    eprintln!("simhash-store serve: stopping; finishing requests in flight");
+    tokio::select! {
+        () = graceful.shutdown() => {}
+        () = tokio::time::sleep(config.shutdown_grace) => {
+            eprintln!("warning: requests still running after {:?}: closing them", config.shutdown_grace);
+        }
+    }
+    Ok(())
+}
+
+async fn serve_connection<I>(
+    http: hyper::server::conn::http1::Builder,
+    io: I,
+    service: TowerToHyperService<axum::Router>,
+    watcher: hyper_util::server::graceful::Watcher,
+) where
+    I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let connection = http.serve_connection(TokioIo::new(io), service);
+    // Errors here are the client's (reset, header timeout, malformed HTTP): hyper has
+    // answered or closed the connection already.
+    let _ = watcher.watch(connection).await;
+}
+
+/// Resolves on SIGTERM or SIGINT.
+async fn shutdown_signal() {
+    let interrupt = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(term) => term,
+                Err(e) => {
+                    eprintln!("warning: cannot watch SIGTERM: {e}");
+                    let _ = interrupt.await;
+                    return;
+                }
+            };
+        tokio::select! {
+            _ = interrupt => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = interrupt.await;
+}
+
+/// A rustls acceptor (the `ring` provider, TLS 1.2 and 1.3) for a PEM certificate chain and
+/// private key.
+fn tls_acceptor(cert: &std::path::Path, key: &std::path::Path) -> anyhow::Result<TlsAcceptor> {
+    let read = |path: &std::path::Path| {
+        std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))
+    };
+    let certs = rustls_pemfile::certs(&mut read(cert)?.as_slice())
+        .collect::<Result<Vec<_>, _>>()
+        .with_context(|| format!("{} is not a PEM certificate chain", cert.display()))?;
+    if certs.is_empty() {
+        anyhow::bail!("{} holds no PEM certificate", cert.display());
+    }
+    let key_der = rustls_pemfile::private_key(&mut read(key)?.as_slice())
+        .with_context(|| format!("{} is not a PEM private key", key.display()))?
+        .with_context(|| format!("{} holds no PEM private key", key.display()))?;
+    let provider = Arc::new(tokio_rustls::rustls::crypto::ring::default_provider());
+    let config = tokio_rustls::rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .context("cannot set up TLS")?
+        .with_no_client_auth()
+        .with_single_cert(certs, key_der)
+        .context("the TLS certificate and key do not match or are not supported")?;
+    Ok(TlsAcceptor::from(Arc::new(config)))
+}

@@ -1,0 +1,406 @@
+//! The routes of API version 1 and their handlers. Each handler parses its request, calls the
+//! library (reads directly on the shared `Store`, writes through the writer's queue) and
+//! returns JSON; errors become responses in `error.rs`.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use axum::body::Bytes;
+use axum::extract::{FromRequest, MatchedPath, Path, Request, State};
+use axum::http::StatusCode;
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde::de::DeserializeOwned;
+use serde_json::{json, Value};
+use simhash_store::{Match, Store, Verification, DEFAULT_MIN_SIMILARITY, DEFAULT_VERIFIED_K};
+use tokio::sync::oneshot;
+use tower_http::limit::RequestBodyLimitLayer;
+use tower_http::timeout::TimeoutLayer;
+
+use super::api::{self, Content, DocumentIn, MatchOut};
+use super::auth::require_token;
+use super::error::{json_errors, ApiError};
+use super::metrics::Gauges;
+use super::state::AppState;
+use super::writer::{IfNew, Prepared, WriteOp};
+
+/// Batches up to this many queries run on the request's own thread; larger ones go to the
+/// blocking pool and spread over the cores.
+const INLINE_QUERIES: usize = 8;
+
+/// The service: every route, with auth, limits, timeouts, metrics and JSON errors.
+pub fn router(state: AppState, max_body: usize, request_timeout: Duration) -> Router {
+    let api = Router::new()
+        .route("/v1/query", post(query))
+        .route("/v1/query-text", post(query_text))
+        .route("/v1/insert", post(insert))
+        .route("/v1/insert-if-new", post(insert_if_new))
+        .route("/v1/documents/{id}", get(document).delete(remove))
+        .route("/v1/keys/{*key}", get(by_key))
+        .route("/v1/stats", get(stats))
+        .route("/metrics", get(metrics))
+        .route_layer(middleware::from_fn_with_state(state.clone(), require_token));
+    Router::new()
+        .route("/healthz", get(|| async { Json(json!({"status": "ok"})) }))
+        .merge(api)
+        .fallback(|| async {
+            ApiError::not_found("no such route: see docs/service.md for the API")
+        })
+        .layer(axum::extract::DefaultBodyLimit::disable())
+        .layer(RequestBodyLimitLayer::new(max_body))
+        .layer(TimeoutLayer::with_status_code(
+            StatusCode::REQUEST_TIMEOUT,
+            request_timeout,
+        ))
+        .layer(middleware::from_fn_with_state(state.clone(), observe))
+        .layer(middleware::from_fn(json_errors))
+        .with_state(state)
+}
+
+/// Middleware: counts each request by route and status, with its latency.
+async fn observe(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    let route = request
+        .extensions()
+        .get::<MatchedPath>()
+        .map_or("unmatched".to_owned(), |p| p.as_str().to_owned());
+    let started = Instant::now();
+    let response = next.run(request).await;
+    state
+        .metrics
+        .observe(&route, response.status().as_u16(), started.elapsed());
+    response
+}
+
+/// A JSON body decoded into `T`; a bad body is a 400 (413 when over `--max-body`) with the
+/// JSON error body. Any content type is read as JSON.
+pub struct ApiJson<T>(pub T);
+
+impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for ApiJson<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(request: Request, state: &S) -> Result<Self, ApiError> {
+        let bytes = Bytes::from_request(request, state).await.map_err(|e| {
+            if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
+                ApiError::new(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    "body_too_large",
+                    "the request body is larger than the server takes (--max-body): split the request",
+                )
+            } else {
+                ApiError::bad_request("the request body could not be read")
+            }
+        })?;
+        api::decode(&bytes)
+            .map(ApiJson)
+            .map_err(|m| ApiError::bad_request(format!("invalid request body: {m}")))
+    }
+}
+
+fn check_batch(state: &AppState, items: usize) -> Result<(), ApiError> {
+    api::check_batch(items, state.limits.max_batch).map_err(ApiError::too_many_items)
+}
+
+fn check_k(k: u32) -> Result<u32, ApiError> {
+    api::check_k(k).map_err(ApiError::bad_request)
+}
+
+/// Runs `f` on the blocking pool when `inline` is false (large batches), else here.
+async fn run<T: Send + 'static>(
+    inline: bool,
+    f: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
+) -> Result<T, ApiError> {
+    if inline {
+        return f();
+    }
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| ApiError::internal("run a request", e))?
+}
+
+fn results(lists: Vec<Vec<MatchOut>>) -> Json<Value> {
+    Json(json!({ "results": lists }))
+}
+
+fn out(matches: Vec<Match>) -> Vec<MatchOut> {
+    matches.into_iter().map(MatchOut::from).collect()
+}
+
+async fn query(
+    State(state): State<AppState>,
+    ApiJson(request): ApiJson<api::QueryRequest>,
+) -> Result<Json<Value>, ApiError> {
+    check_batch(&state, request.fingerprints.len())?;
+    let k = check_k(request.k)?;
+    let store = state.store();
+    let fps = request.fingerprints;
+    let lists = run(fps.len() <= INLINE_QUERIES, move || {
+        let lists = if fps.len() == 1 {
+            vec![store.query(fps[0], k)?]
+        } else {
+            store.query_batch(&fps, k)?
+        };
+        Ok(lists.into_iter().map(out).collect())
+    })
+    .await?;
+    Ok(results(lists))
+}
+
+async fn query_text(
+    State(state): State<AppState>,
+    ApiJson(request): ApiJson<api::QueryTextRequest>,
+) -> Result<Json<Value>, ApiError> {
+    check_batch(&state, request.texts.len())?;
+    let store = state.store();
+    let verified = request.verified;
+    let verification = if verified {
+        Some(
+            Verification::new(
+                check_k(request.k.unwrap_or(DEFAULT_VERIFIED_K))?,
+                request.min_similarity.unwrap_or(DEFAULT_MIN_SIMILARITY),
+            )
+            .map_err(ApiError::from)?,
+        )
+    } else {
+        if request.min_similarity.is_some() {
+            return Err(ApiError::bad_request(
+                "\"min_similarity\" needs \"verified\": true",
+            ));
+        }
+        None
+    };
+    let k = check_k(request.k.unwrap_or(api::DEFAULT_K))?;
+    let texts = request.texts;
+    let lists = run(false, move || {
+        texts
+            .iter()
+            .map(|text| match verification {
+                Some(v) => Ok(store
+                    .query_text_verified(text, v)?
+                    .into_iter()
+                    .map(|m| MatchOut {
+                        id: m.id,
+                        key: m.key,
+                        distance: m.distance,
+                        fingerprint: m.fingerprint,
+                        similarity: Some(m.similarity),
+                    })
+                    .collect()),
+                None => Ok(out(store.query_text(text, k)?)),
+            })
+            .collect::<Result<Vec<_>, ApiError>>()
+    })
+    .await?;
+    Ok(results(lists))
+}
+
+/// Fingerprints each document (on the blocking pool: texts can be long): a document that
+/// cannot be is an error of its own, the others go on.
+async fn prepare(
+    store: Arc<Store>,
+    documents: Vec<DocumentIn>,
+) -> Result<Vec<Result<Prepared, ApiError>>, ApiError> {
+    run(false, move || {
+        Ok(documents
+            .into_iter()
+            .map(|doc| {
+                let (fingerprint, text_len, sketch) =
+                    match doc.content().map_err(ApiError::bad_request)? {
+                        Content::Fingerprint(fp) => (fp, None, None),
+                        Content::Text(text) => {
+                            let (fp, sketch) = store.simhasher().fingerprint_and_sketch(text)?;
+                            (fp, Some(text.len() as u64), sketch)
+                        }
+                    };
+                Ok(Prepared {
+                    id: doc.id,
+                    key: doc.key,
+                    fingerprint,
+                    text_len,
+                    sketch,
+                })
+            })
+            .collect())
+    })
+    .await
+}
+
+/// Splits prepared documents into those to send and the per-item errors by position.
+fn split(prepared: Vec<Result<Prepared, ApiError>>) -> (Vec<Prepared>, Vec<Option<ApiError>>) {
+    let mut ok = Vec::with_capacity(prepared.len());
+    let errors = prepared
+        .into_iter()
+        .map(|p| match p {
+            Ok(doc) => {
+                ok.push(doc);
+                None
+            }
+            Err(e) => Some(e),
+        })
+        .collect();
+    (ok, errors)
+}
+
+fn writer(state: &AppState) -> Result<&super::writer::WriterHandle, ApiError> {
+    state.writer.as_ref().ok_or_else(ApiError::read_only)
+}
+
+async fn answer<T>(rx: oneshot::Receiver<Result<T, ApiError>>) -> Result<T, ApiError> {
+    rx.await.map_err(|_| ApiError::shutting_down())?
+}
+
+async fn insert(
+    State(state): State<AppState>,
+    ApiJson(request): ApiJson<api::InsertRequest>,
+) -> Result<Json<Value>, ApiError> {
+    check_batch(&state, request.documents.len())?;
+    let writer = writer(&state)?;
+    let (docs, errors) = split(prepare(state.store(), request.documents).await?);
+    let mut fingerprints = docs
+        .iter()
+        .map(|d| d.fingerprint)
+        .collect::<Vec<_>>()
+        .into_iter();
+    let mut ids = Vec::new().into_iter();
+    if !docs.is_empty() {
+        let (reply, rx) = oneshot::channel();
+        writer.submit(WriteOp::Insert { docs, reply }, &state.metrics)?;
+        ids = answer(rx).await?.into_iter();
+    }
+    let mut out_ids = Vec::with_capacity(errors.len());
+    let mut out_fps = Vec::with_capacity(errors.len());
+    let mut failed = Vec::new();
+    for (index, e) in errors.into_iter().enumerate() {
+        match e {
+            Some(e) => {
+                out_ids.push(Value::Null);
+                out_fps.push(Value::Null);
+                failed.push(json!({"index": index, "error": e.item()["error"]}));
+            }
+            None => {
+                out_ids.push(ids.next().map_or(Value::Null, |id| json!(id)));
+                out_fps.push(fingerprints.next().map_or(Value::Null, |fp| json!(fp)));
+            }
+        }
+    }
+    let mut body = json!({ "ids": out_ids, "fingerprints": out_fps });
+    if !failed.is_empty() {
+        body["errors"] = json!(failed);
+    }
+    Ok(Json(body))
+}
+
+async fn insert_if_new(
+    State(state): State<AppState>,
+    ApiJson(request): ApiJson<api::InsertIfNewRequest>,
+) -> Result<Json<Value>, ApiError> {
+    check_batch(&state, request.documents.len())?;
+    let k = check_k(request.k)?;
+    let writer = writer(&state)?;
+    let (docs, errors) = split(prepare(state.store(), request.documents).await?);
+    let mut outcomes = Vec::new().into_iter();
+    if !docs.is_empty() {
+        let (reply, rx) = oneshot::channel();
+        writer.submit(WriteOp::InsertIfNew { docs, k, reply }, &state.metrics)?;
+        outcomes = answer(rx).await?.into_iter();
+    }
+    let items: Vec<Value> = errors
+        .into_iter()
+        .map(|e| match e {
+            Some(e) => e.item(),
+            None => match outcomes.next() {
+                Some(IfNew::Inserted(id)) => json!({"inserted": true, "id": id}),
+                Some(IfNew::Duplicate(matches)) => {
+                    json!({"inserted": false, "matches": out(matches)})
+                }
+                None => Value::Null,
+            },
+        })
+        .collect();
+    Ok(Json(json!({ "results": items })))
+}
+
+fn parse_id(id: &str) -> Result<u64, ApiError> {
+    id.parse().map_err(|_| {
+        ApiError::bad_request(format!(
+            "`{id}` is not a document id (a non-negative integer)"
+        ))
+    })
+}
+
+fn document_json(id: u64, doc: simhash_store::Document) -> Value {
+    json!({
+        "id": id,
+        "key": doc.key,
+        "fingerprint": doc.fingerprint,
+        "text_len": doc.text_len,
+        "added_micros": doc.added,
+    })
+}
+
+async fn document(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let id = parse_id(&id)?;
+    match state.store().document(id)? {
+        Some(doc) => Ok(Json(document_json(id, doc))),
+        None => Err(ApiError::not_found(format!("no document {id}"))),
+    }
+}
+
+async fn by_key(
+    State(state): State<AppState>,
+    Path(key): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let store = state.store();
+    let found = match store.id_for_key(&key)? {
+        Some(id) => store.document(id)?.map(|doc| document_json(id, doc)),
+        None => None,
+    };
+    found
+        .map(Json)
+        .ok_or_else(|| ApiError::not_found("no document has this key"))
+}
+
+async fn remove(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let id = parse_id(&id)?;
+    let (reply, rx) = oneshot::channel();
+    writer(&state)?.submit(WriteOp::Remove { id, reply }, &state.metrics)?;
+    let removed = answer(rx).await?;
+    Ok(Json(json!({ "removed": removed })))
+}
+
+async fn stats(State(state): State<AppState>) -> Result<Json<Value>, ApiError> {
+    let store = state.store();
+    let disk: u64 = store.disk_usage()?.iter().map(|(_, b)| b).sum();
+    Ok(Json(json!({
+        "documents": store.len(),
+        "disk_bytes": disk,
+        "format_version": store.format_version(),
+        "read_only": state.writer.is_none(),
+        "sketches": store.simhasher().config().sketch != simhash_store::SketchKind::None,
+        "queued_writes": state.writer.as_ref().map_or(0, |w| w.queued()),
+    })))
+}
+
+async fn metrics(State(state): State<AppState>) -> Result<Response, ApiError> {
+    let store = state.store();
+    let gauges = Gauges {
+        documents: store.len(),
+        disk_bytes: store.disk_usage()?.iter().map(|(_, b)| b).sum(),
+        queued_writes: state.writer.as_ref().map_or(0, |w| w.queued()),
+    };
+    Ok((
+        [(
+            axum::http::header::CONTENT_TYPE,
+            "text/plain; version=0.0.4",
+        )],
+        state.metrics.render(&gauges),
+    )
+        .into_response())
+}

@@ -1,0 +1,495 @@
+//! The single writer: one thread owns every write to the store and commits group after group.
+//!
+//! Handlers fingerprint their documents and send them here through a bounded queue; the
+//! writer takes everything waiting (up to [`MAX_GROUP_ITEMS`] documents) and commits it as one
+//! atomic `insert_batch`, so one `fsync` (with `--durability sync`) serves many clients. A
+//! full queue is answered 503 by the handler instead of growing.
+//!
+//! Insert-if-new is decided here too: each document is checked against the store and against
+//! the documents accepted earlier in the same group, in queue order, as if each were
+//! committed alone. Nothing else writes to the store, so no write slips in between a check
+//! and its commit.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use simhash_store::{Entry, Fingerprint, Match, Sketch, Store};
+use tokio::sync::{mpsc, oneshot};
+
+use super::error::ApiError;
+use super::metrics::Metrics;
+
+/// The most documents committed in one group.
+pub const MAX_GROUP_ITEMS: usize = 200_000;
+
+/// A document ready to store: fingerprinted, its key checked; the id is assigned by the
+/// writer when the client gave none.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    /// The id the client gave.
+    pub id: Option<u64>,
+    /// The external key.
+    pub key: Option<String>,
+    /// The fingerprint.
+    pub fingerprint: Fingerprint,
+    /// The text's length, for documents sent as text.
+    pub text_len: Option<u64>,
+    /// The text's sketch, in a store that keeps sketches.
+    pub sketch: Option<Sketch>,
+}
+
+/// What insert-if-new did with one document.
+#[derive(Debug)]
+pub enum IfNew {
+    /// Stored under this id.
+    Inserted(u64),
+    /// Not stored: these documents are within the distance.
+    Duplicate(Vec<Match>),
+}
+
+/// One request's writes.
+#[derive(Debug)]
+pub enum WriteOp {
+    /// Upserts, in order; the reply holds each document's id.
+    Insert {
+        /// The documents.
+        docs: Vec<Prepared>,
+        /// Where the ids go.
+        reply: oneshot::Sender<Result<Vec<u64>, ApiError>>,
+    },
+    /// Check-then-insert of each document, in order.
+    InsertIfNew {
+        /// The documents.
+        docs: Vec<Prepared>,
+        /// The distance within which a stored document keeps one out.
+        k: u32,
+        /// Where the outcomes go.
+        reply: oneshot::Sender<Result<Vec<IfNew>, ApiError>>,
+    },
+    /// A removal; the reply says whether the document was stored.
+    Remove {
+        /// The document id.
+        id: u64,
+        /// Where the answer goes.
+        reply: oneshot::Sender<Result<bool, ApiError>>,
+    },
+}
+
+impl WriteOp {
+    fn items(&self) -> usize {
+        match self {
+            WriteOp::Insert { docs, .. } | WriteOp::InsertIfNew { docs, .. } => docs.len(),
+            WriteOp::Remove { .. } => 1,
+        }
+    }
+}
+
+/// The handlers' end of the queue.
+#[derive(Debug, Clone)]
+pub struct WriterHandle {
+    queue: mpsc::Sender<WriteOp>,
+}
+
+impl WriterHandle {
+    /// Queues `op`.
+    ///
+    /// # Errors
+    /// 503 `overloaded` when the queue is full, 503 `shutting_down` when the writer has
+    /// stopped.
+    pub fn submit(&self, op: WriteOp, metrics: &Metrics) -> Result<(), ApiError> {
+        match self.queue.try_send(op) {
+            Ok(()) => Ok(()),
+            Err(mpsc::error::TrySendError::Full(_)) => {
+                metrics.rejected_writes();
+                Err(ApiError::overloaded())
+            }
+            Err(mpsc::error::TrySendError::Closed(_)) => Err(ApiError::shutting_down()),
+        }
+    }
+
+    /// Requests waiting in the queue.
+    pub fn queued(&self) -> usize {
+        self.queue.max_capacity() - self.queue.capacity()
+    }
+}
+
+/// Starts the writer thread with a queue of `capacity` requests. The thread ends once every
+/// [`WriterHandle`] is dropped and the queue is drained: everything acknowledged is then
+/// committed.
+///
+/// # Errors
+/// A read error finding the next free id, or the thread cannot be started.
+pub fn start(
+    store: Arc<Store>,
+    capacity: usize,
+    metrics: Arc<Metrics>,
+) -> anyhow::Result<(WriterHandle, std::thread::JoinHandle<()>)> {
+    let (queue, rx) = mpsc::channel(capacity.max(1));
+    let next_id = store.next_id()?;
+    let mut writer = Writer {
+        store,
+        next_id,
+        metrics,
+    };
+    let thread = std::thread::Builder::new()
+        .name("simhash-writer".into())
+        .spawn(move || writer.run(rx))?;
+    Ok((WriterHandle { queue }, thread))
+}
+
+struct Writer {
+    store: Arc<Store>,
+    /// Greater than every id stored or given out.
+    next_id: u64,
+    metrics: Arc<Metrics>,
+}
+
+/// An insert request of a group, its reply split off.
+enum Request {
+    Insert(Vec<Prepared>),
+    IfNew(Vec<Prepared>, u32),
+}
+
+/// Where a request's answer goes.
+enum Reply {
+    Insert(oneshot::Sender<Result<Vec<u64>, ApiError>>),
+    IfNew(oneshot::Sender<Result<Vec<IfNew>, ApiError>>),
+}
+
+/// A request's answer, decided before the commit and sent after it.
+enum Decided {
+    Ids(Vec<u64>),
+    IfNew(Vec<IfNew>),
+}
+
+impl Reply {
+    fn send(self, answer: Result<Decided, ApiError>) {
+        // A client that went away no longer waits for its reply: nothing to do.
+        match (self, answer) {
+            (Reply::Insert(r), Ok(Decided::Ids(ids))) => drop(r.send(Ok(ids))),
+            (Reply::IfNew(r), Ok(Decided::IfNew(outcomes))) => drop(r.send(Ok(outcomes))),
+            (Reply::Insert(r), Err(e)) => drop(r.send(Err(e))),
+            (Reply::IfNew(r), Err(e)) => drop(r.send(Err(e))),
+            (Reply::Insert(r), Ok(_)) => drop(r.send(Err(mixed_up()))),
+            (Reply::IfNew(r), Ok(_)) => drop(r.send(Err(mixed_up()))),
+        }
+    }
+}
+
+fn mixed_up() -> ApiError {
+    ApiError::internal("match a write with its reply", "a reply of the other kind")
+}
+
+/// The documents of one group, as they will be after it commits.
+#[derive(Default)]
+struct Group {
+    /// Every entry, in order: `insert_batch` applies them as sequential upserts.
+    entries: Vec<Entry>,
+    /// The entry each id has after the group (an index into `entries`), for ids the group sets.
+    live: HashMap<u64, usize>,
+    /// Which id holds each key the group sets.
+    key_owner: HashMap<String, u64>,
+    /// Stored documents the group replaces or removes (same id, or their key taken): their
+    /// stored versions no longer count.
+    displaced: HashSet<u64>,
+}
+
+impl Writer {
+    fn run(&mut self, mut rx: mpsc::Receiver<WriteOp>) {
+        while let Some(first) = rx.blocking_recv() {
+            let mut items = first.items();
+            let mut ops = vec![first];
+            while items < MAX_GROUP_ITEMS {
+                match rx.try_recv() {
+                    Ok(op) => {
+                        items += op.items();
+                        ops.push(op);
+                    }
+                    Err(_) => break,
+                }
+            }
+            self.commit_ops(ops);
+        }
+    }
+
+    /// Commits `ops` in order: each run of inserts as one group, removals between runs.
+    fn commit_ops(&mut self, ops: Vec<WriteOp>) {
+        let mut run = Vec::new();
+        for op in ops {
+            match op {
+                WriteOp::Insert { docs, reply } => {
+                    run.push((Request::Insert(docs), Reply::Insert(reply)))
+                }
+                WriteOp::InsertIfNew { docs, k, reply } => {
+                    run.push((Request::IfNew(docs, k), Reply::IfNew(reply)))
+                }
+                WriteOp::Remove { id, reply } => {
+                    self.commit_group(std::mem::take(&mut run));
+                    let _ = reply.send(self.store.remove(id).map_err(ApiError::from));
+                }
+            }
+        }
+        self.commit_group(run);
+    }
+
+    /// Commits a run of insert requests as one atomic batch. If that fails, each request is
+    /// tried alone, so that one request's bad document does not fail the others.
+    fn commit_group(&mut self, run: Vec<(Request, Reply)>) {
+        if run.is_empty() {
+            return;
+        }
+        let (requests, replies): (Vec<Request>, Vec<Reply>) = run.into_iter().unzip();
+        let committed = self.plan(&requests).and_then(|(group, decided)| {
+            let documents = group.entries.len() as u64;
+            self.store.insert_batch(group.entries)?;
+            self.metrics.committed(documents);
+            Ok(decided)
+        });
+        match committed {
+            Ok(decided) => {
+                for (reply, answer) in replies.into_iter().zip(decided) {
+                    reply.send(Ok(answer));
+                }
+            }
+            Err(_) if requests.len() > 1 => {
+                for pair in requests.into_iter().zip(replies) {
+                    self.commit_group(vec![pair]);
+                }
+            }
+            Err(e) => {
+                for reply in replies {
+                    reply.send(Err(e.clone()));
+                }
+            }
+        }
+    }
+
+    /// Decides every document of `requests` in order (its id; for insert-if-new, whether it
+    /// goes in) and builds the group's batch.
+    fn plan(&mut self, requests: &[Request]) -> Result<(Group, Vec<Decided>), ApiError> {
+        let mut group = Group::default();
+        let mut decided = Vec::with_capacity(requests.len());
+        for request in requests {
+            match request {
+                Request::Insert(docs) => {
+                    let mut ids = Vec::with_capacity(docs.len());
+                    for doc in docs {
+                        let entry = self.entry(&group, doc)?;
+                        ids.push(entry.id);
+                        self.add(&mut group, entry)?;
+                    }
+                    decided.push(Decided::Ids(ids));
+                }
+                Request::IfNew(docs, k) => {
+                    let mut outcomes = Vec::with_capacity(docs.len());
+                    for doc in docs {
+                        let entry = self.entry(&group, doc)?;
+                        let matches = self.near(&group, &entry, *k)?;
+                        if matches.is_empty() {
+                            outcomes.push(IfNew::Inserted(entry.id));
+                            self.add(&mut group, entry)?;
+                        } else {
+                            outcomes.push(IfNew::Duplicate(matches));
+                        }
+                    }
+                    decided.push(Decided::IfNew(outcomes));
+                }
+            }
+        }
+        Ok((group, decided))
+    }
+
+    /// The id `doc` is stored under, as `simhash-store load` assigns it: the one given; else
+    /// the id of the document holding its key (in the group or the store); else a new one.
+    fn entry(&mut self, group: &Group, doc: &Prepared) -> Result<Entry, ApiError> {
+        let id = match (doc.id, &doc.key) {
+            (Some(id), _) => id,
+            (None, Some(key)) => match group.key_owner.get(key) {
+                Some(&id) => id,
+                None => match self.store.id_for_key(key)? {
+                    // A displaced holder whose key no entry took again has lost it.
+                    Some(id) if !group.displaced.contains(&id) => id,
+                    _ => self.fresh_id(),
+                },
+            },
+            (None, None) => self.fresh_id(),
+        };
+        self.next_id = self.next_id.max(id.saturating_add(1));
+        Ok(Entry {
+            id,
+            fingerprint: doc.fingerprint,
+            key: doc.key.clone(),
+            text_len: doc.text_len,
+            sketch: doc.sketch,
+        })
+    }
+
+    fn fresh_id(&mut self) -> u64 {
+        let id = self.next_id;
+        self.next_id = self.next_id.saturating_add(1);
+        id
+    }
+
+    /// Adds `entry` to the group with the upsert rules of `insert_batch`: it replaces its id's
+    /// earlier version (whose key it drops) and the holder of its key.
+    fn add(&self, group: &mut Group, entry: Entry) -> Result<(), ApiError> {
+        if let Some(&earlier) = group.live.get(&entry.id) {
+            if let Some(old_key) = group.entries.get(earlier).and_then(|e| e.key.as_ref()) {
+                if group.key_owner.get(old_key) == Some(&entry.id) {
+                    group.key_owner.remove(old_key);
+                }
+            }
+        }
+        group.displaced.insert(entry.id);
+        if let Some(key) = &entry.key {
+            let holder = match group.key_owner.get(key) {
+                Some(&id) => Some(id),
+                None => self.store.id_for_key(key)?,
+            };
+            if let Some(holder) = holder.filter(|&h| h != entry.id) {
+                group.live.remove(&holder);
+                group.displaced.insert(holder);
+            }
+            group.key_owner.insert(key.clone(), entry.id);
+        }
+        group.live.insert(entry.id, group.entries.len());
+        group.entries.push(entry);
+        Ok(())
+    }
+
+    /// The documents within `k` of `entry` as the store will be once the group's earlier
+    /// entries are committed, without the document `entry` would replace (same id or key),
+    /// sorted by distance, then id.
+    fn near(&self, group: &Group, entry: &Entry, k: u32) -> Result<Vec<Match>, ApiError> {
+        let replaced = |id: u64, key: &Option<String>| {
+            id == entry.id || (entry.key.is_some() && *key == entry.key)
+        };
+        let mut matches: Vec<Match> = self
+            .store
+            .query(entry.fingerprint, k)?
+            .into_iter()
+            .filter(|m| !group.displaced.contains(&m.id) && !replaced(m.id, &m.key))
+            .collect();
+        for &i in group.live.values() {
+            let Some(e) = group.entries.get(i) else {
+                continue;
+            };
+            let distance = e.fingerprint.distance(entry.fingerprint);
+            if distance <= k && !replaced(e.id, &e.key) {
+                matches.push(Match {
+                    id: e.id,
+                    fingerprint: e.fingerprint,
+                    distance,
+                    key: e.key.clone(),
+                });
+            }
+        }
+        matches.sort_by_key(|m| (m.distance, m.id));
+        Ok(matches)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn doc(id: Option<u64>, key: Option<&str>, fp: u64) -> Prepared {
+        Prepared {
+            id,
+            key: key.map(str::to_owned),
+            fingerprint: Fingerprint(fp),
+            text_len: None,
+            sketch: None,
+        }
+    }
+
+    fn writer(store: &Arc<Store>) -> Writer {
+        Writer {
+            store: Arc::clone(store),
+            next_id: store.next_id().expect("next id"),
+            metrics: Arc::new(Metrics::default()),
+        }
+    }
+
+    /// Commits `ops` as one group of the writer.
+    fn commit(w: &mut Writer, ops: Vec<WriteOp>) {
+        w.commit_ops(ops);
+    }
+
+    #[test]
+    fn a_group_decides_as_if_each_request_were_committed_alone() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Arc::new(Store::open(dir.path()).expect("open"));
+        store
+            .insert_entry(Entry::new(5, Fingerprint(0xf0f0)).with_key("a"))
+            .expect("insert");
+        let mut w = writer(&store);
+
+        let (r1, mut a1) = oneshot::channel();
+        let (r2, mut a2) = oneshot::channel();
+        let (r3, mut a3) = oneshot::channel();
+        commit(
+            &mut w,
+            vec![
+                // Key "a" keeps id 5 and moves far away from 0xf0f0.
+                WriteOp::Insert {
+                    docs: vec![
+                        doc(None, Some("a"), 0xffff_0000_0000_0000),
+                        doc(None, None, 0x1),
+                    ],
+                    reply: r1,
+                },
+                // 0xf0f1 is near what document 5 was, not what it is now: inserted. 0xf0f3 is
+                // near 0xf0f1, inserted just before in the same request: refused.
+                WriteOp::InsertIfNew {
+                    docs: vec![doc(None, None, 0xf0f1), doc(None, None, 0xf0f3)],
+                    k: 1,
+                    reply: r2,
+                },
+                WriteOp::Remove { id: 6, reply: r3 },
+            ],
+        );
+        assert_eq!(a1.try_recv().expect("reply").expect("ok"), vec![5, 6]);
+        let outcomes = a2.try_recv().expect("reply").expect("ok");
+        assert!(matches!(outcomes[0], IfNew::Inserted(7)), "{outcomes:?}");
+        assert!(
+            matches!(&outcomes[1], IfNew::Duplicate(m) if m.len() == 1 && m[0].id == 7 && m[0].distance == 1),
+            "{outcomes:?}"
+        );
+        assert!(a3.try_recv().expect("reply").expect("ok"));
+        assert_eq!(
+            store.get(5).expect("get"),
+            Some(Fingerprint(0xffff_0000_0000_0000))
+        );
+        assert_eq!(store.id_for_key("a").expect("key"), Some(5));
+        assert_eq!(store.get(6).expect("get"), None);
+        assert_eq!(store.get(7).expect("get"), Some(Fingerprint(0xf0f1)));
+        assert_eq!(store.len(), 2);
+    }
+
+    #[test]
+    fn a_failing_request_does_not_fail_the_others_of_its_group() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Arc::new(Store::open(dir.path()).expect("open"));
+        let mut w = writer(&store);
+        let (r1, mut a1) = oneshot::channel();
+        let (r2, mut a2) = oneshot::channel();
+        let too_long = "k".repeat(simhash_store::MAX_EXTERNAL_KEY_LEN + 1);
+        commit(
+            &mut w,
+            vec![
+                WriteOp::Insert {
+                    docs: vec![doc(Some(1), None, 0x1)],
+                    reply: r1,
+                },
+                WriteOp::Insert {
+                    docs: vec![doc(Some(2), Some(&too_long), 0x2)],
+                    reply: r2,
+                },
+            ],
+        );
+        assert_eq!(a1.try_recv().expect("reply").expect("ok"), vec![1]);
+        assert!(a2.try_recv().expect("reply").is_err());
+        assert_eq!(store.len(), 1);
+    }
+}
