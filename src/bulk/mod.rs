@@ -358,11 +358,19 @@ impl BulkLoader<'_> {
         }
         let before = store.len();
         let net = store.plan_upserts(&buf)?;
-        let dest = if before == 0 {
-            Destination::Bottom
-        } else {
-            Destination::Upper
-        };
+        // A run whose ids all follow the stored ones (a load in id order) does not overlap
+        // `docs`: its files go to the bottom level, as a run into an empty store.
+        let first_id = net
+            .survivors
+            .first()
+            .and_then(|&s| buf.recs.get(s as usize))
+            .map(|r| r.id);
+        let dest =
+            if before == 0 || (net.doc_deletes.is_empty() && first_id > last_stored_id(store)?) {
+                Destination::Bottom
+            } else {
+                Destination::Upper
+            };
         let prefix = format!("{:05}", self.summary.runs);
         // Changed only under the write lock, which this run holds until it is committed.
         let segment = store.next_segment.load(Ordering::SeqCst);
@@ -518,6 +526,17 @@ impl Drop for BulkLoader<'_> {
             self.hand_to_recovery();
         }
     }
+}
+
+/// The largest stored document id, if any.
+fn last_stored_id(store: &Store) -> Result<Option<u64>> {
+    let family = crate::keys::DOCS_FAMILY;
+    let mut it = store.db.raw_iterator_cf(store.cf(family)?);
+    it.seek_to_last();
+    let last = it.key().and_then(crate::keys::decode_doc_key);
+    it.status()
+        .map_err(|e| store.rocks_err("read the id range", Some(family), e))?;
+    Ok(last)
 }
 
 /// Asks the OS to read `files` into its page cache in the background, when their total size
