@@ -36,7 +36,12 @@
 //! `--keep` (leave that directory, with the FAISS input files, in place), `--compact` (also
 //! measure after a full compaction, with other query sets), `--format V` (the format of the
 //! new store: 7, the default, packed; 6, one key per document, for comparison), `--text
-//! DOCS`, `--corpus DIR`.
+//! DOCS`, `--corpus DIR`, `--after-load Q` (queries asked right after the load, without
+//! reopening the store or reading its files, per k; 10,000), `--verify` (time
+//! `Store::verify`), `--pairs` (time all pairs at k = 3, and their peak memory).
+//!
+//! Fingerprints are computed from their index, not held: `--n 1000000000` needs no memory for
+//! them (`benches/scale-1b.sh` runs it, with its disk and time needs).
 //!
 //! Each run's line also gives the load average (`/proc/loadavg`, 1 minute) when it ended:
 //! above 2 on this 2-core machine other processes take turns with the queries, and a query
@@ -76,6 +81,8 @@ struct Args {
     keep: bool,
     format: u32,
     after_load: usize,
+    verify: bool,
+    pairs: bool,
 }
 
 fn parse_args() -> Args {
@@ -98,6 +105,8 @@ fn parse_args() -> Args {
         keep: false,
         format: simhash_store::FORMAT_VERSION,
         after_load: 10_000,
+        verify: false,
+        pairs: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
@@ -126,6 +135,8 @@ fn parse_args() -> Args {
             "--keep" => args.keep = true,
             "--format" => args.format = num(value("--format")) as u32,
             "--after-load" => args.after_load = num(value("--after-load")),
+            "--verify" => args.verify = true,
+            "--pairs" => args.pairs = true,
             "--bench" => {} // cargo bench passes it
             other => panic!("unknown argument {other}; see the top of benches/scale.rs"),
         }
@@ -335,7 +346,40 @@ fn scale(args: &Args) {
         }
     };
     disk(&store, "after the load");
+    if let Some(resident) = page_cache_resident(&path) {
+        println!(
+            "in the OS page cache right after the load: {:.0} of {:.0} MiB",
+            mib(resident),
+            mib(dir_size(&path))
+        );
+    }
 
+    if args.verify {
+        let t = Instant::now();
+        let report = store.verify().expect("verify");
+        println!(
+            "| verify | {:.1} s | clean: {} | load average {:.1} |",
+            t.elapsed().as_secs_f64(),
+            report.is_clean(),
+            load_average()
+        );
+        assert!(report.is_clean(), "{report}");
+    }
+    if args.pairs {
+        reset_peak_rss();
+        let t = Instant::now();
+        let stats = store
+            .pairs(3)
+            .for_each(|_| Ok::<(), simhash_store::Error>(()))
+            .expect("pairs");
+        println!(
+            "| all pairs k=3 | {:.1} s | {} pairs | peak RSS {:.0} MiB | load average {:.1} |",
+            t.elapsed().as_secs_f64(),
+            stats.pairs,
+            mib(peak_rss()),
+            load_average()
+        );
+    }
     if args.queries == 0 {
         if args.keep {
             println!("kept {}", tmp.keep().display());
@@ -567,6 +611,27 @@ fn measure(
         results.push(r);
     }
     results
+}
+
+/// Bytes of the files in `dir` in the OS page cache, as `fincore` (util-linux) tells.
+fn page_cache_resident(dir: &std::path::Path) -> Option<u64> {
+    let files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_file())
+        .collect();
+    let out = std::process::Command::new("fincore")
+        .args(["--bytes", "--noheadings", "--raw", "-o", "RES"])
+        .args(&files)
+        .output()
+        .ok()?;
+    Some(
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter_map(|l| l.trim().parse::<u64>().ok())
+            .sum(),
+    )
 }
 
 /// Bytes of the files in `dir`.

@@ -540,17 +540,26 @@ fn last_stored_id(store: &Store) -> Result<Option<u64>> {
 }
 
 /// Asks the OS to read `files` into its page cache in the background, when their total size
-/// is at most half the memory available: the SST writer drops the pages it writes, which
-/// would leave a fresh store's files cold for the first queries.
+/// fits ([`fits_in_memory`]): the SST writer drops the pages it writes, which would leave a
+/// fresh store's files cold for the first queries.
 pub(crate) fn warm<'p>(files: impl Iterator<Item = &'p Path> + Clone) {
     let total: u64 = files
         .clone()
         .filter_map(|f| std::fs::metadata(f).ok())
         .map(|m| m.len())
         .sum();
-    if total.saturating_mul(2) > memory_available() {
-        return;
+    if fits_in_memory(total) {
+        advise_will_need(files);
     }
+}
+
+/// Whether `bytes` are at most half the memory available.
+pub(crate) fn fits_in_memory(bytes: u64) -> bool {
+    bytes.saturating_mul(2) <= memory_available()
+}
+
+/// Asks the OS to read `files` into its page cache in the background.
+pub(crate) fn advise_will_need<'p>(files: impl Iterator<Item = &'p Path>) {
     #[cfg(target_os = "linux")]
     for f in files {
         use std::os::fd::AsRawFd;
@@ -561,6 +570,8 @@ pub(crate) fn warm<'p>(files: impl Iterator<Item = &'p Path> + Clone) {
             }
         }
     }
+    #[cfg(not(target_os = "linux"))]
+    let _ = files;
 }
 
 /// `MemAvailable` of `/proc/meminfo` in bytes (0 where unknown: nothing is warmed).

@@ -351,6 +351,13 @@ pub(crate) fn merge(
         }
     };
     let dir = PathBuf::from(&record.dir);
+    // The merged families are about the size of the spool files: warm them if all fit.
+    let spooled: u64 = record
+        .all_files()
+        .filter_map(|f| std::fs::metadata(&f.path).ok())
+        .map(|m| m.len())
+        .sum();
+    let warm = super::fits_in_memory(spooled);
     let mut bytes = 0;
     for i in 0..BLOCKS {
         if record.done.get(i).copied().unwrap_or(false) {
@@ -372,10 +379,13 @@ pub(crate) fn merge(
                     })
                     .collect(),
             };
+            // Before the ingestion moves them: the same inodes become the store's files.
+            if warm {
+                super::advise_will_need(files.iter().map(|f| f.0.as_path()));
+            }
             store.begin_ingestion(&journal, segment + 1)?;
             store.ingest_journal(&journal, None)?;
             store.commit_ingestion(journal.doc_count)?;
-            super::warm(files.iter().map(|f| f.0.as_path()));
         }
         on_family(i)?;
         if let Some(d) = record.done.get_mut(i) {
