@@ -112,6 +112,42 @@ fn a_load_finishes_with_queries_equal_to_brute_force() -> TestResult {
         assert!(store.verify()?.is_clean());
         let probes: Vec<Fingerprint> = docs.values().copied().chain((0..60).map(fp)).collect();
         check_queries(&store, &docs, &probes);
+        check_compact(&store, !stored)?;
+    }
+    Ok(())
+}
+
+/// Every group holds chunks of one segment only, and no delta other than removals; with
+/// `finals`, its last chunk is final.
+fn check_compact(store: &Store, finals: bool) -> TestResult {
+    use crate::keys::{decode_packed_key, PackedKey};
+    use crate::postings::chunk::Chunk;
+    for i in 0..crate::fingerprint::BLOCKS {
+        let mut it = store.db.raw_iterator_cf(store.block_cf(i)?);
+        it.seek_to_first();
+        // (value, segment, whether the last chunk seen is final)
+        let mut last: Option<(u16, u32, bool)> = None;
+        let mut groups = 0;
+        while let (Some(key), Some(value)) = (it.key(), it.value()) {
+            if let Some(PackedKey::Chunk { value: v, segment }) = decode_packed_key(i, key) {
+                let is_final = Chunk::parse(value)?.is_final();
+                match last {
+                    Some((lv, ls, lf)) if lv == v => {
+                        assert_eq!(ls, segment, "family {i} group {v}: two segments");
+                        assert!(!lf, "family {i} group {v}: a chunk after a final one");
+                    }
+                    Some((lv, _, lf)) => {
+                        assert!(lf || !finals, "family {i} group {lv}: no final chunk");
+                        groups += 1;
+                    }
+                    None => groups += 1,
+                }
+                last = Some((v, segment, is_final));
+            }
+            it.next();
+        }
+        assert!(groups > 0);
+        assert!(last.is_none_or(|l| l.2 || !finals));
     }
     Ok(())
 }
