@@ -5,13 +5,14 @@
 //! - `runs.rs`: the in-memory run; the store's upsert planner (`src/store/upsert.rs`, the
 //!   same as for [`Store::insert_batch`]) computes its net effect on the store.
 //! - `sst.rs`: sorting and writing a run's SST files.
+//! - `spool.rs`: the block entries of a load of many runs, spooled and merged at `finish`.
+//! - `failpoint.rs`: crash points for the crate's tests.
 //! - The store ingests them under its journal (`src/store/journal.rs`), which makes a run's
 //!   ingestion across column families crash-safe and is what `Store::open` recovers.
 //! - `progress.rs`: progress reports.
 //! - `options.rs`: [`BulkOptions`], [`BulkProgress`], [`BulkSummary`].
 //!
-//! The design, and why runs are ingested one by one rather than merged, is in
-//! `docs/design.md`, "Bulk loading".
+//! The design, and why runs are spooled and merged, is in `docs/design.md`, "Bulk loading".
 
 mod failpoint;
 mod options;
