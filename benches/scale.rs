@@ -34,7 +34,13 @@
 //! cache with `Store::preload_query_cache` after each reopening, before the warm-up), `--dir
 //! PATH` (where to create the store; default a temporary directory under the current one),
 //! `--keep` (leave that directory, with the FAISS input files, in place), `--compact` (also
-//! measure after a full compaction, with other query sets), `--text DOCS`, `--corpus DIR`.
+//! measure after a full compaction, with other query sets), `--text DOCS`, `--corpus DIR`,
+//! `--after-load Q` (queries asked right after the load, without
+//! reopening the store or reading its files, per k; 10,000), `--verify` (time
+//! `Store::verify`), `--pairs` (time all pairs at k = 3, and their peak memory).
+//!
+//! Fingerprints are computed from their index, not held: `--n 1000000000` needs no memory for
+//! them (`benches/scale-1b.sh` runs it, with its disk and time needs).
 //!
 //! Each run's line also gives the load average (`/proc/loadavg`, 1 minute) when it ended:
 //! above 2 on this 2-core machine other processes take turns with the queries, and a query
@@ -72,6 +78,9 @@ struct Args {
     check: usize,
     faiss_queries: usize,
     keep: bool,
+    after_load: usize,
+    verify: bool,
+    pairs: bool,
 }
 
 fn parse_args() -> Args {
@@ -92,6 +101,9 @@ fn parse_args() -> Args {
         check: 200,
         faiss_queries: 0,
         keep: false,
+        after_load: 10_000,
+        verify: false,
+        pairs: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
@@ -118,6 +130,9 @@ fn parse_args() -> Args {
             "--check" => args.check = num(value("--check")),
             "--faiss-queries" => args.faiss_queries = num(value("--faiss-queries")),
             "--keep" => args.keep = true,
+            "--after-load" => args.after_load = num(value("--after-load")),
+            "--verify" => args.verify = true,
+            "--pairs" => args.pairs = true,
             "--bench" => {} // cargo bench passes it
             other => panic!("unknown argument {other}; see the top of benches/scale.rs"),
         }
@@ -235,17 +250,7 @@ fn scale(args: &Args) {
             .expect("open")
     };
     let mut rng = SplitMix(0x5eed);
-    let mut fps: Vec<u64> = Vec::with_capacity(n);
-    for i in 0..n {
-        // 1% planted near-duplicates: 1..=3 bits from an earlier fingerprint.
-        if i % 100 == 99 {
-            let base = fps[rng.below(i as u64) as usize];
-            let d = 1 + rng.below(3) as u32;
-            fps.push(rng.flip(base, d));
-        } else {
-            fps.push(rng.next());
-        }
-    }
+    let fps = Fps { n };
     let root = args.dir.clone().unwrap_or_else(|| PathBuf::from("."));
     std::fs::create_dir_all(&root).expect("create --dir");
     let tmp = tempfile::Builder::new()
@@ -271,8 +276,10 @@ fn scale(args: &Args) {
             }
         });
     let mut loader = store.bulk_loader_with(opts).expect("loader");
-    for (id, &fp) in fps.iter().enumerate() {
-        loader.add(id as u64, Fingerprint(fp)).expect("add");
+    for id in 0..n {
+        loader
+            .add(id as u64, Fingerprint(fps.get(id)))
+            .expect("add");
     }
     let t_added = t.elapsed();
     let summary = loader.finish().expect("finish");
@@ -305,13 +312,12 @@ fn scale(args: &Args) {
         2.0 * n as f64 / cpu.as_secs_f64() / 1e6
     );
     println!(
-        "| load | {:.2} s | {:.2} M fps/s | adds {:.2} s | peak RSS {:.0} MiB (before the load {:.0} MiB, of which the fingerprint vector {:.0} MiB) |",
+        "| load | {:.2} s | {:.2} M fps/s | adds {:.2} s | peak RSS {:.0} MiB (before the load {:.0} MiB, no fingerprint vector: generated on the fly) |",
         load.as_secs_f64(),
         n as f64 / load.as_secs_f64() / 1e6,
         t_added.as_secs_f64(),
         mib(peak),
         mib(rss_before),
-        mib((n * 8) as u64),
     );
     assert_eq!(store.len(), n as u64);
 
@@ -335,7 +341,40 @@ fn scale(args: &Args) {
         }
     };
     disk(&store, "after the load");
+    if let Some(resident) = page_cache_resident(&path) {
+        println!(
+            "in the OS page cache right after the load: {:.0} of {:.0} MiB",
+            mib(resident),
+            mib(dir_size(&path))
+        );
+    }
 
+    if args.verify {
+        let t = Instant::now();
+        let report = store.verify().expect("verify");
+        println!(
+            "| verify | {:.1} s | clean: {} | load average {:.1} |",
+            t.elapsed().as_secs_f64(),
+            report.is_clean(),
+            load_average()
+        );
+        assert!(report.is_clean(), "{report}");
+    }
+    if args.pairs {
+        reset_peak_rss();
+        let t = Instant::now();
+        let stats = store
+            .pairs(3)
+            .for_each(|_| Ok::<(), simhash_store::Error>(()))
+            .expect("pairs");
+        println!(
+            "| all pairs k=3 | {:.1} s | {} pairs | peak RSS {:.0} MiB | load average {:.1} |",
+            t.elapsed().as_secs_f64(),
+            stats.pairs,
+            mib(peak_rss()),
+            load_average()
+        );
+    }
     if args.queries == 0 {
         if args.keep {
             println!("kept {}", tmp.keep().display());
@@ -362,7 +401,7 @@ fn scale(args: &Args) {
     };
     if args.faiss {
         let dir = tmp.path();
-        let written = faiss::write_u64s(&dir.join("data.u64"), fps.iter().copied())
+        let written = faiss::write_u64s(&dir.join("data.u64"), (0..n).map(|i| fps.get(i)))
             .and_then(|()| {
                 faiss::write_u64s(
                     &dir.join("warmup.u64"),
@@ -377,8 +416,20 @@ fn scale(args: &Args) {
             });
         written.expect("write the FAISS input files");
     }
-    drop(fps);
-
+    if args.after_load > 0 {
+        // Right after the load, without reopening or reading the files: what a user who
+        // queries at once gets.
+        for k in KS {
+            let set = query_set(&mut rng, &fps, &mut HashSet::new(), args.after_load);
+            let (lat, matches, _) = run_queries(&store, &set, k, 0);
+            println!(
+                "| right after the load, k={k} | fresh p50 {:.1} µs | p99 {:.1} µs | first 1,000 p99 n/a | {matches} matches | load average {:.1} |",
+                us(percentile(&lat, 0.5)),
+                us(percentile(&lat, 0.99)),
+                load_average()
+            );
+        }
+    }
     drop(store);
     let ours = measure(args, &open, &path, &phases, "after the load");
     if args.faiss {
@@ -406,6 +457,31 @@ fn scale(args: &Args) {
         let kept = tmp.keep();
         println!();
         println!("kept {}", kept.display());
+    }
+}
+
+/// The loaded fingerprints, computed from their index rather than held (8 GB at 1B):
+/// random, with 1% planted near-duplicates (every 100th is 1..=3 bits from an earlier one).
+struct Fps {
+    n: usize,
+}
+
+impl Fps {
+    fn random(i: usize) -> u64 {
+        SplitMix(0x5eed ^ (i as u64).wrapping_mul(0xd134_2543_de82_ef95)).next()
+    }
+
+    fn get(&self, i: usize) -> u64 {
+        if i % 100 != 99 {
+            return Self::random(i);
+        }
+        let mut rng = SplitMix(!(i as u64));
+        let mut base = rng.below(i as u64) as usize;
+        if base % 100 == 99 {
+            base -= 1;
+        }
+        let d = 1 + rng.below(3) as u32;
+        rng.flip(Self::random(base), d)
     }
 }
 
@@ -437,14 +513,14 @@ struct PhaseResult {
 /// fingerprint, half random.
 fn query_set(
     rng: &mut SplitMix,
-    fps: &[u64],
+    fps: &Fps,
     asked: &mut HashSet<u64>,
     count: usize,
 ) -> Vec<Fingerprint> {
     let mut out = Vec::with_capacity(count);
     while out.len() < count {
         let q = if out.len() % 2 == 0 {
-            let base = fps[rng.below(fps.len() as u64) as usize];
+            let base = fps.get(rng.below(fps.n as u64) as usize);
             let d = rng.below(4) as u32;
             rng.flip(base, d)
         } else {
@@ -471,16 +547,19 @@ fn measure(
         "queries ({label}), µs: each run reopens the store, asks {} warm-up queries, then {} others (fresh) and the same again (repeated)",
         args.warmup, args.queries
     );
-    // The bulk loader's SST writer tells the OS to drop the pages it wrote, so the store's
-    // files start outside the page cache; read them once so that every run starts with them
-    // cached, as in a store in use (with larger stores than memory, it holds what it can).
+    // Every run starts with the store's files in the OS page cache when they fit in half the
+    // memory, as in a store in use; a larger store is read from disk.
     let t = Instant::now();
-    let bytes = read_files(path);
-    println!(
-        "  read the store's files once (OS page cache): {:.0} MiB in {:.2} s",
-        mib(bytes),
-        t.elapsed().as_secs_f64()
-    );
+    if dir_size(path) * 2 < memory_available() {
+        let bytes = read_files(path);
+        println!(
+            "  read the store's files once (OS page cache): {:.0} MiB in {:.2} s",
+            mib(bytes),
+            t.elapsed().as_secs_f64()
+        );
+    } else {
+        println!("  the store is larger than half the available memory: queries read from disk");
+    }
     let mut results = Vec::new();
     for phase in phases {
         let store = open(path);
@@ -527,6 +606,51 @@ fn measure(
         results.push(r);
     }
     results
+}
+
+/// Bytes of the files in `dir` in the OS page cache, as `fincore` (util-linux) tells.
+fn page_cache_resident(dir: &std::path::Path) -> Option<u64> {
+    let files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_file())
+        .collect();
+    let out = std::process::Command::new("fincore")
+        .args(["--bytes", "--noheadings", "--raw", "-o", "RES"])
+        .args(&files)
+        .output()
+        .ok()?;
+    Some(
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter_map(|l| l.trim().parse::<u64>().ok())
+            .sum(),
+    )
+}
+
+/// Bytes of the files in `dir`.
+fn dir_size(dir: &std::path::Path) -> u64 {
+    std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.metadata().ok())
+        .map(|m| m.len())
+        .sum()
+}
+
+/// `MemAvailable` of `/proc/meminfo`, in bytes.
+fn memory_available() -> u64 {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|m| {
+            m.lines()
+                .find(|l| l.starts_with("MemAvailable:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|kb| kb.parse::<u64>().ok())
+        })
+        .map_or(0, |kb| kb * 1024)
 }
 
 /// Reads every file in `dir` once; returns the bytes read.

@@ -5,23 +5,27 @@
 //! - `runs.rs`: the in-memory run; the store's upsert planner (`src/store/upsert.rs`, the
 //!   same as for [`Store::insert_batch`]) computes its net effect on the store.
 //! - `sst.rs`: sorting and writing a run's SST files.
+//! - `spool.rs`: the block entries of a load of many runs, spooled and merged at `finish`.
+//! - `failpoint.rs`: crash points for the crate's tests.
 //! - The store ingests them under its journal (`src/store/journal.rs`), which makes a run's
 //!   ingestion across column families crash-safe and is what `Store::open` recovers.
 //! - `progress.rs`: progress reports.
 //! - `options.rs`: [`BulkOptions`], [`BulkProgress`], [`BulkSummary`].
 //!
-//! The design, and why runs are ingested one by one rather than merged, is in
-//! `docs/design.md`, "Bulk loading".
+//! The design, and why runs are spooled and merged, is in `docs/design.md`, "Bulk loading".
 
+mod failpoint;
 mod options;
 mod progress;
 mod runs;
+mod spool;
 mod sst;
 
 #[cfg(test)]
 mod crash_tests;
 
 use std::path::Path;
+use std::sync::MutexGuard;
 
 use rayon::prelude::*;
 
@@ -30,12 +34,15 @@ pub use options::{BulkOptions, BulkPhase, BulkProgress, BulkSummary};
 use crate::codec::Document;
 use crate::error::{Error, Result};
 use crate::fingerprint::Fingerprint;
-use crate::postings::Layout;
 use crate::sketch::Sketch;
 use crate::store::{check_key, Durability, Entry, Journal, Store, DEFAULT_TEMP_DIR};
+use failpoint::Point;
 use progress::Progress;
 use runs::RunBuffer;
-use sst::Destination;
+use spool::{LoadRecord, SpoolFile, SpooledRun};
+use sst::{Chunks, Destination};
+
+pub(crate) use spool::recover as recover_load;
 
 /// Input bytes counted for an add of a precomputed fingerprint.
 const FINGERPRINT_BYTES: u64 = 8;
@@ -97,6 +104,11 @@ pub struct BulkLoader<'a> {
     dir: Option<tempfile::TempDir>,
     progress: Progress,
     summary: BulkSummary,
+    /// The spooled runs, from the first run of a load larger than one run until the merge.
+    record: Option<LoadRecord>,
+    /// The write lock, held from the first spooled run to the end of the merge: no other
+    /// write changes the block families while runs wait in spool files.
+    guard: Option<MutexGuard<'a, ()>>,
 }
 
 impl std::fmt::Debug for BulkLoader<'_> {
@@ -123,9 +135,12 @@ impl Store {
     /// A [`BulkLoader`] with `options`.
     ///
     /// # Errors
-    /// [`Error::ReadOnly`]; [`Error::Io`] if the temporary directory cannot be created;
-    /// [`Error::InvalidArgument`] if its path is not UTF-8.
+    /// [`Error::ReadOnly`]; [`Error::LegacyFormat`] for a store of a format before 7
+    /// (convert it with `simhash-store upgrade`); [`Error::Io`] if the temporary directory
+    /// cannot be created; [`Error::InvalidArgument`] if its path is not UTF-8.
     pub fn bulk_loader_with(&self, options: BulkOptions) -> Result<BulkLoader<'_>> {
+        // Also refuses a store of an older format (`Error::LegacyFormat`, naming
+        // `simhash-store upgrade`): the bulk loader writes format 7 only.
         self.check_writable()?;
         let root = options
             .temp_dir
@@ -154,6 +169,8 @@ impl Store {
             dir: Some(dir),
             progress,
             summary: BulkSummary::default(),
+            record: None,
+            guard: None,
         })
     }
 }
@@ -292,13 +309,14 @@ impl BulkLoader<'_> {
     fn ingest_if_full(&mut self) -> Result<()> {
         if self.buf.bytes() >= self.options.memory_budget || self.buf.len() >= u32::MAX as usize - 1
         {
-            self.ingest_run()?;
+            self.ingest_run(false)?;
         }
         Ok(())
     }
 
-    /// Sorts, writes and ingests the buffered run under the write lock.
-    fn ingest_run(&mut self) -> Result<()> {
+    /// Sorts, writes and ingests the buffered run under the write lock. A run that is not
+    /// `last`, and every run after one, is spooled (`spool.rs`).
+    fn ingest_run(&mut self, last: bool) -> Result<()> {
         if self.buf.is_empty() {
             return Ok(());
         }
@@ -316,36 +334,81 @@ impl BulkLoader<'_> {
                 ))
             }
         };
-        let _guard = store.lock_writes();
+        let spooled = !last || self.record.is_some();
+        if spooled && self.guard.is_none() {
+            self.guard = Some(store.lock_writes());
+        }
+        let _guard = match self.guard {
+            Some(_) => None,
+            None => Some(store.lock_writes()),
+        };
         if store.durability() == Durability::NoWal {
             // The journal's count includes documents of unflushed writes: make them durable
             // first, so recovery never counts documents a crash lost.
             store.flush()?;
         }
+        if spooled && self.record.is_none() {
+            self.record = Some(LoadRecord::new(&dir, store.block_families_empty()?));
+        }
         let before = store.len();
         let net = store.plan_upserts(&buf)?;
-        let dest = if before == 0 {
-            Destination::Bottom
-        } else {
-            Destination::Upper
-        };
+        // A run whose ids all follow the stored ones (a load in id order) does not overlap
+        // `docs`: its files go to the bottom level, as a run into an empty store.
+        let first_id = net
+            .survivors
+            .first()
+            .and_then(|&s| buf.recs.get(s as usize))
+            .map(|r| r.id);
+        let dest =
+            if before == 0 || (net.doc_deletes.is_empty() && first_id > last_stored_id(store)?) {
+                Destination::Bottom
+            } else {
+                Destination::Upper
+            };
         let prefix = format!("{:05}", self.summary.runs);
         // Changed only under the write lock, which this run holds until it is committed.
         let segment = store.packed()?.next_segment();
-        let final_chunks = store.layout() == Layout::Packed && store.block_families_empty()?;
+        let chunks = if spooled {
+            Chunks::Spool
+        } else {
+            Chunks::Ingest {
+                final_chunks: store.block_families_empty()?,
+            }
+        };
         let written = sst::write_run(
             &buf,
             &net,
             &dir,
             &prefix,
             dest,
-            store.layout(),
             segment,
-            final_chunks,
+            chunks,
             Store::now_micros(),
         )?;
         drop(buf);
         sync_dir(&dir)?;
+        if let Some(record) = &mut self.record {
+            record.runs.push(SpooledRun {
+                segment,
+                files: written
+                    .spools
+                    .iter()
+                    .map(|files| {
+                        files
+                            .iter()
+                            .map(|(path, lo, hi)| SpoolFile {
+                                lo: *lo,
+                                hi: *hi,
+                                path: path.to_string_lossy().into_owned(),
+                            })
+                            .collect()
+                    })
+                    .collect(),
+            });
+            // Before the journal: the spool files count once the run's journal raises
+            // `next_segment` above `segment`.
+            record.save(store)?;
+        }
         let journal = Journal {
             doc_count: net.count_after(before),
             files: written
@@ -355,21 +418,21 @@ impl BulkLoader<'_> {
                 .collect(),
         };
         self.progress.report(BulkPhase::Ingesting);
-        store.begin_ingestion(&journal, segment + 1)?;
-        let crash_after = if self.summary.runs == 0 {
-            self.options.crash_after
-        } else {
-            None
-        };
-        let applied = store
-            .ingest_journal(&journal, crash_after)
-            .and_then(|()| store.commit_ingestion(journal.doc_count));
+        if !spooled {
+            warm(
+                written
+                    .files
+                    .iter()
+                    .filter(|(family, _)| *family != crate::keys::KEYS_FAMILY)
+                    .map(|(_, path)| path.as_path()),
+            );
+        }
+        let applied = store.begin_ingestion(&journal, segment + 1).and_then(|()| {
+            store.ingest_journal(&journal, failpoint::crash_after_families(self.summary.runs))
+        });
+        let applied = applied.and_then(|()| store.commit_ingestion(journal.doc_count));
         if let Err(e) = applied {
-            // The journal names files in the directory: keep them for `Store::open` to roll
-            // the run forward, instead of deleting them with the loader.
-            if let Some(dir) = self.dir.take() {
-                let _ = dir.keep();
-            }
+            self.hand_to_recovery();
             return Err(e);
         }
 
@@ -383,22 +446,139 @@ impl BulkLoader<'_> {
         Ok(())
     }
 
+    /// After a failed ingestion or merge: the journal or the load record names files in the
+    /// directory, so keep them for `Store::open` to finish the load instead of deleting them
+    /// with the loader.
+    fn hand_to_recovery(&mut self) {
+        if let Some(dir) = self.dir.take() {
+            let _ = dir.keep();
+        }
+        self.record = None;
+        self.guard = None;
+    }
+
+    /// Merges the spooled runs, if any, into one segment per group and ingests it. A load
+    /// into a store that held chunks is then folded, so every group it touched is compact.
+    fn merge(&mut self) -> Result<()> {
+        let Some(record) = self.record.clone() else {
+            return Ok(());
+        };
+        self.progress.report(BulkPhase::Merging);
+        let final_chunks = record.final_chunks;
+        let merged = failpoint::hit(Point::BeforeMerge).and_then(|()| {
+            spool::merge(self.store, record, |i| {
+                failpoint::hit(Point::AfterMergeFamily(i))
+            })
+        });
+        match merged {
+            Ok(bytes) => self.summary.sst_bytes += bytes,
+            Err(e) => {
+                self.hand_to_recovery();
+                return Err(e);
+            }
+        }
+        self.record = None;
+        self.guard = None;
+        if !final_chunks {
+            self.store.fold_groups()?;
+        }
+        Ok(())
+    }
+
     /// Ingests what is left and returns what the load did. Every document added is in the
     /// store when it returns (durably: SST files and the count are synced).
     ///
+    /// A load of more than one run ends with the merge ([`BulkPhase::Merging`]): each block
+    /// family's runs are merged into one segment per group and ingested. From the first run
+    /// of such a load to the end of the merge, the loader holds the store's write lock (other
+    /// writers wait; readers do not, and see the loaded documents in `get` before they see
+    /// them in queries). A load into a store whose block families held chunks then folds the
+    /// groups (as [`Store::compact`] does).
+    ///
     /// # Errors
-    /// Fingerprinting errors of the last chunk of texts; RocksDB and I/O errors of writing or
-    /// ingesting. If ingestion itself fails, the journal stays and the next
-    /// [`Store::open`] completes the run: reopen the store before writing to it again.
+    /// Fingerprinting errors of the last chunk of texts; RocksDB and I/O errors of writing,
+    /// ingesting or merging. If ingestion or the merge fails, the journal and the load
+    /// record stay and the next [`Store::open`] completes the load: reopen the store before
+    /// writing to it again.
     pub fn finish(mut self) -> Result<BulkSummary> {
         self.fingerprint_texts()?;
-        self.ingest_run()?;
+        self.ingest_run(true)?;
+        self.merge()?;
         self.progress.report(BulkPhase::Done);
         let mut summary = std::mem::take(&mut self.summary);
         summary.bytes = self.progress.bytes;
         summary.elapsed = self.progress.elapsed();
         Ok(summary)
     }
+}
+
+impl Drop for BulkLoader<'_> {
+    /// A loader dropped without `finish` after spooled runs still merges them: their
+    /// documents are in the store and need their postings. If that fails, the next open does.
+    fn drop(&mut self) {
+        if self.record.is_some() && self.merge().is_err() {
+            self.hand_to_recovery();
+        }
+    }
+}
+
+/// The largest stored document id, if any.
+fn last_stored_id(store: &Store) -> Result<Option<u64>> {
+    let family = crate::keys::DOCS_FAMILY;
+    let mut it = store.db().raw_iterator_cf(store.cf(family)?);
+    it.seek_to_last();
+    let last = it.key().and_then(crate::keys::decode_doc_key);
+    it.status()
+        .map_err(|e| store.rocks_err("read the id range", Some(family), e))?;
+    Ok(last)
+}
+
+/// Asks the OS to read `files` into its page cache in the background, when their total size
+/// fits ([`fits_in_memory`]): the SST writer drops the pages it writes, which would leave a
+/// fresh store's files cold for the first queries.
+pub(crate) fn warm<'p>(files: impl Iterator<Item = &'p Path> + Clone) {
+    let total: u64 = files
+        .clone()
+        .filter_map(|f| std::fs::metadata(f).ok())
+        .map(|m| m.len())
+        .sum();
+    if fits_in_memory(total) {
+        advise_will_need(files);
+    }
+}
+
+/// Whether `bytes` are at most half the memory available.
+pub(crate) fn fits_in_memory(bytes: u64) -> bool {
+    bytes.saturating_mul(2) <= memory_available()
+}
+
+/// Asks the OS to read `files` into its page cache in the background.
+pub(crate) fn advise_will_need<'p>(files: impl Iterator<Item = &'p Path>) {
+    #[cfg(target_os = "linux")]
+    for f in files {
+        use std::os::fd::AsRawFd;
+        if let Ok(file) = std::fs::File::open(f) {
+            // SAFETY: a valid open descriptor; the call only advises the kernel.
+            unsafe {
+                libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_WILLNEED);
+            }
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = files;
+}
+
+/// `MemAvailable` of `/proc/meminfo` in bytes (0 where unknown: nothing is warmed).
+fn memory_available() -> u64 {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|m| {
+            m.lines()
+                .find(|l| l.starts_with("MemAvailable:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|kb| kb.parse::<u64>().ok())
+        })
+        .map_or(0, |kb| kb * 1024)
 }
 
 /// Makes the directory's entries (the new SST files) durable before the journal names them.

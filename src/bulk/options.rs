@@ -26,8 +26,6 @@ pub struct BulkOptions {
     pub(crate) temp_dir: Option<PathBuf>,
     pub(crate) progress: Option<ProgressFn>,
     pub(crate) text_chunk_bytes: usize,
-    /// Set only by the crate's tests: stop the first run after ingesting this many families.
-    pub(crate) crash_after: Option<u32>,
 }
 
 impl Default for BulkOptions {
@@ -37,7 +35,6 @@ impl Default for BulkOptions {
             temp_dir: None,
             progress: None,
             text_chunk_bytes: /* 8 MiB */ 8 << 20,
-            crash_after: None,
         }
     }
 }
@@ -94,15 +91,6 @@ impl BulkOptions {
         self.text_chunk_bytes = bytes.max(1);
         self
     }
-
-    /// The first run stops with an error after ingesting `families` column families,
-    /// leaving its journal as a crash would: drop the store and reopen it to recover. For the
-    /// crate's own crash tests (`bulk/crash_tests.rs`) only.
-    #[cfg(test)]
-    pub(crate) fn simulate_crash_after_ingestions(mut self, families: u32) -> Self {
-        self.crash_after = Some(families);
-        self
-    }
 }
 
 /// What the loader is doing.
@@ -116,6 +104,9 @@ pub enum BulkPhase {
     Writing,
     /// Ingesting a run's SST files into the store.
     Ingesting,
+    /// Merging the runs of a load larger than the memory budget, block family by family
+    /// ([`BulkLoader::finish`](crate::BulkLoader::finish)).
+    Merging,
     /// [`BulkLoader::finish`](crate::BulkLoader::finish) has completed.
     Done,
 }

@@ -16,12 +16,13 @@ use rayon::prelude::*;
 use rocksdb::{Cache, DBCompressionType, DataBlockIndexType, Options, SstFileWriter};
 
 use super::runs::RunBuffer;
+use super::spool::SpoolWriter;
 use crate::codec;
 use crate::codec::Delta;
 use crate::error::{Error, Result};
 use crate::fingerprint::{Fingerprint, BLOCKS};
 use crate::keys::{self, BLOCK_FAMILIES, DOCS_FAMILY, KEYS_FAMILY};
-use crate::postings::{chunk, Layout};
+use crate::postings::chunk;
 use crate::store::{self, UpsertPlan};
 
 /// Entries per SST file at most (about 100 MB of block keys): big enough to be cheap to
@@ -34,18 +35,49 @@ const DOCS_PARTS_PER_THREAD: usize = 4;
 /// Zstandard level of bottom-level `docs` and `keys` files. Level 1 compresses these values
 /// about as well as RocksDB's default level 3, at twice the speed.
 const ZSTD_LEVEL: i32 = 1;
-/// Zstandard level of bottom-level block-family files: a fast level, which leaves literals
-/// (the random fingerprint bytes) without Huffman coding. 14% fewer instructions for the
-/// whole load than level 1; 12.7 bytes per key at 10M fingerprints instead of 11.9
-/// (`docs/design.md`). Reading is unchanged (a little faster to decompress).
-const ZSTD_LEVEL_BLOCKS: i32 = -2;
 
-/// The SST files of one run, in ingestion order, and their total size.
+/// The SST files of one run, in ingestion order, and their total size; and, for a spooled
+/// run, its spool files per block family.
 #[derive(Debug, Default)]
 pub(crate) struct Written {
     pub(crate) files: Vec<(&'static str, PathBuf)>,
     pub(crate) bytes: u64,
+    /// (path, block values `lo..hi`) of each spool file.
+    pub(crate) spools: [Vec<(PathBuf, u32, u32)>; BLOCKS],
 }
+
+/// Where a run's block entries go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Chunks {
+    /// Into the run's SST files, as chunks of the run's segment; the last chunk of each group
+    /// final if `final_chunks` (nothing else of the group can sort after it).
+    Ingest { final_chunks: bool },
+    /// Into spool files (`spool.rs`), merged with the other runs' at `finish`; the run's SST
+    /// files get only its removal deltas.
+    Spool,
+}
+
+/// Why filling an SST file stopped.
+pub(crate) enum FillError {
+    Rocks(rocksdb::Error),
+    Other(Error),
+    /// Nothing was put: no file is made.
+    Empty,
+}
+
+impl From<rocksdb::Error> for FillError {
+    fn from(e: rocksdb::Error) -> Self {
+        FillError::Rocks(e)
+    }
+}
+
+impl From<Error> for FillError {
+    fn from(e: Error) -> Self {
+        FillError::Other(e)
+    }
+}
+
+pub(crate) type FillResult = std::result::Result<(), FillError>;
 
 /// How a run's files are compressed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,13 +96,12 @@ fn rocks(operation: &'static str, family: &'static str, path: &Path, e: rocksdb:
 
 /// Writes one SST file of `family` at `path`; `fill` adds the entries in key order. Returns
 /// the file size, or `None` (and no file) if `fill` added nothing.
-fn write_file(
+pub(crate) fn write_file(
     family: &'static str,
     path: &Path,
     dest: Destination,
-    layout: Layout,
     count: usize,
-    fill: impl FnOnce(&mut SstFileWriter<'_>) -> std::result::Result<(), rocksdb::Error>,
+    fill: impl FnOnce(&mut SstFileWriter<'_>) -> FillResult,
 ) -> Result<Option<u64>> {
     if count == 0 {
         return Ok(None);
@@ -85,36 +116,39 @@ fn write_file(
         // does a few more key comparisons (no measurable change in query cost).
         table.set_data_block_index_type(DataBlockIndexType::BinarySearch);
     }
-    if layout == Layout::Packed && BLOCK_FAMILIES.contains(&family) {
+    let packed = BLOCK_FAMILIES.contains(&family);
+    if packed {
         store::packed_table_options(&mut table);
     }
     let mut opts = Options::default();
     opts.set_block_based_table_factory(&table);
     let compression = match dest {
         // Packed chunks are bit-packed random bits (see `Store::use_format`).
-        _ if layout == Layout::Packed && BLOCK_FAMILIES.contains(&family) => {
-            DBCompressionType::None
-        }
+        _ if packed => DBCompressionType::None,
         Destination::Bottom => DBCompressionType::Zstd,
         Destination::Upper => DBCompressionType::Lz4,
     };
     opts.set_compression_type(compression);
     opts.set_bottommost_compression_type(compression);
     if compression == DBCompressionType::Zstd {
-        let level = if BLOCK_FAMILIES.contains(&family) {
-            ZSTD_LEVEL_BLOCKS
-        } else {
-            ZSTD_LEVEL
-        };
         // window bits -14 and strategy 0 are RocksDB's defaults; no dictionary.
-        opts.set_compression_options(-14, level, 0, 0);
-        opts.set_bottommost_compression_options(-14, level, 0, 0, true);
+        opts.set_compression_options(-14, ZSTD_LEVEL, 0, 0);
+        opts.set_bottommost_compression_options(-14, ZSTD_LEVEL, 0, 0, true);
     }
     let mut writer = SstFileWriter::create(&opts);
     writer
         .open(path)
         .map_err(|e| rocks("create an SST file", family, path, e))?;
-    fill(&mut writer).map_err(|e| rocks("write an SST file", family, path, e))?;
+    match fill(&mut writer) {
+        Ok(()) => {}
+        Err(FillError::Rocks(e)) => return Err(rocks("write an SST file", family, path, e)),
+        Err(FillError::Other(e)) => return Err(e),
+        Err(FillError::Empty) => {
+            drop(writer);
+            let _ = std::fs::remove_file(path);
+            return Ok(None);
+        }
+    }
     writer
         .finish()
         .map_err(|e| rocks("finish an SST file", family, path, e))?;
@@ -202,17 +236,18 @@ fn merge_into<T>(
 
 /// Writes the packed layout of sorted block keys `keys` (as `u128`) of family `i`: for each
 /// block value, a removal delta for each of its `deletes` (old entries of replaced documents;
-/// the removal hides them in older segments, not in this one), then its entries as chunks of
-/// segment `segment`, the last one final if `final_chunks` (the block families were empty:
-/// nothing of the group can sort after it).
-fn write_packed(
-    w: &mut SstFileWriter<'_>,
+/// the removal hides them in older segments, not in this one) through `delta(key, value)`,
+/// then its entries as chunks of segment `segment` through `chunk(value, number, bytes)`,
+/// the last one final if `final_chunks` (nothing of the group can sort after it).
+pub(crate) fn write_packed(
     i: usize,
     segment: u32,
     final_chunks: bool,
     keys: &[u128],
     deletes: &[u128],
-) -> std::result::Result<(), rocksdb::Error> {
+    delta: &mut dyn FnMut(&[u8], &[u8]) -> FillResult,
+    chunk: &mut dyn FnMut(u16, u32, &[u8]) -> FillResult,
+) -> FillResult {
     let split = |k: u128| {
         (
             block_value(k) as u16,
@@ -234,7 +269,7 @@ fn write_packed(
         // Deltas sort before chunks (`keys`).
         while let Some(&dk) = deletes.get(d).filter(|&&dk| block_value(dk) == value) {
             let (v, rem, id) = split(dk);
-            w.put(keys::delta_key(i, keys::join(i, v, rem), id), &removal)?;
+            delta(&keys::delta_key(i, keys::join(i, v, rem), id), &removal)?;
             d += 1;
         }
         let end = a + keys[a..].partition_point(|&k| block_value(k) == value);
@@ -248,7 +283,7 @@ fn write_packed(
             bytes.clear();
             chunk::encode(&entries, final_chunks && c == last, &mut bytes);
             // 2^32 chunks of 4,096 entries would be 2^44 documents in one run: out of reach.
-            w.put(keys::chunk_key(value as u16, segment, c as u32), &bytes)?;
+            chunk(value as u16, c as u32, &bytes)?;
         }
         a = end;
     }
@@ -412,8 +447,12 @@ fn sort_block_range(
     }
 }
 
-/// A file written: its family, path and size.
-type Made = (&'static str, PathBuf, u64);
+/// What one task wrote: an SST file (family, path, size) and a spool file (family index,
+/// path, values `lo..hi`, size), each if any.
+type Made = (
+    Option<(&'static str, PathBuf, u64)>,
+    Option<(usize, PathBuf, (u32, u32), u64)>,
+);
 
 /// One SST file to write.
 enum Task {
@@ -438,8 +477,9 @@ impl Task {
 
 /// Writes the run's SST files into `dir`, names prefixed by `prefix`, and returns them in
 /// ingestion order: `docs`, `keys`, then `block0..3`. `now` is the `added` time of new
-/// documents. In the packed layout the block families get chunks of segment `segment` (final
-/// ones if `final_chunks`) and removals of the documents the run replaces ([`write_packed`]).
+/// documents. The block families get removals of the documents the run replaces, numbered
+/// `segment`, and the run's entries as chunks of segment `segment` ([`write_packed`]), in the
+/// SST files or in spool files (`chunks`).
 ///
 /// Every file is a task: one per thread and block family (its key range cut along block
 /// values), four per thread for `docs` (no sort needed, so these are small and last: the
@@ -454,9 +494,8 @@ pub(crate) fn write_run(
     dir: &Path,
     prefix: &str,
     dest: Destination,
-    layout: Layout,
     segment: u32,
-    final_chunks: bool,
+    chunks: Chunks,
     now: u64,
 ) -> Result<Written> {
     let starts = block_starts(buf, &net.survivors);
@@ -496,89 +535,117 @@ pub(crate) fn write_run(
         tasks.push(Task::Docs(p, pr, dr));
     }
 
-    let run =
-        |task: &Task, keys: &mut Vec<u128>, scratch: &mut Vec<u128>| -> Result<Option<Made>> {
-            let (family, path, size) = match *task {
-                Task::Keys => {
-                    let path = dir.join(format!("{prefix}-{KEYS_FAMILY}-000.sst"));
-                    let size =
-                        write_file(KEYS_FAMILY, &path, dest, layout, net.key_ops.len(), |w| {
-                            for &(k, owner) in &net.key_ops {
-                                let key = net.key_bytes(buf, k);
-                                match owner {
-                                    Some(id) => w.put(key, keys::id_value(id))?,
-                                    None => w.delete(key)?,
-                                }
-                            }
-                            Ok(())
-                        })?;
-                    (KEYS_FAMILY, path, size)
-                }
-                Task::Block(i, p, (lo, hi)) => {
-                    let family = BLOCK_FAMILIES[i];
-                    sort_block_range(buf, &net.survivors, i, &starts[i], (lo, hi), keys, scratch);
-                    let d = &block_deletes[i];
-                    let deletes = &d[d.partition_point(|&k| block_value(k) < lo)
-                        ..d.partition_point(|&k| block_value(k) < hi)];
-                    let path = dir.join(format!("{prefix}-{family}-{p:03}.sst"));
-                    let count = keys.len() + deletes.len();
-                    let size = match layout {
-                        Layout::Entries => write_file(family, &path, dest, layout, count, |w| {
-                            merge_into(
-                                w,
+    let run = |task: &Task, keys: &mut Vec<u128>, scratch: &mut Vec<u128>| -> Result<Made> {
+        let made = match *task {
+            Task::Keys => {
+                let path = dir.join(format!("{prefix}-{KEYS_FAMILY}-000.sst"));
+                let size = write_file(KEYS_FAMILY, &path, dest, net.key_ops.len(), |w| {
+                    for &(k, owner) in &net.key_ops {
+                        let key = net.key_bytes(buf, k);
+                        match owner {
+                            Some(id) => w.put(key, keys::id_value(id))?,
+                            None => w.delete(key)?,
+                        }
+                    }
+                    Ok(())
+                })?;
+                (size.map(|s| (KEYS_FAMILY, path, s)), None)
+            }
+            Task::Block(i, p, (lo, hi)) => {
+                let family = BLOCK_FAMILIES[i];
+                sort_block_range(buf, &net.survivors, i, &starts[i], (lo, hi), keys, scratch);
+                let d = &block_deletes[i];
+                let deletes = &d[d.partition_point(|&k| block_value(k) < lo)
+                    ..d.partition_point(|&k| block_value(k) < hi)];
+                let path = dir.join(format!("{prefix}-{family}-{p:03}.sst"));
+                match chunks {
+                    Chunks::Ingest { final_chunks } => {
+                        let count = keys.len() + deletes.len();
+                        let size = write_file(family, &path, dest, count, |w| {
+                            let w = std::cell::RefCell::new(w);
+                            write_packed(
+                                i,
+                                segment,
+                                final_chunks,
                                 keys,
                                 deletes,
-                                |&k| k,
-                                &|w, _, &k| w.put(k.to_be_bytes(), []),
-                                |w, k| w.delete(k.to_be_bytes()),
-                            )
-                        })?,
-                        Layout::Packed => write_file(family, &path, dest, layout, count, |w| {
-                            write_packed(w, i, segment, final_chunks, keys, deletes)
-                        })?,
-                    };
-                    (family, path, size)
-                }
-                Task::Docs(p, ref pr, ref dr) => {
-                    let path = dir.join(format!("{prefix}-{DOCS_FAMILY}-{p:03}.sst"));
-                    let (puts, deletes) = (&net.survivors[pr.clone()], &doc_deletes[dr.clone()]);
-                    let size = write_file(
-                        DOCS_FAMILY,
-                        &path,
-                        dest,
-                        layout,
-                        puts.len() + deletes.len(),
-                        |w| {
-                            merge_into(
-                                w,
-                                puts,
-                                deletes,
-                                doc_id,
-                                &|w, scratch, &s| match rec(s) {
-                                    Some(r) => {
-                                        codec::encode_document_into(
-                                            &buf.document(s, r, added(s)),
-                                            scratch,
-                                        );
-                                        w.put(keys::doc_key(r.id), &scratch[..])
-                                    }
-                                    None => Ok(()),
+                                &mut |k, v| Ok(w.borrow_mut().put(k, v)?),
+                                &mut |value, c, bytes| {
+                                    Ok(w.borrow_mut()
+                                        .put(keys::chunk_key(value, segment, c), bytes)?)
                                 },
-                                |w, id| w.delete(keys::doc_key(id as u64)),
                             )
-                        },
-                    )?;
-                    (DOCS_FAMILY, path, size)
+                        })?;
+                        (size.map(|s| (family, path, s)), None)
+                    }
+                    Chunks::Spool => {
+                        let size = write_file(family, &path, dest, deletes.len(), |w| {
+                            write_packed(
+                                i,
+                                segment,
+                                false,
+                                &[],
+                                deletes,
+                                &mut |k, v| Ok(w.put(k, v)?),
+                                &mut |_, _, _| Ok(()),
+                            )
+                        })?;
+                        let spool_path = dir.join(format!("{prefix}-{family}-{p:03}.spool"));
+                        let mut spool = SpoolWriter::create(&spool_path, lo as u32, hi as u32)?;
+                        let filled = write_packed(
+                            i,
+                            segment,
+                            false,
+                            keys,
+                            &[],
+                            &mut |_, _| Ok(()),
+                            &mut |value, _, bytes| Ok(spool.put(value, bytes)?),
+                        );
+                        match filled {
+                            Ok(()) | Err(FillError::Empty) => {}
+                            Err(FillError::Other(e)) => return Err(e),
+                            Err(FillError::Rocks(e)) => {
+                                return Err(rocks("write a spool file", family, &spool_path, e))
+                            }
+                        }
+                        let spool_size = spool.finish()?;
+                        (
+                            size.map(|s| (family, path, s)),
+                            Some((i, spool_path, (lo as u32, hi as u32), spool_size)),
+                        )
+                    }
                 }
-            };
-            Ok(size.map(|s| (family, path, s)))
+            }
+            Task::Docs(p, ref pr, ref dr) => {
+                let path = dir.join(format!("{prefix}-{DOCS_FAMILY}-{p:03}.sst"));
+                let (puts, deletes) = (&net.survivors[pr.clone()], &doc_deletes[dr.clone()]);
+                let size = write_file(DOCS_FAMILY, &path, dest, puts.len() + deletes.len(), |w| {
+                    Ok(merge_into(
+                        w,
+                        puts,
+                        deletes,
+                        doc_id,
+                        &|w, scratch, &s| match rec(s) {
+                            Some(r) => {
+                                codec::encode_document_into(&buf.document(s, r, added(s)), scratch);
+                                w.put(keys::doc_key(r.id), &scratch[..])
+                            }
+                            None => Ok(()),
+                        },
+                        |w, id| w.delete(keys::doc_key(id as u64)),
+                    )?)
+                })?;
+                (size.map(|s| (DOCS_FAMILY, path, s)), None)
+            }
         };
+        Ok(made)
+    };
 
     // One worker per thread, each taking the next task until none is left (or one failed).
     let next = AtomicUsize::new(0);
     let failed = AtomicBool::new(false);
     let workers = rayon::current_num_threads().clamp(1, tasks.len());
-    let done: Vec<Vec<(usize, Result<Option<Made>>)>> = (0..workers)
+    let done: Vec<Vec<(usize, Result<Made>)>> = (0..workers)
         .into_par_iter()
         .with_max_len(1)
         .map(|_| {
@@ -596,12 +663,17 @@ pub(crate) fn write_run(
             out
         })
         .collect();
-    let mut results: Vec<(usize, Result<Option<Made>>)> = done.into_iter().flatten().collect();
+    let mut results: Vec<(usize, Result<Made>)> = done.into_iter().flatten().collect();
     results.sort_by_key(|(t, _)| tasks.get(*t).map(Task::rank));
     let mut out = Written::default();
     for (_, r) in results {
-        if let Some((family, path, size)) = r? {
+        let (sst, spool) = r?;
+        if let Some((family, path, size)) = sst {
             out.files.push((family, path));
+            out.bytes += size;
+        }
+        if let Some((i, path, (lo, hi), size)) = spool {
+            out.spools[i].push((path, lo, hi));
             out.bytes += size;
         }
     }

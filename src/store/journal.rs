@@ -168,6 +168,8 @@ pub(crate) fn recover(store: &Store) -> Result<()> {
         store.commit_ingestion(journal.doc_count)?;
         remove_files(&journal);
     }
+    // A load killed after its first spooled run: merge what it spooled.
+    crate::bulk::recover_load(store)?;
     let tmp = store.path.join(DEFAULT_TEMP_DIR);
     match std::fs::remove_dir_all(&tmp) {
         Ok(()) => Ok(()),

@@ -257,11 +257,6 @@ impl Store {
         self.packed().map(|_| ())
     }
 
-    /// How the block families are laid out (by the format).
-    pub(crate) fn layout(&self) -> crate::postings::Layout {
-        self.postings.layout()
-    }
-
     /// The packed layout's state: a writable store's block families, or
     /// [`Error::LegacyFormat`] for a store of an older format.
     pub(crate) fn packed(&self) -> Result<&crate::postings::Packed> {

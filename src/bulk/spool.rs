@@ -1,0 +1,588 @@
+//! Spooled runs and the merge at `finish`: how a load of many runs leaves every group of the
+//! block families in one piece.
+//!
+//! A load larger than one run ingests each run's `docs`, `keys` and removal deltas as it
+//! fills (so upserts across runs are planned against the store, as for one run), but writes
+//! the run's block entries to *spool files* in the loader's directory instead: per block
+//! family and value range, the run's chunks of each block value (segment = the run's).
+//! `finish` merges the runs family by family: for each block value it reads the value's
+//! chunks from every run, drops the entries hidden by a removal delta of a later run (a
+//! document the load replaced), and writes the group as chunks of one new segment into SST
+//! files that are ingested under the journal; then that family's spool files are deleted, so
+//! the extra disk is at most the spools plus one family's new files.
+//!
+//! A spool file:
+//!
+//! | bytes | field |
+//! |---|---|
+//! | ... | for each block value `lo..hi` in order: its chunks, each as length (4 B, LE) and bytes |
+//! | 8 · (hi − lo + 1) | offset of each value's first chunk, then of the end (LE) |
+//! | 4, 4, 8, 8 | `lo`, `hi`, offset of the table, magic `SHSPOOL1` |
+//!
+//! **Crash safety.** `meta/bulk_load` ([`LoadRecord`]) lists the spool files of each run and
+//! is written, synced, before the run's journal: a run's spool files count only if the run
+//! began ingesting, which `meta/next_segment` above the run's segment shows (the run's
+//! journal raised it atomically). Before the merge the record gets the merge's segment, and
+//! after each family is ingested, that the family is done. [`recover`] (called by
+//! `Store::open` after the run journal's recovery) merges the families not done: a family
+//! ingested but not yet marked is merged again into the same keys and values, which is
+//! harmless. Then the record is deleted.
+
+use std::fs::File;
+use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use rayon::prelude::*;
+use rocksdb::{ReadOptions, WriteOptions};
+use serde::{Deserialize, Serialize};
+
+use super::sst::{self, Destination, FillError};
+use crate::codec::{self, Delta};
+use crate::error::{Error, Result};
+use crate::fingerprint::BLOCKS;
+use crate::keys::{self, PackedKey, BLOCK_FAMILIES, META_FAMILY};
+use crate::postings::chunk::{self, Chunk};
+use crate::store::{Journal, Store};
+
+const MAGIC: &[u8; 8] = b"SHSPOOL1";
+const FOOTER: usize = 24;
+/// Block values per part of a family's merge, at most: parts are the unit of parallel work
+/// and of output files (at 1B documents about 130 MB each).
+const VALUES_PER_PART: u32 = 1 << 11;
+/// Read buffer per spool file in a merge part.
+const READ_BUFFER: usize = 64 << 10;
+
+fn invalid(path: &Path, message: String) -> Error {
+    Error::io(
+        "reading the spool file",
+        path,
+        std::io::Error::new(std::io::ErrorKind::InvalidData, message),
+    )
+}
+
+/// Writes one spool file: the chunks of block values `lo..hi`, in value order.
+pub(crate) struct SpoolWriter {
+    out: BufWriter<File>,
+    path: PathBuf,
+    lo: u32,
+    hi: u32,
+    /// The next value whose offset is not yet in `offsets`.
+    next: u32,
+    offsets: Vec<u64>,
+    pos: u64,
+}
+
+impl SpoolWriter {
+    pub(crate) fn create(path: &Path, lo: u32, hi: u32) -> Result<SpoolWriter> {
+        let file = File::create(path).map_err(|e| Error::io("creating", path, e))?;
+        Ok(SpoolWriter {
+            out: BufWriter::with_capacity(1 << 20, file),
+            path: path.to_path_buf(),
+            lo,
+            hi,
+            next: lo,
+            offsets: Vec::with_capacity((hi - lo + 1) as usize),
+            pos: 0,
+        })
+    }
+
+    /// Appends a chunk of block value `value` (not below the last one's, inside `lo..hi`).
+    pub(crate) fn put(&mut self, value: u16, bytes: &[u8]) -> Result<()> {
+        let value = u32::from(value);
+        debug_assert!(value >= self.lo && value < self.hi && value + 1 >= self.next);
+        while self.next <= value {
+            self.offsets.push(self.pos);
+            self.next += 1;
+        }
+        let len = u32::try_from(bytes.len()).unwrap_or(u32::MAX);
+        self.out
+            .write_all(&len.to_le_bytes())
+            .and_then(|()| self.out.write_all(bytes))
+            .map_err(|e| Error::io("writing", &self.path, e))?;
+        self.pos += 4 + bytes.len() as u64;
+        Ok(())
+    }
+
+    /// Writes the offset table and the footer, syncs the file and returns its size.
+    pub(crate) fn finish(mut self) -> Result<u64> {
+        while self.next <= self.hi {
+            self.offsets.push(self.pos);
+            self.next += 1;
+        }
+        let mut tail = Vec::with_capacity(self.offsets.len() * 8 + FOOTER);
+        for o in &self.offsets {
+            tail.extend_from_slice(&o.to_le_bytes());
+        }
+        tail.extend_from_slice(&self.lo.to_le_bytes());
+        tail.extend_from_slice(&self.hi.to_le_bytes());
+        tail.extend_from_slice(&self.pos.to_le_bytes());
+        tail.extend_from_slice(MAGIC);
+        self.out
+            .write_all(&tail)
+            .and_then(|()| self.out.flush())
+            .map_err(|e| Error::io("writing", &self.path, e))?;
+        let file = self
+            .out
+            .into_inner()
+            .map_err(|e| Error::io("writing", &self.path, e.into_error()))?;
+        file.sync_all()
+            .map_err(|e| Error::io("syncing", &self.path, e))?;
+        Ok(self.pos + tail.len() as u64)
+    }
+}
+
+/// Reads one spool file, value by value in increasing order.
+struct SpoolReader {
+    file: BufReader<File>,
+    path: PathBuf,
+    lo: u32,
+    hi: u32,
+    offsets: Vec<u64>,
+    /// The position of `file` in the data.
+    pos: u64,
+    bytes: Vec<u8>,
+}
+
+impl SpoolReader {
+    /// Opens `path` to read the values of `lo..hi` it holds.
+    fn open(path: &Path, lo: u32, hi: u32) -> Result<SpoolReader> {
+        let mut file = File::open(path).map_err(|e| Error::io("opening", path, e))?;
+        let io = |e| Error::io("reading", path, e);
+        let len = file.metadata().map_err(io)?.len();
+        if len < FOOTER as u64 {
+            return Err(invalid(path, format!("{len} bytes, shorter than a footer")));
+        }
+        let mut footer = [0u8; FOOTER];
+        file.seek(SeekFrom::Start(len - FOOTER as u64))
+            .and_then(|_| file.read_exact(&mut footer))
+            .map_err(io)?;
+        let word = |at: usize| {
+            let mut b = [0u8; 8];
+            b.copy_from_slice(&footer[at..at + 8]);
+            u64::from_le_bytes(b)
+        };
+        let (file_lo, file_hi) = (word(0) as u32, (word(0) >> 32) as u32);
+        let table_at = word(8);
+        if &footer[16..24] != MAGIC || file_lo > file_hi || file_hi > 1 << 16 {
+            return Err(invalid(path, "bad footer".into()));
+        }
+        let entries = u64::from(file_hi - file_lo + 1);
+        if table_at + 8 * entries + FOOTER as u64 != len {
+            return Err(invalid(
+                path,
+                "the offset table does not fit the file".into(),
+            ));
+        }
+        // The offsets of the values of `lo..hi` in the file, and of the end of the last.
+        let (lo, hi) = (lo.clamp(file_lo, file_hi), hi.clamp(file_lo, file_hi));
+        let mut table = vec![0u8; 8 * (hi - lo + 1) as usize];
+        file.seek(SeekFrom::Start(table_at + 8 * u64::from(lo - file_lo)))
+            .and_then(|_| file.read_exact(&mut table))
+            .map_err(io)?;
+        let offsets: Vec<u64> = table
+            .chunks_exact(8)
+            .map(|c| {
+                let mut b = [0u8; 8];
+                b.copy_from_slice(c);
+                u64::from_le_bytes(b)
+            })
+            .collect();
+        let start = offsets.first().copied().unwrap_or(0);
+        if offsets.windows(2).any(|w| w[0] > w[1]) || offsets.last().is_some_and(|&o| o > table_at)
+        {
+            return Err(invalid(path, "offsets out of order".into()));
+        }
+        file.seek(SeekFrom::Start(start)).map_err(io)?;
+        Ok(SpoolReader {
+            file: BufReader::with_capacity(READ_BUFFER, file),
+            path: path.to_path_buf(),
+            lo,
+            hi,
+            offsets,
+            pos: start,
+            bytes: Vec::new(),
+        })
+    }
+
+    fn covers(&self, value: u32) -> bool {
+        self.lo <= value && value < self.hi
+    }
+
+    /// Appends the entries of block value `value` (covered, and not below the last one read)
+    /// to `out` as (remainder, id, `segment`).
+    fn read_value(
+        &mut self,
+        value: u32,
+        segment: u32,
+        out: &mut Vec<(u64, u64, u32)>,
+    ) -> Result<()> {
+        let at = (value - self.lo) as usize;
+        let (start, end) = (self.offsets[at], self.offsets[at + 1]);
+        let io = |e| Error::io("reading", &self.path, e);
+        if start != self.pos {
+            let skip = start as i64 - self.pos as i64;
+            self.file.seek_relative(skip).map_err(io)?;
+            self.pos = start;
+        }
+        while self.pos < end {
+            let mut len = [0u8; 4];
+            self.file.read_exact(&mut len).map_err(io)?;
+            let len = u32::from_le_bytes(len) as usize;
+            if self.pos + 4 + len as u64 > end {
+                return Err(invalid(
+                    &self.path,
+                    format!("a chunk of value {value} runs past it"),
+                ));
+            }
+            self.bytes.resize(len, 0);
+            self.file.read_exact(&mut self.bytes).map_err(io)?;
+            self.pos += 4 + len as u64;
+            let chunk = Chunk::parse(&self.bytes)
+                .map_err(|m| invalid(&self.path, format!("a chunk of value {value}: {m}")))?;
+            chunk.for_each(|rem, id| out.push((rem, id, segment)));
+        }
+        Ok(())
+    }
+}
+
+/// One spooled run: its segment and its spool files per block family, each with the block
+/// values `lo..hi` it holds.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct SpooledRun {
+    pub(crate) segment: u32,
+    pub(crate) files: Vec<Vec<SpoolFile>>,
+}
+
+/// A spool file and the block values `lo..hi` it holds.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct SpoolFile {
+    pub(crate) lo: u32,
+    pub(crate) hi: u32,
+    pub(crate) path: String,
+}
+
+/// `meta/bulk_load`: a load whose runs are spooled, present from its first spooled run until
+/// its merge is ingested (see the module documentation).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct LoadRecord {
+    /// Where the merge writes its SST files.
+    pub(crate) dir: String,
+    /// Whether merged chunks may be final: the block families held no chunk when the load
+    /// began, and no other writer has written since (the loader holds the write lock).
+    pub(crate) final_chunks: bool,
+    pub(crate) runs: Vec<SpooledRun>,
+    /// The merge's segment, once it began.
+    pub(crate) merge_segment: Option<u32>,
+    /// The families whose merge is ingested.
+    pub(crate) done: Vec<bool>,
+}
+
+fn synced() -> WriteOptions {
+    let mut opts = WriteOptions::default();
+    opts.set_sync(true);
+    opts
+}
+
+impl LoadRecord {
+    pub(crate) fn new(dir: &Path, final_chunks: bool) -> LoadRecord {
+        LoadRecord {
+            dir: dir.to_string_lossy().into_owned(),
+            final_chunks,
+            runs: Vec::new(),
+            merge_segment: None,
+            done: vec![false; BLOCKS],
+        }
+    }
+
+    /// Writes the record, synced.
+    pub(crate) fn save(&self, store: &Store) -> Result<()> {
+        store
+            .db()
+            .put_cf_opt(
+                store.cf(META_FAMILY)?,
+                keys::META_BULK_LOAD,
+                codec::encode_meta(self),
+                &synced(),
+            )
+            .map_err(|e| store.rocks_err("write the bulk load record", Some(META_FAMILY), e))
+    }
+
+    fn load(store: &Store) -> Result<Option<LoadRecord>> {
+        match store.get_raw(META_FAMILY, keys::META_BULK_LOAD)? {
+            None => Ok(None),
+            Some(bytes) => Ok(Some(codec::decode_meta(
+                &bytes,
+                keys::META_BULK_LOAD,
+                "bulk load record",
+            )?)),
+        }
+    }
+
+    fn delete(store: &Store) -> Result<()> {
+        store
+            .db()
+            .delete_cf_opt(store.cf(META_FAMILY)?, keys::META_BULK_LOAD, &synced())
+            .map_err(|e| store.rocks_err("delete the bulk load record", Some(META_FAMILY), e))
+    }
+
+    /// Every spool file of the record.
+    fn all_files(&self) -> impl Iterator<Item = &SpoolFile> {
+        self.runs.iter().flat_map(|r| r.files.iter().flatten())
+    }
+}
+
+/// Merges the spooled runs of `record` whose ingestion began (their segment is below the
+/// store's next segment), family by family, ingesting each family's merged chunks under
+/// the journal, then deletes the record and the spool files. The caller holds the write
+/// lock (or is `Store::open`). `on_family` is called after each family (progress, tests).
+pub(crate) fn merge(
+    store: &Store,
+    mut record: LoadRecord,
+    mut on_family: impl FnMut(usize) -> Result<()>,
+) -> Result<u64> {
+    let next = store.packed()?.next_segment();
+    record.runs.retain(|r| r.segment < next);
+    let segment = match record.merge_segment {
+        Some(s) => s,
+        None => {
+            record.merge_segment = Some(next);
+            record.save(store)?;
+            next
+        }
+    };
+    let dir = PathBuf::from(&record.dir);
+    // The merged families are about the size of the spool files: warm them if all fit.
+    let spooled: u64 = record
+        .all_files()
+        .filter_map(|f| std::fs::metadata(&f.path).ok())
+        .map(|m| m.len())
+        .sum();
+    let warm = super::fits_in_memory(spooled);
+    let mut bytes = 0;
+    for i in 0..BLOCKS {
+        if record.done.get(i).copied().unwrap_or(false) {
+            continue;
+        }
+        let files = merge_family(store, &record, i, segment, &dir)?;
+        bytes += files.iter().map(|f| f.1).sum::<u64>();
+        if !files.is_empty() {
+            super::sync_dir(&dir)?;
+            let journal = Journal {
+                doc_count: store.len(),
+                files: files
+                    .iter()
+                    .map(|(p, _)| {
+                        (
+                            BLOCK_FAMILIES[i].to_string(),
+                            p.to_string_lossy().into_owned(),
+                        )
+                    })
+                    .collect(),
+            };
+            // Before the ingestion moves them: the same inodes become the store's files.
+            if warm {
+                super::advise_will_need(files.iter().map(|f| f.0.as_path()));
+            }
+            store.begin_ingestion(&journal, segment + 1)?;
+            store.ingest_journal(&journal, None)?;
+            store.commit_ingestion(journal.doc_count)?;
+        }
+        on_family(i)?;
+        if let Some(d) = record.done.get_mut(i) {
+            *d = true;
+        }
+        record.save(store)?;
+        for run in &record.runs {
+            for f in run.files.get(i).into_iter().flatten() {
+                let _ = std::fs::remove_file(&f.path);
+            }
+        }
+    }
+    LoadRecord::delete(store)?;
+    for f in record.all_files() {
+        let _ = std::fs::remove_file(&f.path);
+    }
+    Ok(bytes)
+}
+
+/// Finishes a load that a crash interrupted after its first spooled run (see the module
+/// documentation). Called by `Store::open` on a writable store, after the journal's recovery.
+pub(crate) fn recover(store: &Store) -> Result<()> {
+    match LoadRecord::load(store)? {
+        Some(record) => merge(store, record, |_| Ok(())).map(|_| ()),
+        None => Ok(()),
+    }
+}
+
+/// Writes the merged chunks of family `i`, segment `segment`, into SST files in `dir`, one per
+/// part of the block values, in parallel; returns them with their sizes, in key order.
+fn merge_family(
+    store: &Store,
+    record: &LoadRecord,
+    i: usize,
+    segment: u32,
+    dir: &Path,
+) -> Result<Vec<(PathBuf, u64)>> {
+    let parts: Vec<(u32, u32)> = (0..(1u32 << 16) / VALUES_PER_PART)
+        .map(|p| (p * VALUES_PER_PART, (p + 1) * VALUES_PER_PART))
+        .collect();
+    let made: Vec<Result<Option<(PathBuf, u64)>>> = parts
+        .par_iter()
+        .with_max_len(1)
+        .map(|&(lo, hi)| {
+            let path = dir.join(format!("merge-{}-{lo:05}.sst", BLOCK_FAMILIES[i]));
+            merge_part(store, record, i, segment, (lo, hi), &path)
+                .map(|size| size.map(|s| (path, s)))
+        })
+        .collect();
+    let mut out = Vec::new();
+    for m in made {
+        if let Some(f) = m? {
+            out.push(f);
+        }
+    }
+    Ok(out)
+}
+
+/// Merges block values `lo..hi` of family `i` into the SST file `path`; its size, or `None` if
+/// the range holds nothing.
+fn merge_part(
+    store: &Store,
+    record: &LoadRecord,
+    i: usize,
+    segment: u32,
+    (lo, hi): (u32, u32),
+    path: &Path,
+) -> Result<Option<u64>> {
+    let family = BLOCK_FAMILIES[i];
+    // For each run, its spool files that overlap the range, in value order.
+    let mut readers: Vec<(u32, Vec<SpoolReader>)> = Vec::new();
+    for run in &record.runs {
+        let mut files = Vec::new();
+        for f in run.files.get(i).into_iter().flatten() {
+            if f.lo < hi && lo < f.hi {
+                files.push(SpoolReader::open(Path::new(&f.path), lo, hi)?);
+            }
+        }
+        files.sort_by_key(|r| r.lo);
+        readers.push((run.segment, files));
+    }
+    let mut options = ReadOptions::default();
+    options.fill_cache(false);
+    if let Ok(hi) = u16::try_from(hi) {
+        options.set_iterate_upper_bound(keys::block_prefix(hi).to_vec());
+    }
+    let mut it = store.db().raw_iterator_cf_opt(store.block_cf(i)?, options);
+    let mut entries: Vec<(u64, u64, u32)> = Vec::new();
+    let mut removals: Vec<(u64, u64, u32)> = Vec::new();
+    let mut group: Vec<(u64, u64)> = Vec::new();
+    let mut bytes = Vec::new();
+    let mut puts = 0usize;
+    let size = sst::write_file(family, path, Destination::Bottom, 1, |w| {
+        for value in lo..hi {
+            entries.clear();
+            for (run_segment, files) in readers.iter_mut() {
+                if let Some(r) = files.iter_mut().find(|r| r.covers(value)) {
+                    r.read_value(value, *run_segment, &mut entries)?;
+                }
+            }
+            if entries.is_empty() {
+                continue;
+            }
+            // The group's removal deltas in the store, and whether it has chunks of its own.
+            let v = value as u16;
+            removals.clear();
+            let mut has_chunks = false;
+            it.seek(keys::block_prefix(v));
+            while let Some(key) = it.key() {
+                if !key.starts_with(&keys::block_prefix(v)) {
+                    break;
+                }
+                match keys::decode_packed_key(i, key) {
+                    Some(PackedKey::Delta { fingerprint, id }) => {
+                        if let Some(Delta::Removed { watermark }) =
+                            it.value().and_then(codec::decode_delta)
+                        {
+                            removals.push((keys::split(i, fingerprint).1, id, watermark));
+                        }
+                    }
+                    Some(PackedKey::Chunk { .. }) => {
+                        has_chunks = true;
+                        break;
+                    }
+                    None => {}
+                }
+                it.next();
+            }
+            it.status()
+                .map_err(|e| store.rocks_err("scan", Some(family), e))?;
+            removals.sort_unstable();
+            // Each run's entries are sorted: a stable sort merges the runs.
+            entries.sort_by_key(|&(rem, id, _)| (rem, id));
+            group.clear();
+            for &(rem, id, seg) in entries.iter() {
+                let hidden = removals
+                    .binary_search_by(|r| (r.0, r.1).cmp(&(rem, id)))
+                    .is_ok_and(|at| seg < removals[at].2);
+                if !hidden && group.last() != Some(&(rem, id)) {
+                    group.push((rem, id));
+                }
+            }
+            let last = group.len().div_ceil(chunk::MAX_ENTRIES).saturating_sub(1);
+            for (c, part) in group.chunks(chunk::MAX_ENTRIES).enumerate() {
+                bytes.clear();
+                chunk::encode(
+                    part,
+                    record.final_chunks && !has_chunks && c == last,
+                    &mut bytes,
+                );
+                w.put(keys::chunk_key(v, segment, c as u32), &bytes)?;
+                puts += 1;
+            }
+        }
+        if puts == 0 {
+            return Err(FillError::Empty);
+        }
+        Ok(())
+    })?;
+    Ok(size)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_spool_file_reads_back() -> Result<()> {
+        let dir = tempfile::tempdir().map_err(|e| Error::io("tempdir", "", e))?;
+        let path = dir.path().join("x.spool");
+        let mut w = SpoolWriter::create(&path, 10, 20)?;
+        let mut want = Vec::new();
+        for (value, n) in [(11u16, 3u64), (11, 2), (15, 5000), (19, 1)] {
+            let entries: Vec<(u64, u64)> = (0..n).map(|j| (j * 7, j + 100)).collect();
+            let mut bytes = Vec::new();
+            chunk::encode(&entries[..n.min(4096) as usize], false, &mut bytes);
+            w.put(value, &bytes)?;
+            want.push((value, entries[..n.min(4096) as usize].to_vec()));
+        }
+        w.finish()?;
+        let mut r = SpoolReader::open(&path, 0, 1 << 16)?;
+        assert!(r.covers(10) && r.covers(19) && !r.covers(20) && !r.covers(9));
+        let mut part = SpoolReader::open(&path, 12, 16)?;
+        assert!(!part.covers(11) && part.covers(15) && !part.covers(16));
+        let mut got = Vec::new();
+        part.read_value(15, 1, &mut got)?;
+        assert_eq!(got.len(), 4096);
+        for value in [10u32, 11, 15, 19] {
+            let mut got = Vec::new();
+            r.read_value(value, 3, &mut got)?;
+            let expect: Vec<(u64, u64, u32)> = want
+                .iter()
+                .filter(|(v, _)| u32::from(*v) == value)
+                .flat_map(|(_, e)| e.iter().map(|&(a, b)| (a, b, 3)))
+                .collect();
+            assert_eq!(got, expect, "value {value}");
+        }
+        Ok(())
+    }
+}
