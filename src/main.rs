@@ -8,12 +8,12 @@ mod cli;
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 /// A persistent near-duplicate index for text: load crawled pages, ask which stored documents
 /// are within a few bits of a new one.
 #[derive(Parser)]
-#[command(name = "simhash-store", version, after_long_help = cli::MAIN_EXAMPLES)]
+#[command(name = "simhash-store", version = cli::version(), after_long_help = cli::MAIN_EXAMPLES)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -47,6 +47,8 @@ enum Command {
     Dedup(cli::dedup::Args),
     /// Copy a store into a new one of the newest on-disk format (or replace it, --in-place).
     Upgrade(cli::upgrade::Args),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(cli::completions::Args),
 }
 
 fn main() -> ExitCode {
@@ -65,6 +67,7 @@ fn main() -> ExitCode {
         Command::Demo(a) => cli::demo::run(a),
         Command::Dedup(a) => cli::dedup::run(a),
         Command::Upgrade(a) => cli::upgrade::run(a),
+        Command::Completions(a) => cli::completions::run(a, &mut Cli::command()),
     };
     cli::exit(result)
 }
