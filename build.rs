@@ -24,15 +24,21 @@ fn from_git() -> Option<String> {
         let text = String::from_utf8(out.stdout).ok()?;
         (out.status.success() && !text.trim().is_empty()).then(|| text.trim().to_string())
     };
-    let commit = git(&["rev-parse", "--short=12", "HEAD"])?;
-    for path in ["HEAD", "packed-refs"] {
-        if let Some(p) = git(&["rev-parse", "--git-path", path]) {
-            println!("cargo:rerun-if-changed={p}");
-        }
+    // Not the commit of a repository this crate was merely unpacked into.
+    let top = git(&["rev-parse", "--show-toplevel"])?;
+    let here = std::env::var("CARGO_MANIFEST_DIR").ok()?;
+    if Path::new(&top).canonicalize().ok()? != Path::new(&here).canonicalize().ok()? {
+        return None;
     }
-    if let Some(branch) = git(&["symbolic-ref", "-q", "HEAD"]) {
-        if let Some(p) = git(&["rev-parse", "--git-path", &branch]) {
-            println!("cargo:rerun-if-changed={p}");
+    let commit = git(&["rev-parse", "--short=12", "HEAD"])?;
+    let mut watched = vec!["HEAD".to_string(), "packed-refs".to_string()];
+    watched.extend(git(&["symbolic-ref", "-q", "HEAD"]));
+    for name in watched {
+        // Only files that exist: cargo reruns the script at every build for a missing one.
+        if let Some(path) = git(&["rev-parse", "--git-path", &name]) {
+            if Path::new(&path).exists() {
+                println!("cargo:rerun-if-changed={path}");
+            }
         }
     }
     Some(commit)

@@ -29,8 +29,8 @@ for dir in /usr/local/sbin /usr/local/bin /usr/sbin /usr/bin /sbin /bin; do
     name=${f##*/}
     case $name in
       cc | c++ | c89 | c99 | cpp | gcc* | g++* | clang* | *-gcc* | *-g++* | *-cpp* | *-clang* | \
-        ld | ld.* | *-ld | *-ld.* | as | *-as | cargo* | rustc | rustup | rustdoc | zig | \
-        maturin | make | cmake) continue ;;
+        ld | ld.* | *-ld | *-ld.* | lld* | llc* | llvm-* | as | *-as | cargo* | rustc | rustup | \
+        rustdoc | zig | maturin | make | cmake) continue ;;
     esac
     [ -e "$nocc/$name" ] || ln -s "$f" "$nocc/$name"
   done
