@@ -39,9 +39,14 @@ fn version_names_the_commit_and_the_store_format() -> Result {
 
 #[test]
 fn completions_cover_the_subcommands() -> Result {
-    for shell in ["bash", "zsh", "fish"] {
+    // fish names a long option `-l store`, the others `--store`.
+    for (shell, option) in [
+        ("bash", "--store"),
+        ("zsh", "--store"),
+        ("fish", "-l store"),
+    ] {
         let script = ok(&run(&["completions", shell])?);
-        for word in ["simhash-store", "load", "query", "dedup", "--store"] {
+        for word in ["simhash-store", "load", "query", "dedup", option] {
             assert!(script.contains(word), "{shell}: no {word}");
         }
     }
