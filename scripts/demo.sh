@@ -5,5 +5,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
-cargo build --release --bin simhash-store
-exec target/release/simhash-store demo "$@"
+cargo build --release --features server --bin simhash-store
+exec "${CARGO_TARGET_DIR:-target}"/release/simhash-store demo "$@"

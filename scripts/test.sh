@@ -1,12 +1,59 @@
 #!/usr/bin/env bash
-# The test suite: the Rust tests (cargo test --release), then the Python package's tests
-# (pytest, Spark on a local cluster included). Installs build dependencies first. Everything
-# builds in release mode: RocksDB is compiled once (about 7-10 minutes on 2 cores the first
-# time) and shared by the tests, the benchmarks, the command and the Python extension.
-# Arguments go to cargo test.
+# The test suite: the Rust tests with the command and its service (cargo test --release
+# --features server, which includes cli), then
+# the Python package as a user installs it: a wheel built from the same target/ (so RocksDB is
+# compiled once), installed into a fresh virtual environment whose PATH has no cargo and no
+# C compiler, and the Python tests (Spark on a local cluster included) run against the
+# installed package. Everything builds in release mode; the first build compiles RocksDB
+# (about 7-10 minutes on 2 cores). Installs build dependencies first. Arguments go to
+# cargo test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
-cargo test --release "$@"
-scripts/python-setup.sh
-.venv/bin/python -m pytest -q python/tests
+cargo test --release --features server "$@"
+
+target=${CARGO_TARGET_DIR:-$PWD/target}
+[ -x .venv-build/bin/python ] || python3 -m venv .venv-build
+.venv-build/bin/python -m pip install -q --upgrade pip
+.venv-build/bin/python -m pip install -q "maturin>=1.9,<2"
+wheels=$(mktemp -d)
+nocc=$(mktemp -d)
+trap 'rm -rf "$wheels" "$nocc"' EXIT
+# The host's own build (glibc and libstdc++ of this machine); scripts/build-wheels.sh builds
+# the portable release wheel.
+.venv-build/bin/maturin build --release --locked -m python/Cargo.toml -o "$wheels"
+wheel=$(ls "$wheels"/simhash_store-*.whl)
+
+# A PATH of everything in the system's directories except compilers, linkers and build tools.
+for dir in /usr/local/sbin /usr/local/bin /usr/sbin /usr/bin /sbin /bin; do
+  for f in "$dir"/*; do
+    name=${f##*/}
+    case $name in
+      cc | c++ | c89 | c99 | cpp | gcc* | g++* | clang* | *-gcc* | *-g++* | *-cpp* | *-clang* | \
+        ld | ld.* | *-ld | *-ld.* | lld* | llc* | llvm-* | as | *-as | cargo* | rustc | rustup | \
+        rustdoc | zig | maturin | make | cmake) continue ;;
+    esac
+    [ -e "$nocc/$name" ] || ln -s "$f" "$nocc/$name"
+  done
+done
+python=$(command -v python3)
+venv=$PWD/.venv-wheel
+"$python" -m venv --clear "$venv"
+export PATH=$venv/bin:$nocc
+for tool in cargo rustc cc gcc c++ clang zig maturin; do
+  if command -v "$tool" >/dev/null; then
+    echo "test: $tool is on the PATH of the wheel's test" >&2
+    exit 1
+  fi
+done
+python -m pip install -q --upgrade pip
+start=$EPOCHREALTIME
+python -m pip install -q --only-binary simhash-store "$wheel"
+python -c 'import sys; print(f"test: installed {sys.argv[1]} in {float(sys.argv[3]) - float(sys.argv[2]):.1f} s", file=sys.stderr)' \
+  "$(basename "$wheel")" "$start" "$EPOCHREALTIME"
+python -m pip install -q "$wheel[test,spark,ray,datatrove]"
+python - <<'PY'
+import sysconfig, simhash_store
+assert simhash_store.__file__.startswith(sysconfig.get_paths()["purelib"]), simhash_store.__file__
+PY
+SIMHASH_STORE_BIN=$target/release/simhash-store python -m pytest -q python/tests

@@ -10,12 +10,12 @@ mod server;
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 /// A persistent near-duplicate index for text: load crawled pages, ask which stored documents
 /// are within a few bits of a new one.
 #[derive(Parser)]
-#[command(name = "simhash-store", version, after_long_help = cli::MAIN_EXAMPLES)]
+#[command(name = "simhash-store", version = cli::version(), after_long_help = cli::MAIN_EXAMPLES)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -52,6 +52,8 @@ enum Command {
     /// Serve the store over HTTP: a JSON API for many clients (see docs/service.md).
     #[cfg(feature = "server")]
     Serve(cli::serve::Args),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(cli::completions::Args),
 }
 
 fn main() -> ExitCode {
@@ -72,6 +74,7 @@ fn main() -> ExitCode {
         Command::Upgrade(a) => cli::upgrade::run(a),
         #[cfg(feature = "server")]
         Command::Serve(a) => cli::serve::run(a),
+        Command::Completions(a) => cli::completions::run(a, &mut Cli::command()),
     };
     cli::exit(result)
 }

@@ -23,13 +23,13 @@ def store(tmp_path):
 @pytest.fixture(scope="session")
 def cli() -> Path:
     """The `simhash-store` command of this checkout (`$SIMHASH_STORE_BIN`, or built with
-    cargo into target/release)."""
+    cargo into target/release with the `server` feature, which includes `cli`)."""
     given = os.environ.get("SIMHASH_STORE_BIN")
     if given:
         return Path(given)
     binary = REPO / "target" / "release" / "simhash-store"
     subprocess.run(
-        ["cargo", "build", "--release", "--quiet", "--bin", "simhash-store"],
+        ["cargo", "build", "--release", "--quiet", "--features", "server", "--bin", "simhash-store"],
         cwd=REPO,
         check=True,
     )

@@ -3,6 +3,7 @@
 //! and extracting the inputs' texts (`read.rs`), progress bars and exit codes.
 
 pub mod compact;
+pub mod completions;
 pub mod dedup;
 pub mod demo;
 pub mod export;
@@ -34,6 +35,22 @@ pub const EXIT_ERROR: u8 = 1;
 pub const EXIT_USAGE: u8 = 2;
 /// Problems found: `verify` found inconsistencies, or a bad record stopped `--strict`.
 pub const EXIT_PROBLEMS: u8 = 3;
+
+/// What `simhash-store --version` prints after the name: the crate version, the commit it
+/// was built from (see `build.rs`) and the store formats it writes and reads.
+pub fn version() -> &'static str {
+    static VERSION: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    VERSION.get_or_init(|| {
+        format!(
+            "{} (commit {}, writes store format {}, reads formats {}-{})",
+            env!("CARGO_PKG_VERSION"),
+            env!("SIMHASH_STORE_COMMIT"),
+            simhash_store::FORMAT_VERSION,
+            simhash_store::MIN_FORMAT_VERSION,
+            simhash_store::FORMAT_VERSION,
+        )
+    })
+}
 
 /// The examples at the end of `simhash-store --help`.
 pub const MAIN_EXAMPLES: &str = "\

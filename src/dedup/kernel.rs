@@ -284,7 +284,7 @@ impl Kernel {
 /// - for `k >= 4`, calls [`PairKernel::cross_pairs`] on group `v` and each group `w > v` with
 ///   `v ^ w` one of the [`neighbour_masks`](PairKernel::neighbour_masks),
 ///
-/// gets every pair within `k` exactly once over the four families: what [`Store::pairs`]
+/// gets every pair within `k` exactly once over the four families: what [`crate::Store::pairs`]
 /// reports for the same documents. Documents must have distinct ids.
 ///
 /// ```
