@@ -24,8 +24,8 @@ mod sst;
 #[cfg(test)]
 mod crash_tests;
 
+use crate::store::HeldWrites;
 use std::path::Path;
-use std::sync::MutexGuard;
 
 use rayon::prelude::*;
 
@@ -59,10 +59,14 @@ struct PendingText {
 ///
 /// Documents are gathered in memory up to the budget ([`BulkOptions::memory_budget`]); then
 /// that *run* is sorted, written as SST files and ingested while the store's write lock is
-/// held (other writes wait; queries go on). A load larger than the budget is several runs,
-/// each ingested when it fills, the last in [`BulkLoader::finish`]. Adding is single-threaded
-/// (`&mut self`); texts are fingerprinted in parallel on all cores in chunks, and sorting
-/// and writing use all cores too.
+/// held (other writes wait; queries go on). A load larger than the budget is several runs:
+/// each run's documents and keys are ingested when it fills, its block-family entries are
+/// spooled to files, and [`BulkLoader::finish`] merges the spools family by family, so every
+/// group ends as one packed segment whatever the size of the load. Such a load holds the
+/// write lock from its first run to the end of `finish`: writes from other threads wait, and
+/// a write from the loading thread meanwhile fails with [`Error::InvalidArgument`] instead of
+/// waiting for itself. Adding is single-threaded (`&mut self`); texts are fingerprinted in
+/// parallel on all cores in chunks, and sorting and writing use all cores too.
 ///
 /// **Upserts.** Loading into a store that holds documents replaces, never doubles: a loaded
 /// id that is stored replaces the stored document, and a loaded external key that another
@@ -72,10 +76,11 @@ struct PendingText {
 /// upsert planner.
 ///
 /// **Crashes.** Each run is ingested under a journal: whenever the process dies, the store
-/// opens consistent ([`Store::verify`] clean) with every run that began ingesting, and every
-/// document of a returned `finish` is there. Documents still in memory are lost; run the
-/// same load again to complete it (upserts make that idempotent). A loader dropped without
-/// `finish` discards what it holds in memory.
+/// opens consistent ([`Store::verify`] clean) with every run that began ingesting (a merge
+/// that had begun is finished when the store is opened), and every document of a returned
+/// `finish` is there. Documents still in memory are lost; run the same load again to
+/// complete it (upserts make that idempotent). A loader dropped without `finish` discards
+/// what it holds in memory.
 ///
 /// ```
 /// use simhash_store::{BulkOptions, Fingerprint, Store};
@@ -108,7 +113,7 @@ pub struct BulkLoader<'a> {
     record: Option<LoadRecord>,
     /// The write lock, held from the first spooled run to the end of the merge: no other
     /// write changes the block families while runs wait in spool files.
-    guard: Option<MutexGuard<'a, ()>>,
+    guard: Option<HeldWrites<'a>>,
 }
 
 impl std::fmt::Debug for BulkLoader<'_> {
@@ -336,11 +341,11 @@ impl BulkLoader<'_> {
         };
         let spooled = !last || self.record.is_some();
         if spooled && self.guard.is_none() {
-            self.guard = Some(store.lock_writes());
+            self.guard = Some(store.hold_writes()?);
         }
         let _guard = match self.guard {
             Some(_) => None,
-            None => Some(store.lock_writes()),
+            None => Some(store.lock_writes()?),
         };
         if store.durability() == Durability::NoWal {
             // The journal's count includes documents of unflushed writes: make them durable

@@ -64,7 +64,7 @@ impl Store {
         let entry = entry.into();
         self.check_writable()?;
         // Every writer takes this lock, so nothing is written between the query and the insert.
-        let guard = self.lock_writes();
+        let guard = self.lock_writes()?;
         let matches: Vec<Match> = self
             .query(entry.fingerprint, k)?
             .into_iter()

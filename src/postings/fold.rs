@@ -100,7 +100,7 @@ impl Store {
             let mut lo = 0u32;
             while lo < 1 << 16 {
                 let hi = (lo + VALUES_PER_LOCK).min(1 << 16);
-                let guard = self.lock_writes();
+                let guard = self.lock_writes()?;
                 let due = self.groups_to_fold(i, lo..hi)?;
                 let mut batch = WriteBatch::default();
                 for &value in &due {

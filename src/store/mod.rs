@@ -66,6 +66,10 @@ pub struct Store {
     /// Held by every write so that read-modify-write upserts and the document count stay
     /// consistent. Readers never take it.
     write_lock: Mutex<()>,
+    /// The thread of a bulk load that holds `write_lock` across its runs, if any
+    /// ([`Store::hold_writes`]): a write from that thread meanwhile is refused, since it
+    /// would wait for itself.
+    write_lock_holder: Mutex<Option<std::thread::ThreadId>>,
     /// The number of documents; persisted in `meta/doc_count` by every write batch.
     doc_count: AtomicU64,
     /// The on-disk format recorded in the store.
@@ -279,8 +283,37 @@ impl Store {
 
     /// Takes the write lock. A poisoned lock only means another writer panicked between
     /// RocksDB writes, each of which is atomic, so the store is still consistent.
-    pub(crate) fn lock_writes(&self) -> MutexGuard<'_, ()> {
-        self.write_lock.lock().unwrap_or_else(|p| p.into_inner())
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] on the thread of a bulk load that holds the lock across
+    /// its runs ([`Store::hold_writes`]): waiting would never end.
+    pub(crate) fn lock_writes(&self) -> Result<MutexGuard<'_, ()>> {
+        let holder = *self
+            .write_lock_holder
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        if holder == Some(std::thread::current().id()) {
+            return Err(Error::InvalidArgument(
+                "a bulk load of several runs on this thread holds the store's write lock until its `finish`: \
+                 write after `finish`, or from another thread"
+                    .into(),
+            ));
+        }
+        Ok(self.write_lock.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    /// Takes the write lock for a bulk load that holds it across its runs, marking this
+    /// thread as its holder until the returned guard is dropped.
+    pub(crate) fn hold_writes(&self) -> Result<HeldWrites<'_>> {
+        let guard = self.lock_writes()?;
+        *self
+            .write_lock_holder
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = Some(std::thread::current().id());
+        Ok(HeldWrites {
+            store: self,
+            _guard: guard,
+        })
     }
 
     /// Microseconds since the Unix epoch (0 if the clock is before it).
@@ -289,6 +322,23 @@ impl Store {
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_micros() as u64)
             .unwrap_or(0)
+    }
+}
+
+/// The write lock held by a bulk load across its runs ([`Store::hold_writes`]).
+pub(crate) struct HeldWrites<'a> {
+    store: &'a Store,
+    _guard: MutexGuard<'a, ()>,
+}
+
+impl Drop for HeldWrites<'_> {
+    fn drop(&mut self) {
+        // Before the guard (a field) is dropped: the lock is free once no thread holds it.
+        *self
+            .store
+            .write_lock_holder
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = None;
     }
 }
 

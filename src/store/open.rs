@@ -208,6 +208,7 @@ impl Store {
             durability: builder.durability,
             read_only: builder.read_only,
             write_lock: Mutex::new(()),
+            write_lock_holder: Mutex::new(None),
             doc_count: AtomicU64::new(meta.doc_count),
             format: meta.format,
             postings: Postings::new(

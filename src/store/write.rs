@@ -168,7 +168,7 @@ impl Store {
     /// As [`Store::insert_entry`]; on error nothing of the batch is written.
     pub fn insert_batch(&self, entries: impl IntoIterator<Item = Entry>) -> Result<()> {
         self.check_writable()?;
-        let guard = self.lock_writes();
+        let guard = self.lock_writes()?;
         self.insert_batch_locked(&guard, entries)
     }
 
@@ -225,7 +225,7 @@ impl Store {
     /// [`Error::ReadOnly`](crate::Error::ReadOnly), RocksDB errors.
     pub fn remove(&self, id: u64) -> Result<bool> {
         self.check_writable()?;
-        let _guard = self.lock_writes();
+        let _guard = self.lock_writes()?;
         let Some(old) = self.document(id)? else {
             return Ok(false);
         };
@@ -239,7 +239,7 @@ impl Store {
     /// As [`Store::remove`].
     pub fn remove_key(&self, key: &str) -> Result<Option<u64>> {
         self.check_writable()?;
-        let _guard = self.lock_writes();
+        let _guard = self.lock_writes()?;
         let Some(id) = self.id_for_key(key)? else {
             return Ok(None);
         };
