@@ -145,11 +145,6 @@ pub(crate) fn text_vec(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<PyBac
     each(obj, what, "str", text_ref)
 }
 
-/// A sequence of optional keys (`str` or `None`).
-pub(crate) fn key_vec(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<Option<String>>> {
-    each(obj, what, "str or None", |x, name| key_arg(Some(x), name))
-}
-
 /// `k`: a distance in `0..=64`.
 pub(crate) fn k_arg(k: i64) -> PyResult<u32> {
     if (0..=i64::from(simhash_store::MAX_DISTANCE)).contains(&k) {

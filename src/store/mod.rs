@@ -31,7 +31,9 @@ mod write;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::Mutex;
+
+use parking_lot::MutexGuard;
 
 use rocksdb::{ColumnFamily, WriteOptions, DB};
 
@@ -65,7 +67,7 @@ pub struct Store {
     read_only: bool,
     /// Held by every write so that read-modify-write upserts and the document count stay
     /// consistent. Readers never take it.
-    write_lock: Mutex<()>,
+    write_lock: parking_lot::Mutex<()>,
     /// The thread of a bulk load that holds `write_lock` across its runs, if any
     /// ([`Store::hold_writes`]): a write from that thread meanwhile is refused, since it
     /// would wait for itself.
@@ -281,8 +283,8 @@ impl Store {
         opts
     }
 
-    /// Takes the write lock. A poisoned lock only means another writer panicked between
-    /// RocksDB writes, each of which is atomic, so the store is still consistent.
+    /// Takes the write lock. A writer that panicked while holding it leaves the store
+    /// consistent (each RocksDB write is atomic), so the lock does not stay poisoned.
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] on the thread of a bulk load that holds the lock across
@@ -299,7 +301,7 @@ impl Store {
                     .into(),
             ));
         }
-        Ok(self.write_lock.lock().unwrap_or_else(|p| p.into_inner()))
+        Ok(self.write_lock.lock())
     }
 
     /// Takes the write lock for a bulk load that holds it across its runs, marking this

@@ -207,7 +207,7 @@ impl Store {
             simhasher: meta.simhasher,
             durability: builder.durability,
             read_only: builder.read_only,
-            write_lock: Mutex::new(()),
+            write_lock: parking_lot::Mutex::new(()),
             write_lock_holder: Mutex::new(None),
             doc_count: AtomicU64::new(meta.doc_count),
             format: meta.format,

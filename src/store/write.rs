@@ -176,7 +176,7 @@ impl Store {
     /// [`Store::lock_writes`]), e.g. to check and insert atomically.
     pub(crate) fn insert_batch_locked(
         &self,
-        _guard: &std::sync::MutexGuard<'_, ()>,
+        _guard: &parking_lot::MutexGuard<'_, ()>,
         entries: impl IntoIterator<Item = Entry>,
     ) -> Result<()> {
         self.check_writable()?;
