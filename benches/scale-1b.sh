@@ -1,5 +1,5 @@
 #!/bin/sh
-# The billion-document run of docs/benchmarks.md ("A billion documents"): default options,
+# The billion-document run of docs/benchmarks.md ("Bulk loading at 10M, 100M and 1B"): default options,
 # random fingerprints computed from their index (no input file), then queries right after
 # the load and after reopening, verify and all pairs at k = 3.
 #

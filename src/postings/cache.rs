@@ -2,7 +2,7 @@
 //!
 //! A `k <= 3` query reads four key ranges, one per block family, of about `len() / 65536`
 //! keys each. Through RocksDB's iterator stack every key visited costs about a thousand
-//! instructions (docs/design.md), so at a million documents a query spends most of its
+//! instructions (callgrind, `examples/query_profile.rs`), so at a million documents a query spends most of its
 //! time stepping iterators. This cache keeps a visited range as a plain array of
 //! `(fingerprint, id)` pairs, keyed by (family, 16-bit block value), within a memory budget
 //! (S3-FIFO eviction, [`quick_cache`]); a query that finds a range here reads the array

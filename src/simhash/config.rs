@@ -43,7 +43,7 @@ pub enum TfScaling {
     /// (a boilerplate line in a 300-character page moves it less), long ones less (a 20%
     /// rewrite of a 5,000-character page moves it more). With the other defaults it gains
     /// nothing on the labelled set (F1 at k = 3 0.851 against raw TF's 0.867 on English,
-    /// 0.862 against 0.856 on Chinese; `docs/design.md`) and counts features before weighing
+    /// 0.862 against 0.856 on Chinese; `docs/fingerprint-research.md`) and counts features before weighing
     /// them, so fingerprinting is about 35% slower than with [`Raw`](Self::Raw).
     LengthAdaptive,
 }
@@ -90,7 +90,7 @@ impl TfScaling {
 pub enum IdfWeighting {
     /// No IDF: weights are term frequencies only. The default: on Chinese technical text,
     /// where every English word gets the median IDF, jieba's IDF lowered the best F1 from
-    /// 0.93 to 0.88 (see `docs/design.md`).
+    /// 0.93 to 0.88 (see `docs/fingerprint-research.md`).
     None,
     /// jieba's IDF table (about 270,000 Chinese words); a word that is not in it (every
     /// non-Chinese word, and new words found by the HMM) gets the table's median IDF. A word

@@ -69,7 +69,7 @@ pub(crate) fn table_options(name: &str, cache: &Cache) -> BlockBasedOptions {
         // the churn of data blocks can never evict a filter of megabytes that every lookup
         // needs; a hash index inside each data block makes the lookup a hash probe instead of
         // a binary search. (Partitioned filters and indexes cost more instructions per
-        // matched document: docs/design.md.)
+        // matched document.)
         table.set_bloom_filter(10.0, false);
         table.set_unpartitioned_pinning_tier(BlockBasedTablePinningTier::All);
         table.set_data_block_index_type(DataBlockIndexType::BinaryAndHash);

@@ -1,7 +1,7 @@
 //! The sums stage: feature occurrences -> the per-bit weighted sums -> the fingerprint.
 //!
-//! Three paths give the same bits (unit tests compare them; `docs/design.md`, "Speed", has
-//! what each saves):
+//! Three paths give the same bits (unit tests compare them; `docs/benchmarks.md`, "Fingerprint
+//! throughput", has what each saves):
 //! - raw TF without count pieces: the occurrences go straight to the bit sums ([`Sums`] as
 //!   the [`Sink`](super::features::sink::Sink), `bit_sums.rs` on `bit_counter.rs`);
 //! - raw TF with count pieces, without IDF (the default): [`PieceSums`] (`piece_sums.rs`, on
