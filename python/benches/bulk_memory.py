@@ -57,9 +57,10 @@ def main() -> int:
 
     import numpy as np
 
-    baseline = REPO / "target" / "release" / "examples" / "python_baseline"
+    target = Path(os.environ.get("CARGO_TARGET_DIR", REPO / "target"))
+    baseline = target / "release" / "examples" / "python_baseline"
     if not baseline.exists():
-        print(f"build it first: cargo build --release --example python_baseline", file=sys.stderr)
+        print("build it first: cargo build --release --example python_baseline", file=sys.stderr)
         return 1
     work = Path(tempfile.mkdtemp(prefix="bulk-memory-", dir=args.dir))
     try:
