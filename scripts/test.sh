@@ -11,6 +11,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 cargo test --release --features server "$@"
+# Warnings as errors: clippy, the API docs, the crate as published.
+scripts/lint.sh
 
 target=${CARGO_TARGET_DIR:-$PWD/target}
 [ -x .venv-build/bin/python ] || python3 -m venv .venv-build

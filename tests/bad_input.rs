@@ -304,10 +304,10 @@ fn five_mb_lines_without_spaces_are_fingerprinted() -> Result {
 // ---- NUL bytes and invalid UTF-8 ----
 
 /// The documents and the (kind, message) of the bad records of `path`.
-fn read_path(
-    path: &Path,
-    opts: &ReaderOptions,
-) -> Result<(Vec<String>, Vec<(BadRecordKind, String)>)> {
+/// The texts read and the bad records (kind, message).
+type TextsAndBad = (Vec<String>, Vec<(BadRecordKind, String)>);
+
+fn read_path(path: &Path, opts: &ReaderOptions) -> Result<TextsAndBad> {
     let (mut texts, mut bad) = (Vec::new(), Vec::new());
     for item in read_input(path, opts)? {
         match item.and_then(|r| r.text(opts).map(|t| t.map(|t| t.into_owned()))) {

@@ -263,23 +263,22 @@ fn run(duration: Duration, bulk_random: u64, bulk_planted: u64) -> Result<()> {
     let stop = Arc::new(AtomicBool::new(false));
     let start = Instant::now();
 
-    let spawn =
-        |f: Box<dyn FnOnce(&Store, &Progress, &AtomicBool, &[u64]) -> Result<u64> + Send>| {
-            let (store, progress, stop, centres) = (
-                Arc::clone(&store),
-                Arc::clone(&progress),
-                Arc::clone(&stop),
-                Arc::clone(&centres),
-            );
-            std::thread::spawn(move || {
-                let result = f(&store, &progress, &stop, &centres);
-                // A failing thread stops the others, so the test ends promptly.
-                if result.is_err() {
-                    stop.store(true, Ordering::SeqCst);
-                }
-                result
-            })
-        };
+    let spawn = |f: Job| {
+        let (store, progress, stop, centres) = (
+            Arc::clone(&store),
+            Arc::clone(&progress),
+            Arc::clone(&stop),
+            Arc::clone(&centres),
+        );
+        std::thread::spawn(move || {
+            let result = f(&store, &progress, &stop, &centres);
+            // A failing thread stops the others, so the test ends promptly.
+            if result.is_err() {
+                stop.store(true, Ordering::SeqCst);
+            }
+            result
+        })
+    };
     let bulk = spawn(Box::new(move |s, p, st, c| {
         bulk_writer(s, p, st, c, bulk_random, bulk_planted)
     }));
@@ -358,3 +357,5 @@ fn concurrent_load_long() -> Result<()> {
         .unwrap_or(180);
     run(Duration::from_secs(secs), 50_000, 500)
 }
+/// A writer or reader thread's work.
+type Job = Box<dyn FnOnce(&Store, &Progress, &AtomicBool, &[u64]) -> Result<u64> + Send>;

@@ -53,10 +53,10 @@ fn read_all(path: &Path, opts: &ReaderOptions) -> Result<(Vec<Record>, Vec<BadRe
 }
 
 /// The documents, bad records and (key, reason) of the records that hold no document.
-fn read_with_skipped(
-    path: &Path,
-    opts: &ReaderOptions,
-) -> Result<(Vec<Record>, Vec<BadRecord>, Vec<(String, Skipped)>)> {
+/// The records read, the bad ones, and the skipped ones with their keys.
+type ReadOutcome = (Vec<Record>, Vec<BadRecord>, Vec<(String, Skipped)>);
+
+fn read_with_skipped(path: &Path, opts: &ReaderOptions) -> Result<ReadOutcome> {
     let (mut good, mut bad, mut skipped) = (Vec::new(), Vec::new(), Vec::new());
     for item in read_input(path, opts)? {
         match item {

@@ -104,7 +104,9 @@ fn routes_answer_as_the_library_does() {
 fn bad_requests_are_json_errors() {
     let dir = tempfile::tempdir().expect("tempdir");
     let server = Server::start(dir.path(), &["--max-batch", "10"]);
-    let cases: Vec<(&str, &str, Option<&[u8]>, u16, &str)> = vec![
+    // (method, path, body, status, error kind)
+    type Case<'a> = (&'a str, &'a str, Option<&'a [u8]>, u16, &'a str);
+    let cases: Vec<Case> = vec![
         (
             "POST",
             "/v1/query",

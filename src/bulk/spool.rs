@@ -359,6 +359,8 @@ pub(crate) fn merge(
         .sum();
     let warm = super::fits_in_memory(spooled);
     let mut bytes = 0;
+    // `i` names the family in every call below, not only an index.
+    #[allow(clippy::needless_range_loop)]
     for i in 0..BLOCKS {
         if record.done.get(i).copied().unwrap_or(false) {
             continue;

@@ -709,6 +709,7 @@ mod tests {
         let survivors: Vec<u32> = (0..buf.len() as u32).collect();
         let starts = block_starts(buf, &survivors);
         let (mut keys, mut scratch) = (Vec::new(), Vec::new());
+        #[allow(clippy::needless_range_loop)]
         for i in 0..BLOCKS {
             let mut want: Vec<u128> = buf.recs.iter().map(|r| block_key(i, r.fp, r.id)).collect();
             want.sort_unstable();

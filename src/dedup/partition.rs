@@ -380,7 +380,7 @@ impl PartitionPlan {
         }
         let masks = pigeonhole::neighbour_masks(radius(k));
         let guests = guest_counts(counts, masks, true);
-        let can_split = k + 1 <= MAX_SUB_BLOCKS;
+        let can_split = k < MAX_SUB_BLOCKS;
         let chunks = |c: u64| c.div_ceil(chunk_size).min(MAX_CHUNKS - 1);
         let layouts = counts
             .iter()

@@ -154,9 +154,11 @@ mod tests {
 
     #[test]
     fn header_round_trips() {
-        let mut settings = SimhashConfig::default();
-        settings.sketch = SketchKind::MinHash;
-        settings.latin_count_pieces = 0;
+        let settings = SimhashConfig {
+            sketch: SketchKind::MinHash,
+            latin_count_pieces: 0,
+            ..SimhashConfig::default()
+        };
         let header = ExportHeader::new(settings, 7);
         let value: Value = serde_json::from_str(&header.to_line()).unwrap();
         let Value::Object(mut fields) = value else {
