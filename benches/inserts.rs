@@ -1,6 +1,7 @@
 //! Single writes: `Store::insert` one document at a time on one thread, with the default
 //! `Durability::Buffered`, into a store that already holds `--base` documents (bulk-loaded),
-//! (format 7: an insert is a delta, and a group is folded when 64 deltas have reached it).
+//! (format 7: an insert is a delta, and a group is folded when 64 deltas have reached it);
+//! then as many again through `Store::insert_batch` of `--batch` documents (1,000).
 //! Then fresh k = 3 queries (fingerprints never asked, after 20,000 warm-up
 //! queries of others) on the store as the inserts left it, and again after `compact`.
 //!
@@ -10,7 +11,7 @@
 
 use std::time::Instant;
 
-use simhash_store::{Fingerprint, Store};
+use simhash_store::{Entry, Fingerprint, Store};
 
 #[path = "support/rng.rs"]
 mod rng;
@@ -21,6 +22,7 @@ struct Args {
     n: u64,
     runs: usize,
     queries: usize,
+    batch: u64,
 }
 
 fn parse_args() -> Args {
@@ -29,6 +31,7 @@ fn parse_args() -> Args {
         n: 200_000,
         runs: 3,
         queries: 5_000,
+        batch: 1_000,
     };
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
@@ -43,6 +46,7 @@ fn parse_args() -> Args {
             "--n" => args.n = num("--n"),
             "--runs" => args.runs = num("--runs").max(1) as usize,
             "--queries" => args.queries = num("--queries") as usize,
+            "--batch" => args.batch = num("--batch").max(1),
             "--bench" => {}
             other => panic!("unknown argument {other}; see the top of benches/inserts.rs"),
         }
@@ -69,6 +73,7 @@ fn fresh_p50(store: &Store, rng: &mut SplitMix, warm: usize, measured: usize) ->
 
 struct Row {
     inserts_per_s: f64,
+    batched_per_s: f64,
     query_after_inserts: f64,
     compact_s: f64,
     query_after_compact: f64,
@@ -88,6 +93,17 @@ fn run(args: &Args, seed: u64) -> Row {
         store.insert(id, Fingerprint(rng.next())).expect("insert");
     }
     let inserts_per_s = args.n as f64 / start.elapsed().as_secs_f64();
+    let first = args.base + args.n;
+    let start = Instant::now();
+    let mut id = first;
+    while id < first + args.n {
+        let end = (id + args.batch).min(first + args.n);
+        store
+            .insert_batch((id..end).map(|id| Entry::new(id, Fingerprint(rng.next()))))
+            .expect("insert_batch");
+        id = end;
+    }
+    let batched_per_s = args.n as f64 / start.elapsed().as_secs_f64();
     let query_after_inserts = fresh_p50(&store, &mut rng, 20_000, args.queries);
     let start = Instant::now();
     store.compact().expect("compact");
@@ -95,6 +111,7 @@ fn run(args: &Args, seed: u64) -> Row {
     let query_after_compact = fresh_p50(&store, &mut rng, 20_000, args.queries);
     Row {
         inserts_per_s,
+        batched_per_s,
         query_after_inserts,
         compact_s,
         query_after_compact,
@@ -109,26 +126,27 @@ fn median(mut v: Vec<f64>) -> f64 {
 fn main() {
     let args = parse_args();
     println!(
-        "# inserts: {} single inserts into a store of {} bulk-loaded documents, {} runs, {} measured queries",
-        args.n, args.base, args.runs, args.queries
+        "# inserts: {} single inserts, then {} in batches of {}, into a store of {} bulk-loaded documents, {} runs, {} measured queries",
+        args.n, args.n, args.batch, args.base, args.runs, args.queries
     );
     let mut rows: [Vec<Row>; 1] = [Vec::new()];
     for r in 0..args.runs {
         let row = run(&args, 0x5eed + r as u64);
         println!(
-            "  run {r}: {:.0} inserts/s, fresh k=3 p50 {:.1} µs after the inserts, compact {:.1} s, then {:.1} µs",
-            row.inserts_per_s, row.query_after_inserts, row.compact_s, row.query_after_compact
+            "  run {r}: {:.0} inserts/s one at a time, {:.0}/s batched, fresh k=3 p50 {:.1} µs after the inserts, compact {:.1} s, then {:.1} µs",
+            row.inserts_per_s, row.batched_per_s, row.query_after_inserts, row.compact_s, row.query_after_compact
         );
         rows[0].push(row);
     }
-    println!("| format | inserts/s | fresh k=3 p50 after the inserts | compact | fresh k=3 p50 after compact |");
-    println!("|---|---|---|---|---|");
+    println!("| format | inserts/s one at a time | batched | fresh k=3 p50 after the inserts | compact | fresh k=3 p50 after compact |");
+    println!("|---|---|---|---|---|---|");
     for (i, rows) in rows.iter().enumerate() {
         let m = |f: fn(&Row) -> f64| median(rows.iter().map(f).collect());
         println!(
-            "| {} | {:.0} | {:.1} µs | {:.1} s | {:.1} µs |",
+            "| {} | {:.0} | {:.0} | {:.1} µs | {:.1} s | {:.1} µs |",
             7 + i,
             m(|r| r.inserts_per_s),
+            m(|r| r.batched_per_s),
             m(|r| r.query_after_inserts),
             m(|r| r.compact_s),
             m(|r| r.query_after_compact)

@@ -27,9 +27,8 @@
 //!
 //! Options: `--n N` (default 1,000,000), `--queries Q` (measured queries per run and k,
 //! 10,000; 0 skips the queries), `--warmup W` (20,000), `--runs R` (3), `--faiss`, `--check
-//! C` (200), `--faiss-queries M` (all), `--budget BYTES` (the loader's memory budget, default
-//! 1 GiB), `--cache BYTES` (the store's block cache for the queries, default 1 GiB: the four
-//! block families of 10M fingerprints hold about 900 MB uncompressed), `--query-cache BYTES`
+//! C` (200), `--faiss-queries M` (all), `--budget BYTES` (the loader's memory budget, default the
+//! library's default: a third of the memory available, at most 8 GiB), `--cache BYTES` (the store's block cache, default the library's default, 256 MiB), `--query-cache BYTES`
 //! (the store's query cache, default 256 MiB as in the library), `--preload` (fill the query
 //! cache with `Store::preload_query_cache` after each reopening, before the warm-up), `--dir
 //! PATH` (where to create the store; default a temporary directory under the current one),
@@ -64,8 +63,8 @@ use rng::SplitMix;
 struct Args {
     n: usize,
     queries: usize,
-    budget: usize,
-    cache: usize,
+    budget: Option<usize>,
+    cache: Option<usize>,
     query_cache: usize,
     preload: bool,
     dir: Option<PathBuf>,
@@ -87,8 +86,8 @@ fn parse_args() -> Args {
     let mut args = Args {
         n: 1_000_000,
         queries: 10_000,
-        budget: 1 << 30,
-        cache: 1 << 30,
+        budget: None,
+        cache: None,
         query_cache: 256 << 20,
         preload: false,
         dir: None,
@@ -116,8 +115,8 @@ fn parse_args() -> Args {
         match a.as_str() {
             "--n" => args.n = num(value("--n")),
             "--queries" => args.queries = num(value("--queries")),
-            "--budget" => args.budget = num(value("--budget")),
-            "--cache" => args.cache = num(value("--cache")),
+            "--budget" => args.budget = Some(num(value("--budget"))),
+            "--cache" => args.cache = Some(num(value("--cache"))),
             "--query-cache" => args.query_cache = num(value("--query-cache")),
             "--preload" => args.preload = true,
             "--dir" => args.dir = Some(PathBuf::from(value("--dir"))),
@@ -236,18 +235,20 @@ fn scale(args: &Args) {
         args.runs,
         args.warmup,
         args.queries,
-        args.budget >> 20,
-        args.cache >> 20,
+        args.budget.map_or_else(|| "default".to_string(), |b| (b >> 20).to_string()),
+        args.cache.map_or_else(|| "default".to_string(), |c| (c >> 20).to_string()),
         args.query_cache >> 20,
         if args.preload { " (preloaded)" } else { "" },
         rayon::current_num_threads()
     );
     let open = |path: &std::path::Path| {
-        Store::builder()
-            .block_cache_size(args.cache)
-            .query_cache_size(args.query_cache)
-            .open(path)
-            .expect("open")
+        let builder = Store::builder().query_cache_size(args.query_cache);
+        match args.cache {
+            Some(bytes) => builder.block_cache_size(bytes),
+            None => builder,
+        }
+        .open(path)
+        .expect("open")
     };
     let mut rng = SplitMix(0x5eed);
     let fps = Fps { n };
@@ -267,14 +268,18 @@ fn scale(args: &Args) {
     // Phase changes, to split the load's time.
     let phases = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
     let seen = phases.clone();
-    let opts = BulkOptions::new()
-        .memory_budget(args.budget)
-        .progress(move |p| {
-            let mut v = seen.lock().expect("lock");
-            if v.last().is_none_or(|(phase, _)| *phase != p.phase) {
-                v.push((p.phase, p.elapsed));
-            }
-        });
+    let opts = BulkOptions::new();
+    let opts = match args.budget {
+        Some(bytes) => opts.memory_budget(bytes),
+        None => opts,
+    };
+    println!("loader options: {opts:?}");
+    let opts = opts.progress(move |p| {
+        let mut v = seen.lock().expect("lock");
+        if v.last().is_none_or(|(phase, _)| *phase != p.phase) {
+            v.push((p.phase, p.elapsed));
+        }
+    });
     let mut loader = store.bulk_loader_with(opts).expect("loader");
     for id in 0..n {
         loader
@@ -349,6 +354,20 @@ fn scale(args: &Args) {
         );
     }
 
+    if args.after_load > 0 {
+        // Right after the load, without reopening or reading the files (and before `verify`
+        // and the pair scan read them): what a user who queries at once gets.
+        for k in KS {
+            let set = query_set(&mut rng, &fps, &mut HashSet::new(), args.after_load);
+            let (lat, matches, _) = run_queries(&store, &set, k, 0);
+            println!(
+                "| right after the load, k={k} | fresh p50 {:.1} µs | p99 {:.1} µs | first 1,000 p99 n/a | {matches} matches | load average {:.1} |",
+                us(percentile(&lat, 0.5)),
+                us(percentile(&lat, 0.99)),
+                load_average()
+            );
+        }
+    }
     if args.verify {
         let t = Instant::now();
         let report = store.verify().expect("verify");
@@ -415,20 +434,6 @@ fn scale(args: &Args) {
                 )
             });
         written.expect("write the FAISS input files");
-    }
-    if args.after_load > 0 {
-        // Right after the load, without reopening or reading the files: what a user who
-        // queries at once gets.
-        for k in KS {
-            let set = query_set(&mut rng, &fps, &mut HashSet::new(), args.after_load);
-            let (lat, matches, _) = run_queries(&store, &set, k, 0);
-            println!(
-                "| right after the load, k={k} | fresh p50 {:.1} µs | p99 {:.1} µs | first 1,000 p99 n/a | {matches} matches | load average {:.1} |",
-                us(percentile(&lat, 0.5)),
-                us(percentile(&lat, 0.99)),
-                load_average()
-            );
-        }
     }
     drop(store);
     let ours = measure(args, &open, &path, &phases, "after the load");

@@ -196,7 +196,7 @@ impl PyStore {
     /// ``fingerprint``. The same upserts as :meth:`insert`; texts without features are
     /// skipped and counted. ``progress=True`` draws a progress line on standard error; a
     /// callable gets :class:`BulkProgress` reports. ``memory_budget`` bounds the bytes held
-    /// before a run is written (1 GiB by default).
+    /// before a run is written (by default a third of the memory available, at most 8 GiB).
     ///
     /// Ctrl-C (or an exception from ``records``) stops the load: runs already ingested stay,
     /// the store stays consistent, and loading the same records again completes it.
@@ -247,7 +247,7 @@ impl PyStore {
     ///
     /// Contiguous numpy ``uint64`` arrays are read in place, a slice at a time, so memory
     /// holds the arrays, the loader's ``memory_budget`` and the block cache: 100M
-    /// fingerprints need about 1.6 GB of arrays plus 1 GiB. ``int64`` fingerprints are read
+    /// fingerprints need about 1.6 GB of arrays plus the budget. ``int64`` fingerprints are read
     /// as their two's-complement bits; other sequences are copied once.
     #[pyo3(signature = (ids, fingerprints, keys = None, *, progress = None, memory_budget = None))]
     fn bulk_load_fingerprints(

@@ -15,6 +15,7 @@
 //! The design, and why runs are spooled and merged, is in `docs/design.md`, "Bulk loading".
 
 mod failpoint;
+mod memory;
 mod options;
 mod progress;
 mod runs;
@@ -128,7 +129,7 @@ impl std::fmt::Debug for BulkLoader<'_> {
 }
 
 impl Store {
-    /// A [`BulkLoader`] with default options (1 GiB memory budget, temporary files inside the
+    /// A [`BulkLoader`] with default options (a memory budget of a third of the memory available, temporary files inside the
     /// store directory).
     ///
     /// # Errors
@@ -539,7 +540,7 @@ fn last_stored_id(store: &Store) -> Result<Option<u64>> {
 }
 
 /// Asks the OS to read `files` into its page cache in the background, when their total size
-/// fits ([`fits_in_memory`]): the SST writer drops the pages it writes, which would leave a
+/// fits ([`memory::fits`]): the SST writer drops the pages it writes, which would leave a
 /// fresh store's files cold for the first queries.
 pub(crate) fn warm<'p>(files: impl Iterator<Item = &'p Path> + Clone) {
     let total: u64 = files
@@ -547,14 +548,9 @@ pub(crate) fn warm<'p>(files: impl Iterator<Item = &'p Path> + Clone) {
         .filter_map(|f| std::fs::metadata(f).ok())
         .map(|m| m.len())
         .sum();
-    if fits_in_memory(total) {
+    if memory::fits(total) {
         advise_will_need(files);
     }
-}
-
-/// Whether `bytes` are at most half the memory available.
-pub(crate) fn fits_in_memory(bytes: u64) -> bool {
-    bytes.saturating_mul(2) <= memory_available()
 }
 
 /// Asks the OS to read `files` into its page cache in the background.
@@ -571,19 +567,6 @@ pub(crate) fn advise_will_need<'p>(files: impl Iterator<Item = &'p Path>) {
     }
     #[cfg(not(target_os = "linux"))]
     let _ = files;
-}
-
-/// `MemAvailable` of `/proc/meminfo` in bytes (0 where unknown: nothing is warmed).
-fn memory_available() -> u64 {
-    std::fs::read_to_string("/proc/meminfo")
-        .ok()
-        .and_then(|m| {
-            m.lines()
-                .find(|l| l.starts_with("MemAvailable:"))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|kb| kb.parse::<u64>().ok())
-        })
-        .map_or(0, |kb| kb * 1024)
 }
 
 /// Makes the directory's entries (the new SST files) durable before the journal names them.

@@ -357,7 +357,7 @@ pub(crate) fn merge(
         .filter_map(|f| std::fs::metadata(&f.path).ok())
         .map(|m| m.len())
         .sum();
-    let warm = super::fits_in_memory(spooled);
+    let warm = super::memory::fits(spooled);
     let mut bytes = 0;
     // `i` names the family in every call below, not only an index.
     #[allow(clippy::needless_range_loop)]

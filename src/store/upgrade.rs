@@ -53,9 +53,9 @@ impl UpgradeOptions {
     }
 
     /// Bytes of documents gathered in memory before they are written as one sorted run
-    /// ([`BulkOptions::memory_budget`]). A store that fits in one run (about 15 million
-    /// documents without keys at the default) is written straight to the bottom level.
-    /// Default: the bulk loader's, 1 GiB.
+    /// ([`BulkOptions::memory_budget`]). A store that fits in one run (about 18 million
+    /// documents without keys per GiB) is written straight to the bottom level.
+    /// Default: the bulk loader's ([`BulkOptions::memory_budget`](crate::BulkOptions::memory_budget)).
     pub fn memory_budget(mut self, bytes: usize) -> Self {
         self.memory_budget = Some(bytes);
         self
