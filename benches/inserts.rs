@@ -1,7 +1,8 @@
 //! Single writes: `Store::insert` one document at a time on one thread, with the default
 //! `Durability::Buffered`, into a store that already holds `--base` documents (bulk-loaded),
 //! (format 7: an insert is a delta, and a group is folded when 64 deltas have reached it);
-//! then as many again through `Store::insert_batch` of `--batch` documents (1,000).
+//! and, into another such store, as many through `Store::insert_batch` of `--batch`
+//! documents (1,000).
 //! Then fresh k = 3 queries (fingerprints never asked, after 20,000 warm-up
 //! queries of others) on the store as the inserts left it, and again after `compact`.
 //!
@@ -79,31 +80,41 @@ struct Row {
     query_after_compact: f64,
 }
 
-fn run(args: &Args, seed: u64) -> Row {
+/// A store of `base` bulk-loaded documents, ids `0..base`.
+fn loaded(args: &Args, rng: &mut SplitMix) -> (tempfile::TempDir, Store) {
     let dir = tempfile::tempdir_in(".").expect("tempdir");
     let store = Store::open(dir.path()).expect("open");
-    let mut rng = SplitMix(seed);
     let mut loader = store.bulk_loader().expect("loader");
     for id in 0..args.base {
         loader.add(id, Fingerprint(rng.next())).expect("add");
     }
     loader.finish().expect("finish");
+    (dir, store)
+}
+
+fn run(args: &Args, seed: u64) -> Row {
+    let mut rng = SplitMix(seed);
+    // Batched inserts into a store of their own, so that neither way of writing finds the
+    // other's deltas in the store.
+    let batched_per_s = {
+        let (_dir, store) = loaded(args, &mut rng);
+        let start = Instant::now();
+        let mut id = args.base;
+        while id < args.base + args.n {
+            let end = (id + args.batch).min(args.base + args.n);
+            store
+                .insert_batch((id..end).map(|id| Entry::new(id, Fingerprint(rng.next()))))
+                .expect("insert_batch");
+            id = end;
+        }
+        args.n as f64 / start.elapsed().as_secs_f64()
+    };
+    let (_dir, store) = loaded(args, &mut rng);
     let start = Instant::now();
     for id in args.base..args.base + args.n {
         store.insert(id, Fingerprint(rng.next())).expect("insert");
     }
     let inserts_per_s = args.n as f64 / start.elapsed().as_secs_f64();
-    let first = args.base + args.n;
-    let start = Instant::now();
-    let mut id = first;
-    while id < first + args.n {
-        let end = (id + args.batch).min(first + args.n);
-        store
-            .insert_batch((id..end).map(|id| Entry::new(id, Fingerprint(rng.next()))))
-            .expect("insert_batch");
-        id = end;
-    }
-    let batched_per_s = args.n as f64 / start.elapsed().as_secs_f64();
     let query_after_inserts = fresh_p50(&store, &mut rng, 20_000, args.queries);
     let start = Instant::now();
     store.compact().expect("compact");
@@ -126,7 +137,7 @@ fn median(mut v: Vec<f64>) -> f64 {
 fn main() {
     let args = parse_args();
     println!(
-        "# inserts: {} single inserts, then {} in batches of {}, into a store of {} bulk-loaded documents, {} runs, {} measured queries",
+        "# inserts: {} single inserts, and {} in batches of {}, each into a store of {} bulk-loaded documents, {} runs, {} measured queries",
         args.n, args.n, args.batch, args.base, args.runs, args.queries
     );
     let mut rows: [Vec<Row>; 1] = [Vec::new()];

@@ -383,7 +383,7 @@ pub(crate) fn merge(
             };
             // Before the ingestion moves them: the same inodes become the store's files.
             if warm {
-                super::advise_will_need(files.iter().map(|f| f.0.as_path()));
+                super::read_into_page_cache(files.iter().map(|f| f.0.as_path()));
             }
             store.begin_ingestion(&journal, segment + 1)?;
             store.ingest_journal(&journal, None)?;
