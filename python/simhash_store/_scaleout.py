@@ -283,6 +283,14 @@ def load_parquet(
             raise ValueError(
                 f"{os.fspath(path)!r} has no column {c!r}; its columns are {', '.join(names)}"
             )
+    for c in (id_col, fingerprint_col):
+        kind = dataset.schema.field(c).type
+        if not pa.types.is_integer(kind):
+            raise ValueError(
+                f"column {c!r} of {os.fspath(path)!r} is {kind}, not an integer column: write "
+                "ids and fingerprints as int64 or uint64 (on Ray, a row function such as "
+                "filter(lambda row: ...) turns uint64 into Python objects; use map_batches)"
+            )
     columns = [id_col, fingerprint_col] + ([key_col] if key_col and key_col in names else [])
     own = not isinstance(store, Store)
     target = Store.open(os.fspath(store)) if own else store
