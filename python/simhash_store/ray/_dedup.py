@@ -91,10 +91,15 @@ class DedupResult(DedupResultBase["ray.data.Dataset"]):
         self._docs = None
         self._clusters = None
         self._pairs = None  # type: ignore[assignment]
+        self._make_clusters = _released  # drops the closure's reference to the documents
 
     def _check_live(self) -> None:
         if self._pairs is None:
             raise RuntimeError("this DedupResult was unpersisted: run dedup again")
+
+
+def _released(pairs: "ray.data.Dataset") -> "ray.data.Dataset":
+    raise RuntimeError("this DedupResult was unpersisted: run dedup again")
 
 
 def _documents(
