@@ -269,13 +269,15 @@ def _pairs(
         return {"a": found["a"], "b": found["b"], "distance": found["distance"].astype(np.int32)}
 
     rows = docs.map_batches(explode, batch_format="pyarrow")
-    pairs = (
-        rows.groupby("part", num_partitions=min(n, 64))
-        .map_groups(pairs_of, batch_format="numpy", **_RETRY)
-        .materialize()
-    )
-    tasks, total, largest, per_partition = ray.get(sink.get.remote())
-    ray.kill(sink)
+    try:
+        pairs = (
+            rows.groupby("part", num_partitions=min(n, 64))
+            .map_groups(pairs_of, batch_format="numpy", **_RETRY)
+            .materialize()
+        )
+        tasks, total, largest, per_partition = ray.get(sink.get.remote())
+    finally:
+        ray.kill(sink)  # also when the stage fails (a duplicate id), not to leak the actor
     stats = PairStats(tasks, total, largest, per_partition)
     if pairs.count() == 0:
         return ray.data.from_arrow(_empty_pairs()), stats
