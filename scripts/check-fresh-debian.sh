@@ -120,6 +120,9 @@ mount --bind /dev "$root/dev" && mounts+=("$root/dev")
 # Its own /dev/shm (Ray's object store and Python's multiprocessing live there).
 mount -t tmpfs -o size=4g,mode=1777 shm "$root/dev/shm" && mounts+=("$root/dev/shm")
 cp -L /etc/resolv.conf "$root/etc/resolv.conf"
+# The host name resolves, as the installer sets it up (Spark looks its own address up).
+printf '127.0.0.1\tlocalhost\n127.0.1.1\t%s\n::1\t\tlocalhost ip6-localhost ip6-loopback\n' \
+  "$(hostname)" >"$root/etc/hosts"
 chroot "$root" useradd -m -s /bin/bash user
 # The host's local certificate authorities (a network that inspects TLS, as this script's
 # own machine has), installed as an administrator would; pip is pointed at the system's
