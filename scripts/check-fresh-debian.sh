@@ -19,9 +19,10 @@
 #
 # Not run by CI. Needs: root (debootstrap, chroot, mount), debootstrap (apt-get install
 # debootstrap), network access to deb.debian.org and PyPI, about 2.5 GB free in ROOT while it
-# runs. Takes about 25-40 minutes on 2 cores: the release builds (a few minutes when their
-# target directory is warm, 10+ more for RocksDB when not), debootstrap (3-6 minutes), the
-# test extras' download and the Python suite (10-15 minutes).
+# runs (the system 0.5 GB, the venv with pyspark and ray 1.3 GB, pip's cache). Takes about 10
+# minutes on 2 quiet cores with a warm release target directory (builds 1-2 minutes,
+# debootstrap 1-2, the test extras 1, the Python suite 3-4), up to 35 on a busy machine;
+# add 10+ minutes for RocksDB when the release target directory is cold.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
