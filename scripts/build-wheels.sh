@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the Python package's release artifacts into dist/ (or $DIST_DIR):
-#   - simhash_store-VERSION-cp39-abi3-manylinux_2_17_x86_64.manylinux2014_x86_64.whl: one
+#   - simhash_store-VERSION-cp39-abi3-manylinux2014_x86_64.manylinux_2_17_x86_64.whl: one
 #     wheel for CPython 3.9 and every later version, RocksDB and the C++ runtime linked in,
 #     built with zig for glibc 2.17 (see scripts/zig-env.sh);
 #   - simhash_store-VERSION.tar.gz: the sdist, which builds from source (Rust, libclang, a

@@ -58,4 +58,7 @@ python - <<'PY'
 import sysconfig, simhash_store
 assert simhash_store.__file__.startswith(sysconfig.get_paths()["purelib"]), simhash_store.__file__
 PY
-SIMHASH_STORE_BIN=$target/release/simhash-store python -m pytest -q python/tests
+# The command the Python tests compare with (test_cli_interop.py, the datatrove batch path):
+# the binary the Rust tests above built. Without it those tests fail, they do not skip.
+export SIMHASH_STORE_BIN=$target/release/simhash-store
+python -m pytest -q python/tests

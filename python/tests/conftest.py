@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -22,12 +23,29 @@ def store(tmp_path):
 
 @pytest.fixture(scope="session")
 def cli() -> Path:
-    """The `simhash-store` command of this checkout (`$SIMHASH_STORE_BIN`, or built with
-    cargo into target/release with the `server` feature, which includes `cli`)."""
+    """The `simhash-store` command of this checkout: `$SIMHASH_STORE_BIN` (scripts/test.sh
+    sets it to the binary its Rust tests built), or built with cargo into target/release
+    with the `server` feature, which includes `cli`. Fails, never skips, without it."""
     given = os.environ.get("SIMHASH_STORE_BIN")
     if given:
-        return Path(given)
-    binary = REPO / "target" / "release" / "simhash-store"
+        binary = Path(given)
+        if not (binary.is_file() and os.access(binary, os.X_OK)):
+            pytest.fail(
+                f"SIMHASH_STORE_BIN={given} is not an executable file: build the command with "
+                "`cargo build --release --features server` (scripts/test.sh does, and sets "
+                "SIMHASH_STORE_BIN to $CARGO_TARGET_DIR/release/simhash-store), or point "
+                "SIMHASH_STORE_BIN at a release archive's binary",
+                pytrace=False,
+            )
+        return binary
+    if shutil.which("cargo") is None:
+        pytest.fail(
+            "these tests compare with the `simhash-store` command: set SIMHASH_STORE_BIN to "
+            "it (target/release/simhash-store, or a release archive's binary), or put cargo "
+            "on the PATH to build it",
+            pytrace=False,
+        )
+    binary = REPO / os.environ.get("CARGO_TARGET_DIR", "target") / "release" / "simhash-store"
     subprocess.run(
         ["cargo", "build", "--release", "--quiet", "--features", "server", "--bin", "simhash-store"],
         cwd=REPO,

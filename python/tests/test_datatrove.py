@@ -1,12 +1,13 @@
 """`simhash_store.datatrove` in datatrove pipelines run by its local executor with several
 tasks: the index filter against a store, checked against `Store.query` for every document;
-the batch path, equal to the store's dedup (what `simhash-store dedup` writes) on the same
+the batch path, whose drop list equals that of `simhash-store dedup` on the same
 documents; and the incremental loop (load the kept documents, check the next dump)."""
 
 from __future__ import annotations
 
 import json
 import random
+import subprocess
 from pathlib import Path
 from typing import Dict, List
 
@@ -120,12 +121,11 @@ def test_index_filter_equals_store_query(tmp_path):
                 assert d["id"] in kept
 
 
-def test_batch_path_equals_store_dedup_and_the_incremental_loop(tmp_path):
+def test_batch_path_equals_the_dedup_command_and_the_incremental_loop(tmp_path, cli):
     from datatrove.pipeline.readers import JsonlReader
     from datatrove.pipeline.writers import JsonlWriter
 
     from simhash_store.datatrove import (
-        POSITION_BITS,
         SimhashDedupBuckets,
         SimhashDedupCluster,
         SimhashDedupFilter,
@@ -155,16 +155,19 @@ def test_batch_path_equals_store_dedup_and_the_incremental_loop(tmp_path):
     )
     dropped = {d["id"] for d in read_jsonl(tmp_path / "dropped")}
 
-    # The same documents in a store, ids in (task, position) order: its dedup drop list.
-    with simhash_store.Store.open(tmp_path / "all.db") as store:
-        for rank, shard in enumerate(shards):
-            for position, d in enumerate(shard):
-                try:
-                    store.insert_text((rank << POSITION_BITS) | position, d["text"], key=d["id"])
-                except simhash_store.NoFeaturesError:
-                    pass
-        clusters = store.clusters(3)
-        want = {clusters.key(int(i)) for i in clusters.drop_ids()}
+    # `simhash-store dedup` on the same files: the command numbers the documents in reading
+    # order (files by name, lines in order; they have no integer id field), the order of
+    # datatrove's ids (task, position), so both keep the same member of each cluster.
+    command = [str(cli), "load", str(tmp_path / "in"), "--store", str(tmp_path / "all.db"),
+               "--id-field", "no-such-field", "--key-field", "id", "--quiet"]
+    done = subprocess.run(command, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    command = [str(cli), "dedup", "--store", str(tmp_path / "all.db"), "-k", "3",
+               "--out", str(tmp_path / "cli-dedup"), "--quiet"]
+    done = subprocess.run(command, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    with open(tmp_path / "cli-dedup" / "drop.jsonl") as f:
+        want = {json.loads(line)["key"] for line in f}
     assert want and dropped == want
 
     # The incremental loop: the kept documents go into the store, the next dump is checked

@@ -194,3 +194,77 @@ def test_bad_input_is_refused_clearly(ray_cluster):
     twice = ray.data.from_items([{"id": 3, "fingerprint": 5}, {"id": 3, "fingerprint": 5}])
     with pytest.raises(Exception, match="id 3 is given to more than one document"):
         dedup(twice, k=3)
+
+
+def test_stats_show_the_shared_block_value_split_and_unpersist_releases(ray_cluster, data):
+    from simhash_store.ray import PairStats, dedup
+
+    ids, fps = data[3]
+    hot = int(np.count_nonzero(fps >> np.uint64(48) == np.uint64(0xBEEF)))
+    result = dedup(dataset(ids, fps), k=3, chunk_size=CHUNK, partitions=8)
+    assert isinstance(result.stats, PairStats)
+    # The shared block value's group was split: no kernel task compared it all at once.
+    assert result.stats.max_task_work < hot * (hot - 1) // 2 // 4, result.stats
+    assert result.stats.tasks > 0 and result.stats.total_work >= result.stats.max_task_work
+    assert sum(result.stats.partition_work.values()) == result.stats.total_work
+    assert set(result.stats.partition_work) <= set(range(8))
+    assert 1 / 8 <= result.stats.largest_partition_share <= 1
+    assert f"kernel_tasks={result.stats.tasks}" in repr(result)
+    drop = result.drop.materialize()
+    result.unpersist()
+    with pytest.raises(RuntimeError, match="unpersisted"):
+        result.pairs
+    with pytest.raises(RuntimeError, match="unpersisted"):
+        result.clusters
+    # What was taken from the result before stays valid.
+    assert sorted(r["id"] for r in drop.take_all()) == single_machine(ids, fps, 3)[2]
+
+
+def test_load_parquet_command_loads_a_ray_result(ray_cluster, tmp_path):
+    import subprocess
+    import sys
+
+    import pyarrow as pa
+    import ray.data
+
+    from simhash_store.ray import load_parquet
+
+    rng = np.random.default_rng(5)
+    fps = rng.integers(0, 2**64, size=3000, dtype=np.uint64)
+    table = pa.table(
+        {
+            "id": pa.array(np.arange(3000, dtype=np.int64) * 7),
+            "key": [f"https://example.com/{i}" for i in range(3000)],
+            "fingerprint": pa.array(fps, pa.uint64()),
+        }
+    )
+    none = pa.table({"id": [10**9], "key": ["https://example.com/none"], "fingerprint": pa.array([None], pa.uint64())})
+    out = tmp_path / "out"
+    ray.data.from_arrow([table.slice(0, 1500), table.slice(1500), none]).write_parquet(str(out))
+    store_dir = tmp_path / "store"
+    done = subprocess.run(
+        [sys.executable, "-m", "simhash_store.ray", "load-parquet", str(out), "--store", str(store_dir)],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "loaded 3000 documents" in done.stdout
+    with simhash_store.Store.open(store_dir) as store:
+        assert len(store) == 3000
+        for i in (0, 17, 2999):
+            assert store.get(i * 7) == int(fps[i])
+            assert store.id_for_key(f"https://example.com/{i}") == i * 7
+        assert 10**9 not in store
+    # The function, into an open store, without keys.
+    with simhash_store.Store.open(tmp_path / "store2") as store:
+        assert load_parquet(out, store, key_col=None) == 3000
+        assert store.get(7 * 42) == int(fps[42]) and store.id_for_key("https://example.com/42") is None
+
+    missing = subprocess.run(
+        [sys.executable, "-m", "simhash_store.ray", "load-parquet", str(out), "--store",
+         str(tmp_path / "s3"), "--fingerprint-col", "fp"],
+        capture_output=True,
+        text=True,
+    )
+    assert missing.returncode == 1
+    assert "has no column 'fp'" in missing.stderr

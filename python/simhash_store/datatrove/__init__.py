@@ -122,7 +122,7 @@ class SimhashIndexFilter(BaseFilter):
         min_similarity: float = 0.75,
     ) -> None:
         super().__init__(exclusion_writer, batch_size)
-        from ..spark._common import check_k
+        from .._scaleout import check_k
 
         self.store_path = str(store)
         self.k = check_k(k)
@@ -238,7 +238,7 @@ class SimhashDedupBuckets(PipelineStep):
         self, input_folder: DataFolderLike, output_folder: DataFolderLike, k: int = 3, chunk_size: int = 20_000
     ) -> None:
         super().__init__()
-        from ..spark._common import check_k
+        from .._scaleout import check_k
 
         self.input_folder = get_datafolder(input_folder)
         self.output_folder = get_datafolder(output_folder)
@@ -247,14 +247,14 @@ class SimhashDedupBuckets(PipelineStep):
 
     def run(self, data: DocumentsPipeline, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
         from .._native import PartitionPlan, group_counts, task_pairs
-        from ..ray._dedup import _partition_of
+        from .._scaleout import partition_of
 
         ids, fps = _all_signatures(self.input_folder)
         plan = PartitionPlan(group_counts(fps), self.k, self.chunk_size)
         mine: Dict[str, List[np.ndarray]] = {c: [] for c in ("task", "side", "fingerprint", "id")}
         for lo in range(0, len(ids), 1 << 20):
             task, side, fp, id_ = plan.explode(ids[lo : lo + (1 << 20)], fps[lo : lo + (1 << 20)])
-            keep = _partition_of(task, world_size) == rank
+            keep = partition_of(task, world_size) == rank
             for c, v in zip(mine, (task, side, fp, id_)):
                 mine[c].append(v[keep])
         cols = {c: np.concatenate(v) if v else np.zeros(0, np.int64) for c, v in mine.items()}

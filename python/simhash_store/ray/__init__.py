@@ -14,6 +14,9 @@ the Spark job does:
   give for the same documents.
 - :func:`dedup_against`: a new dump against an earlier one, with the rule of
   :func:`simhash_store.spark.dedup_against`.
+- ``python -m simhash_store.ray load-parquet OUT/ --store DIR`` (:func:`load_parquet`): a
+  Ray result (Parquet with ``id``, ``key``, ``fingerprint``) into a store, for the online
+  index.
 
 Needs the ``ray`` extra: ``pip install "simhash-store[ray]"`` (``ray[data]``, pyarrow), and
 the package installed on every worker. ``docs/scale-out.md`` shows a run end to end.
@@ -28,8 +31,17 @@ the package installed on every worker. ``docs/scale-out.md`` shows a run end to 
 
 from __future__ import annotations
 
+from .._scaleout import PairStats, load_parquet
 from ._dedup import DedupResult, dedup, dedup_against
 from ._fingerprints import fingerprints
 from ._warc import read_warc
 
-__all__ = ["DedupResult", "dedup", "dedup_against", "fingerprints", "read_warc"]
+__all__ = [
+    "DedupResult",
+    "PairStats",
+    "dedup",
+    "dedup_against",
+    "fingerprints",
+    "load_parquet",
+    "read_warc",
+]

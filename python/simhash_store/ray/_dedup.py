@@ -19,15 +19,18 @@ worker, an exception with ``retry_exceptions``) gives the same rows again.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
-from ..spark._dedup import (
+from .._scaleout import (
     DEFAULT_CHUNK_SIZE,
     DEFAULT_DRIVER_EDGE_BUDGET,
-    _check_representative,
-    _check_tuning,
+    DedupResultBase,
+    PairStats,
+    check_k,
+    check_representative,
+    check_tuning,
+    partition_of,
 )
-from ..spark._common import check_k
 from ._common import check_columns, require_ray
 
 if TYPE_CHECKING:
@@ -43,43 +46,32 @@ _RETRY = {"max_retries": 3, "retry_exceptions": True}
 _FAIL_ONCE_ENV = "SIMHASH_STORE_RAY_TEST_FAIL_ONCE"
 
 
-class DedupResult:
+class DedupResult(DedupResultBase["ray.data.Dataset"]):
     """The answer of :func:`dedup` or :func:`dedup_against`, as Ray Datasets.
 
     - :attr:`pairs`: ``a``, ``b`` (``a < b``), ``distance``; each pair within ``k`` once.
     - :attr:`clusters`: ``id``, ``cluster`` (the lowest member id), ``representative`` (the
       member kept) and ``keep``, one row per document that has a near-duplicate.
     - :attr:`drop`: ``id`` and ``representative`` of every member that is not kept.
+    - :attr:`stats`: what the pair stage did (:class:`PairStats`).
 
     The rows of ``simhash-store dedup``'s files and of :class:`simhash_store.spark.DedupResult`
     for the same documents. ``pairs`` is computed (materialized) by :func:`dedup`;
-    ``clusters`` and ``drop`` on first use.
+    ``clusters`` and ``drop`` on first use. :meth:`unpersist` releases what was
+    materialized.
     """
-
-    def __init__(
-        self,
-        pairs: "ray.data.Dataset",
-        k: int,
-        representative: str,
-        make_clusters: Callable[["ray.data.Dataset"], "ray.data.Dataset"],
-    ) -> None:
-        self.k = k
-        self.representative = representative
-        self._pairs = pairs
-        self._make_clusters = make_clusters
-        self._clusters: Optional["ray.data.Dataset"] = None
 
     @property
     def pairs(self) -> "ray.data.Dataset":
         """Every pair within ``k``: ``a``, ``b`` (``a < b``), ``distance`` (materialized)."""
+        self._check_live()
         return self._pairs
 
     @property
     def clusters(self) -> "ray.data.Dataset":
         """``id``, ``cluster``, ``representative``, ``keep`` for every clustered document."""
-        if self._clusters is None:
-            self._clusters = self._make_clusters(self._pairs)
-        return self._clusters
+        self._check_live()
+        return super().clusters
 
     @property
     def drop(self) -> "ray.data.Dataset":
@@ -92,16 +84,22 @@ class DedupResult:
 
         return self.clusters.map_batches(dropped, batch_format="pyarrow")
 
-    def __repr__(self) -> str:
-        return f"DedupResult(k={self.k}, representative={self.representative!r})"
+    def unpersist(self) -> None:
+        """Releases the materialized documents, pairs and clusters (Ray frees their blocks
+        from the object store once nothing else refers to them). The result cannot be used
+        afterwards; Datasets taken from it before stay valid."""
+        self._docs = None
+        self._clusters = None
+        self._pairs = None  # type: ignore[assignment]
+        self._make_clusters = _released  # drops the closure's reference to the documents
+
+    def _check_live(self) -> None:
+        if self._pairs is None:
+            raise RuntimeError("this DedupResult was unpersisted: run dedup again")
 
 
-def _partition_of(task: "np.ndarray", n: int) -> "np.ndarray":
-    """The pair-stage partition (0..n) of each task key (a multiplicative hash)."""
-    import numpy as np
-
-    mixed = task.view(np.uint64) * np.uint64(0x9E37_79B9_7F4A_7C15)
-    return ((mixed >> np.uint64(32)) % np.uint64(n)).astype(np.int32)
+def _released(pairs: "ray.data.Dataset") -> "ray.data.Dataset":
+    raise RuntimeError("this DedupResult was unpersisted: run dedup again")
 
 
 def _documents(
@@ -184,11 +182,32 @@ def _empty_pairs() -> "pa.Table":
     )
 
 
+class _StatsSink:
+    """An actor the pair tasks report their work to as they succeed (Ray's stand-in for
+    Spark's accumulators): sums, the largest task, and the work per pair-stage partition
+    (the last report of each)."""
+
+    def __init__(self) -> None:
+        self.tasks = 0
+        self.total_work = 0
+        self.max_task_work = 0
+        self.partition_work: Dict[int, int] = {}
+
+    def add(self, partition: int, tasks: int, total_work: int, max_task_work: int) -> None:
+        self.tasks += tasks
+        self.total_work += total_work
+        self.max_task_work = max(self.max_task_work, max_task_work)
+        self.partition_work[partition] = total_work
+
+    def get(self) -> Tuple[int, int, int, Dict[int, int]]:
+        return self.tasks, self.total_work, self.max_task_work, dict(self.partition_work)
+
+
 def _pairs(
     docs: "ray.data.Dataset", k: int, chunk_size: int, partitions: Optional[int], against: bool
-) -> "ray.data.Dataset":
+) -> Tuple["ray.data.Dataset", PairStats]:
     """The pairs of ``docs`` (``id``, ``fingerprint``, and ``old`` when ``against``),
-    materialized."""
+    materialized, and what the pair stage did."""
     import numpy as np
     import ray
     import ray.data
@@ -199,6 +218,7 @@ def _pairs(
     new_counts = _group_counts(docs, True) if against else None
     plan = PartitionPlan(counts, k, chunk_size, new_counts)
     n = partitions or max(8, 4 * int(ray.cluster_resources().get("CPU", 2)))
+    sink: Any = ray.remote(_StatsSink).options(num_cpus=0).remote()
 
     def explode(t: "pa.Table") -> "pa.Table":
         import pyarrow as pa
@@ -211,7 +231,7 @@ def _pairs(
         )
         return pa.table(
             {
-                "part": pa.array(_partition_of(task, n)),
+                "part": pa.array(partition_of(task, n).astype(np.int32)),
                 "task": pa.array(task),
                 "side": pa.array(side),
                 "fingerprint": pa.array(fp, pa.uint64()),
@@ -220,6 +240,8 @@ def _pairs(
         )
 
     def pairs_of(rows: Dict[str, "np.ndarray"]) -> Dict[str, "np.ndarray"]:
+        import ray
+
         from .._native import task_pairs
 
         order = np.argsort(rows["task"], kind="stable")
@@ -239,17 +261,27 @@ def _pairs(
                 pass
             else:
                 raise RuntimeError("injected failure of a pair task (a test of retries)")
+        ray.get(
+            sink.add.remote(
+                int(rows["part"][0]), found["tasks"], found["total_work"], found["max_task_work"]
+            )
+        )
         return {"a": found["a"], "b": found["b"], "distance": found["distance"].astype(np.int32)}
 
     rows = docs.map_batches(explode, batch_format="pyarrow")
-    pairs = (
-        rows.groupby("part", num_partitions=min(n, 64))
-        .map_groups(pairs_of, batch_format="numpy", **_RETRY)
-        .materialize()
-    )
+    try:
+        pairs = (
+            rows.groupby("part", num_partitions=min(n, 64))
+            .map_groups(pairs_of, batch_format="numpy", **_RETRY)
+            .materialize()
+        )
+        tasks, total, largest, per_partition = ray.get(sink.get.remote())
+    finally:
+        ray.kill(sink)  # also when the stage fails (a duplicate id), not to leak the actor
+    stats = PairStats(tasks, total, largest, per_partition)
     if pairs.count() == 0:
-        return ray.data.from_arrow(_empty_pairs())
-    return pairs
+        return ray.data.from_arrow(_empty_pairs()), stats
+    return pairs, stats
 
 
 def _collect(ds: "ray.data.Dataset", columns: List[str]) -> Dict[str, "np.ndarray"]:
@@ -347,7 +379,7 @@ def _scatter(edges: "np.ndarray", by: int, both: bool, n: int) -> Any:
 
     if both:
         edges = np.concatenate([edges, edges[:, ::-1]])
-    part = _partition_of(np.ascontiguousarray(edges[:, by]), n)
+    part = partition_of(np.ascontiguousarray(edges[:, by]), n)
     order = np.argsort(part, kind="stable")
     bounds = np.searchsorted(part[order], np.arange(n + 1))
     edges = edges[order]
@@ -485,14 +517,14 @@ def _dedup(
     import ray
 
     docs = docs.materialize()
-    pairs = _pairs(docs, k, chunk_size, partitions, against)
+    pairs, stats = _pairs(docs, k, chunk_size, partitions, against)
     n_pairs = pairs.count()
     n = partitions or max(8, 4 * int(ray.cluster_resources().get("CPU", 2)))
 
     def make_clusters(pairs: "ray.data.Dataset") -> "ray.data.Dataset":
         return _clusters(pairs, docs, representative, against, n_pairs, driver_edge_budget, n)
 
-    return DedupResult(pairs, k, representative, make_clusters)
+    return DedupResult(pairs, k, representative, stats, make_clusters, docs)
 
 
 def dedup(
@@ -539,10 +571,8 @@ def dedup(
     """
     require_ray()
     k = check_k(k)
-    representative = _check_representative(representative)
-    if representative == "longest" and not text_len_col:
-        raise ValueError('representative "longest" needs text_len_col, the text length column')
-    _check_tuning(chunk_size, partitions, driver_edge_budget)
+    representative = check_representative(representative, text_len_col, "Ray")
+    check_tuning(chunk_size, partitions, driver_edge_budget)
     docs = _documents(ds, "the Dataset", id_col, fingerprint_col, text_len_col, None)
     return _dedup(docs, k, representative, chunk_size, partitions, driver_edge_budget, False)
 
@@ -568,13 +598,11 @@ def dedup_against(
     """
     require_ray()
     k = check_k(k)
-    representative = _check_representative(representative)
-    if representative == "longest" and not text_len_col:
-        raise ValueError('representative "longest" needs text_len_col, the text length column')
-    _check_tuning(chunk_size, partitions, driver_edge_budget)
+    representative = check_representative(representative, text_len_col, "Ray")
+    check_tuning(chunk_size, partitions, driver_edge_budget)
     new = _documents(new_ds, "new_ds", id_col, fingerprint_col, text_len_col, False)
     old = _documents(old_ds, "old_ds", id_col, fingerprint_col, text_len_col, True)
     return _dedup(new.union(old), k, representative, chunk_size, partitions, driver_edge_budget, True)
 
 
-__all__: List[str] = ["DedupResult", "dedup", "dedup_against"]
+__all__: List[str] = ["DedupResult", "PairStats", "dedup", "dedup_against"]

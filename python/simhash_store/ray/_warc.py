@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import os
-from typing import TYPE_CHECKING, Any, Dict, Iterator, Sequence, Union
+from typing import TYPE_CHECKING, Any, Dict, Iterator
 
+from .._scaleout import Paths, check_warc_options, expand_paths, warc_batches
 from ._common import require_ray
 
 if TYPE_CHECKING:
@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 
 
 def read_warc(
-    paths: Union[str, "os.PathLike[str]", Sequence[Union[str, "os.PathLike[str]"]]],
+    paths: Paths,
     *,
     extract_main_text: bool = True,
     max_doc_bytes: int = 16 * 1024 * 1024,
@@ -35,40 +35,15 @@ def read_warc(
     require_ray()
     import ray.data
 
-    from ..spark._warc import _expand
-
-    if max_doc_bytes < 1 or batch_size < 1:
-        raise ValueError("max_doc_bytes and batch_size must be at least 1")
-    files = _expand(paths)
-    if not files:
-        raise FileNotFoundError(f"no files in {paths!r}")
+    check_warc_options(max_doc_bytes, batch_size)
+    files = expand_paths(paths)
     names = ray.data.from_items([{"path": f} for f in files], override_num_blocks=len(files))
 
     def read(batch: Dict[str, Any]) -> Iterator["pa.Table"]:
         import pyarrow as pa
 
-        from .._native import WarcBatches
-        from ..spark._warc import _large_strings
-
         for path in batch["path"].tolist():
-            reader = WarcBatches(
-                path,
-                batch_size=batch_size,
-                extract_main_text=extract_main_text,
-                max_doc_bytes=max_doc_bytes,
-                strict=strict,
-            )
-            for b in reader:
-                n = b["rows"]
-                offsets = b["text_offsets"]
-                yield pa.table(
-                    {
-                        "url": _large_strings(n, b, "url").cast(pa.string()),
-                        "text": _large_strings(n, b, "text").cast(pa.string()),
-                        "text_len": pa.array(offsets[1:] - offsets[:-1]),
-                        "path": pa.array([path] * n, type=pa.string()),
-                        "position": pa.array(b["position"]),
-                    }
-                )
+            for b in warc_batches(path, batch_size, extract_main_text, max_doc_bytes, strict):
+                yield pa.Table.from_batches([b])
 
     return names.map_batches(read, batch_size=1, batch_format="numpy")

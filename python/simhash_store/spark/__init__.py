@@ -32,13 +32,14 @@ cluster and what it costs.
 
 from __future__ import annotations
 
+from .._scaleout import PairStats, load_parquet
 from ._dedup import DedupResult, dedup, dedup_against
 from ._fingerprints import fingerprints
-from ._load import load_parquet
 from ._warc import read_warc
 
 __all__ = [
     "DedupResult",
+    "PairStats",
     "dedup",
     "dedup_against",
     "fingerprints",

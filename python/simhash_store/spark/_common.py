@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -18,15 +18,6 @@ def require_pyspark() -> None:
             f"simhash_store.spark needs pyspark and pyarrow ({e.name} is missing): "
             'pip install "simhash-store[spark]"'
         ) from e
-
-
-def check_k(k: Any) -> int:
-    """``k`` as an int in 0..=64, or a TypeError/ValueError that says so."""
-    if isinstance(k, bool) or not isinstance(k, int):
-        raise TypeError(f"k must be an int in 0..=64, not {type(k).__name__}")
-    if not 0 <= k <= 64:
-        raise ValueError(f"k must be in 0..=64, got {k}")
-    return k
 
 
 def check_columns(df: "DataFrame", what: str, columns: Iterable[str]) -> None:

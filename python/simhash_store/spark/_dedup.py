@@ -20,29 +20,25 @@ partition planner (``simhash_store::partition``, shared with :mod:`simhash_store
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Optional, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, Iterator, List, Optional, Tuple
 
 from .._native import BLOCK_BITS, BLOCK_VALUES, BLOCKS, GROUPS
-from ._common import check_columns, check_k, check_type, require_pyspark, session_of
+from .._scaleout import (
+    DEFAULT_CHUNK_SIZE,
+    DEFAULT_DRIVER_EDGE_BUDGET,
+    DedupResultBase,
+    PairStats,
+    check_k,
+    check_representative,
+    check_tuning,
+    partition_of,
+)
+from ._common import check_columns, check_type, require_pyspark, session_of
 
 if TYPE_CHECKING:
     import numpy as np
     import pyarrow as pa
     from pyspark.sql import DataFrame, SparkSession
-
-#: The representative rules, as the command line spells them (``first-loaded`` needs the
-#: store's load order and is not available on Spark).
-REPRESENTATIVES = ("lowest-id", "longest")
-
-#: Default documents per chunk of a group: a group (documents sharing a block value) larger
-#: than this is split, and its chunks compared pair by pair in separate tasks.
-DEFAULT_CHUNK_SIZE = 20_000
-
-#: Default number of pairs up to which clusters are computed on the driver (union-find in
-#: Rust, about 40 bytes per pair); above it, distributed.
-DEFAULT_DRIVER_EDGE_BUDGET = 10_000_000
 
 #: Test hook, never set outside the tests: the pair-stage partition whose first attempt
 #: fails after computing its pairs (read on the driver when the job is built), so a test can
@@ -53,14 +49,6 @@ PAIR_SCHEMA = "a long, b long, distance int"
 #: The exploded rows as shuffled: ``rows`` packs n rows as task, fingerprint, id (n int64
 #: each) then side (n bytes); ``key`` is hashed by Spark to the pair-stage partition.
 BLOB_SCHEMA = "key int, rows binary"
-
-
-def _partition_of(task: "np.ndarray", n: int) -> "np.ndarray":
-    """The pair-stage partition (0..n) of each task key (a multiplicative hash)."""
-    import numpy as np
-
-    mixed = task.view(np.uint64) * np.uint64(0x9E37_79B9_7F4A_7C15)
-    return ((mixed >> np.uint64(32)) % np.uint64(n)).astype(np.int64)
 
 
 def _partition_keys(spark: "SparkSession", n: int) -> List[int]:
@@ -83,28 +71,7 @@ def _partition_keys(spark: "SparkSession", n: int) -> List[int]:
     return keys
 
 
-@dataclass
-class PairStats:
-    """What the pair stage did, summed over its Spark tasks (from accumulators, so known
-    after the pairs have been computed; a retried task's attempts all count)."""
-
-    #: Kernel tasks (a group, or a pair of chunks of one) compared.
-    tasks: int = 0
-    #: Comparisons (pairs of documents looked at) over all kernel tasks.
-    total_work: int = 0
-    #: The largest kernel task's comparisons.
-    max_task_work: int = 0
-    #: Comparisons per Spark partition of the pair stage (by partition id, last attempt).
-    partition_work: Dict[int, int] = field(default_factory=dict)
-
-    @property
-    def largest_partition_share(self) -> float:
-        """The largest Spark partition's share of all comparisons (1/partitions is even)."""
-        total = sum(self.partition_work.values())
-        return max(self.partition_work.values()) / total if total else 0.0
-
-
-class DedupResult:
+class DedupResult(DedupResultBase["DataFrame"]):
     """The answer of :func:`dedup` or :func:`dedup_against`.
 
     - :attr:`pairs`: ``a``, ``b`` (``a < b``), ``distance``; each pair within ``k`` once.
@@ -112,41 +79,13 @@ class DedupResult:
       ``cluster`` (the lowest member id), ``representative`` (the member kept) and ``keep``.
     - :attr:`drop`: ``id`` and ``representative`` (kept instead) of every member that is not
       kept.
+    - :attr:`stats`: what the pair stage did (:class:`PairStats`).
 
     These are the rows of ``simhash-store dedup``'s ``pairs``, ``clusters`` and ``drop``
     files for the same documents (without the external keys: join them back by ``id``).
     ``pairs`` is computed (and persisted) by :func:`dedup`; ``clusters`` and ``drop`` on first
     use. :meth:`unpersist` releases what was cached.
     """
-
-    def __init__(
-        self,
-        pairs: "DataFrame",
-        k: int,
-        representative: str,
-        stats: PairStats,
-        make_clusters: Callable[["DataFrame"], "DataFrame"],
-        docs: Optional["DataFrame"] = None,
-    ) -> None:
-        self.k = k
-        self._docs = docs
-        self.representative = representative
-        self.stats = stats
-        self._pairs = pairs
-        self._make_clusters = make_clusters
-        self._clusters: Optional["DataFrame"] = None
-
-    @property
-    def pairs(self) -> "DataFrame":
-        """Every pair within ``k``: ``a``, ``b`` (``a < b``), ``distance`` (persisted)."""
-        return self._pairs
-
-    @property
-    def clusters(self) -> "DataFrame":
-        """``id``, ``cluster``, ``representative``, ``keep`` for every clustered document."""
-        if self._clusters is None:
-            self._clusters = self._make_clusters(self._pairs)
-        return self._clusters
 
     @property
     def drop(self) -> "DataFrame":
@@ -160,26 +99,6 @@ class DedupResult:
             self._docs.unpersist()
         if self._clusters is not None:
             self._clusters.unpersist()
-
-    def __repr__(self) -> str:
-        return (
-            f"DedupResult(k={self.k}, representative={self.representative!r}, "
-            f"kernel_tasks={self.stats.tasks})"
-        )
-
-
-def _check_representative(representative: Any) -> str:
-    if representative == "first-loaded":
-        raise ValueError(
-            'representative "first-loaded" needs the load order of a store: on Spark use '
-            '"lowest-id" or "longest" (with a text length column)'
-        )
-    if representative not in REPRESENTATIVES:
-        raise ValueError(
-            f"unknown representative {representative!r}: expected one of "
-            + ", ".join(REPRESENTATIVES)
-        )
-    return str(representative)
 
 
 def _documents(
@@ -309,7 +228,7 @@ def _pairs(
                 continue
             # Rows go to the pair stage packed, one binary value per (batch, partition):
             # Spark shuffles a few large values instead of millions of rows.
-            part = _partition_of(task, n)
+            part = partition_of(task, n)
             order = np.argsort(part, kind="stable")
             part = part[order]
             bounds = np.searchsorted(part, np.arange(n + 1))
@@ -604,10 +523,8 @@ def dedup(
     """
     require_pyspark()
     k = check_k(k)
-    representative = _check_representative(representative)
-    if representative == "longest" and not text_len_col:
-        raise ValueError('representative "longest" needs text_len_col, the text length column')
-    _check_tuning(chunk_size, partitions, driver_edge_budget)
+    representative = check_representative(representative, text_len_col, "Spark")
+    check_tuning(chunk_size, partitions, driver_edge_budget)
     docs = _persisted(_documents(df, "the DataFrame", id_col, fingerprint_col, text_len_col))
     pairs, stats, fill = _pairs(docs, k, chunk_size, partitions, False)
     pairs = _persisted(pairs)
@@ -656,10 +573,8 @@ def dedup_against(
     from pyspark.sql import functions as F
 
     k = check_k(k)
-    representative = _check_representative(representative)
-    if representative == "longest" and not text_len_col:
-        raise ValueError('representative "longest" needs text_len_col, the text length column')
-    _check_tuning(chunk_size, partitions, driver_edge_budget)
+    representative = check_representative(representative, text_len_col, "Spark")
+    check_tuning(chunk_size, partitions, driver_edge_budget)
     new = _documents(new_df, "new_df", id_col, fingerprint_col, text_len_col)
     old = _documents(old_df, "old_df", id_col, fingerprint_col, text_len_col)
     docs = _persisted(
@@ -688,22 +603,6 @@ def dedup_against(
         return _persisted(out)
 
     return DedupResult(pairs, k, representative, stats, make_clusters, docs)
-
-
-def _check_tuning(chunk_size: Any, partitions: Any, budget: Any) -> None:
-    for name, value, low in (
-        ("chunk_size", chunk_size, 1),
-        ("partitions", partitions, 1),
-        ("driver_edge_budget", budget, 0),
-    ):
-        if value is None and name == "partitions":
-            continue
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise TypeError(f"{name} must be an int, not {type(value).__name__}")
-        if value < low:
-            raise ValueError(f"{name} must be at least {low}, got {value}")
-    if not math.isfinite(chunk_size):  # pragma: no cover - ints are finite
-        raise ValueError("chunk_size must be finite")
 
 
 __all__: List[str] = ["DedupResult", "PairStats", "dedup", "dedup_against"]

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import glob
 import os
-from typing import TYPE_CHECKING, Iterator, List, Sequence, Union
+from typing import TYPE_CHECKING, Iterator
 
+from .._scaleout import Paths, check_warc_options, expand_paths, warc_batches
 from ._common import require_pyspark
 
 if TYPE_CHECKING:
@@ -16,34 +16,9 @@ if TYPE_CHECKING:
 WARC_SCHEMA = "url string, text string, text_len long, path string, position long"
 
 
-def _expand(paths: Union[str, "os.PathLike[str]", Sequence[Union[str, "os.PathLike[str]"]]]) -> List[str]:
-    """Files named by ``paths``: globs expanded, folders read recursively (hidden files
-    skipped), in name order."""
-    if isinstance(paths, (str, os.PathLike)):
-        paths = [paths]
-    files: List[str] = []
-    for p in paths:
-        p = os.fspath(p)
-        matches = sorted(glob.glob(p)) if glob.has_magic(p) else [p]
-        if not matches:
-            raise FileNotFoundError(f"no file matches {p!r}")
-        for m in matches:
-            if os.path.isdir(m):
-                for root, dirs, names in os.walk(m):
-                    dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-                    files.extend(
-                        os.path.join(root, n) for n in sorted(names) if not n.startswith(".")
-                    )
-            elif os.path.exists(m):
-                files.append(m)
-            else:
-                raise FileNotFoundError(f"no such file: {m!r}")
-    return [os.path.abspath(f) for f in files]
-
-
 def read_warc(
     spark: "SparkSession",
-    paths: Union[str, "os.PathLike[str]", Sequence[Union[str, "os.PathLike[str]"]]],
+    paths: Paths,
     *,
     extract_main_text: bool = True,
     max_doc_bytes: int = 16 * 1024 * 1024,
@@ -76,55 +51,16 @@ def read_warc(
         FileNotFoundError: a path or glob that names no file.
     """
     require_pyspark()
-    if max_doc_bytes < 1 or batch_size < 1:
-        raise ValueError("max_doc_bytes and batch_size must be at least 1")
-    files = _expand(paths)
-    if not files:
-        raise FileNotFoundError(f"no files in {paths!r}")
+    check_warc_options(max_doc_bytes, batch_size)
+    files = expand_paths(paths)
     sc = spark.sparkContext
     names = spark.createDataFrame(
         sc.parallelize([(f,) for f in files], len(files)), "path string"
     )
 
     def read(batches: Iterator["pa.RecordBatch"]) -> Iterator["pa.RecordBatch"]:
-        import pyarrow as pa
-
-        from .._native import WarcBatches
-
         for batch in batches:
             for path in batch.column("path").to_pylist():
-                reader = WarcBatches(
-                    path,
-                    batch_size=batch_size,
-                    extract_main_text=extract_main_text,
-                    max_doc_bytes=max_doc_bytes,
-                    strict=strict,
-                )
-                for b in reader:
-                    n = b["rows"]
-                    url = _large_strings(n, b, "url")
-                    text = _large_strings(n, b, "text")
-                    offsets = b["text_offsets"]
-                    yield pa.RecordBatch.from_arrays(
-                        [
-                            url.cast(pa.string()),
-                            text.cast(pa.string()),
-                            pa.array(offsets[1:] - offsets[:-1]),
-                            pa.array([path] * n, type=pa.string()),
-                            pa.array(b["position"]),
-                        ],
-                        names=["url", "text", "text_len", "path", "position"],
-                    )
+                yield from warc_batches(path, batch_size, extract_main_text, max_doc_bytes, strict)
 
     return names.mapInArrow(read, WARC_SCHEMA)
-
-
-def _large_strings(n: int, batch: dict, name: str) -> "pa.Array":
-    import pyarrow as pa
-
-    return pa.LargeStringArray.from_buffers(
-        n,
-        pa.py_buffer(batch[f"{name}_offsets"]),
-        pa.py_buffer(batch[f"{name}_data"]),
-        pa.py_buffer(batch[f"{name}_valid"]),
-    )
