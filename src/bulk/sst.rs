@@ -23,7 +23,7 @@ use crate::error::{Error, Result};
 use crate::fingerprint::{Fingerprint, BLOCKS};
 use crate::keys::{self, BLOCK_FAMILIES, DOCS_FAMILY, KEYS_FAMILY};
 use crate::postings::chunk;
-use crate::store::{self, UpsertPlan};
+use crate::store::{self, KeyWrite, UpsertPlan};
 
 /// Entries per SST file at most (about 100 MB of block keys): big enough to be cheap to
 /// ingest, small enough for later compactions to work file by file.
@@ -539,12 +539,11 @@ pub(crate) fn write_run(
         let made = match *task {
             Task::Keys => {
                 let path = dir.join(format!("{prefix}-{KEYS_FAMILY}-000.sst"));
-                let size = write_file(KEYS_FAMILY, &path, dest, net.key_ops.len(), |w| {
-                    for &(k, owner) in &net.key_ops {
-                        let key = net.key_bytes(buf, k);
-                        match owner {
-                            Some(id) => w.put(key, keys::id_value(id))?,
-                            None => w.delete(key)?,
+                let size = write_file(KEYS_FAMILY, &path, dest, net.key_writes.len(), |w| {
+                    for write in &net.key_writes {
+                        match write {
+                            KeyWrite::Put(key, id) => w.put(key.bytes(buf), keys::id_value(*id))?,
+                            KeyWrite::Delete(key) => w.delete(key.bytes(buf))?,
                         }
                     }
                     Ok(())

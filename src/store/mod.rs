@@ -49,7 +49,7 @@ pub(crate) use open::{packed_table_options, table_options};
 pub use open::{FORMAT_VERSION, MIN_FORMAT_VERSION};
 pub use options::{Durability, StoreBuilder};
 pub use upgrade::{UpgradeOptions, UpgradePhase, UpgradeProgress, UpgradeSummary};
-pub(crate) use upsert::{check_key, Adds, UpsertPlan};
+pub(crate) use upsert::{check_key, Adds, KeyWrite, UpsertPlan};
 pub(crate) use view::View;
 pub use write::Entry;
 

@@ -5,7 +5,7 @@ use std::sync::atomic::Ordering;
 
 use rocksdb::WriteBatch;
 
-use super::upsert::{check_key, Adds};
+use super::upsert::{check_key, Adds, KeyWrite};
 use super::Store;
 use crate::codec::{self, Document};
 use crate::error::Result;
@@ -194,11 +194,12 @@ impl Store {
         for &id in &plan.doc_deletes {
             batch.delete_cf(docs, keys::doc_key(id));
         }
-        for &(k, owner) in &plan.key_ops {
-            let key = plan.key_bytes(&entries, k);
-            match owner {
-                Some(id) => batch.put_cf(keys_cf, key, keys::id_value(id)),
-                None => batch.delete_cf(keys_cf, key),
+        for write in &plan.key_writes {
+            match write {
+                KeyWrite::Put(key, id) => {
+                    batch.put_cf(keys_cf, key.bytes(&entries), keys::id_value(*id))
+                }
+                KeyWrite::Delete(key) => batch.delete_cf(keys_cf, key.bytes(&entries)),
             }
         }
         for &s in &plan.survivors {
