@@ -539,8 +539,8 @@ struct Met {
     renewed: Vec<u64>,
     /// Stored documents the adds delete and do not add again, by id, ids distinct.
     removed: Vec<Removed>,
-    /// The stored owner of each claimed key, aligned with `resolved.claims.keys`.
-    owners: Vec<Option<u64>>,
+    /// Each key the adds claim, in key order, with its stored owner.
+    claimed: Vec<(Claim, Option<u64>)>,
     /// Keys of replaced or removed documents that still name them and that no add claims,
     /// sorted.
     stale_keys: Vec<String>,
@@ -558,7 +558,7 @@ fn look_up(stored: &impl Stored, adds: &impl Adds, resolved: Resolved) -> Result
     let Some((lo, hi)) = range else {
         // Nothing stored: nothing to replace, remove or take keys from.
         return Ok(Met {
-            owners: vec![None; resolved.claims.keys.len()],
+            claimed: resolved.claims.keys.iter().map(|&c| (c, None)).collect(),
             resolved,
             replaced: 0,
             kept: AddedTimes::AllNew,
@@ -648,13 +648,13 @@ fn look_up(stored: &impl Stored, adds: &impl Adds, resolved: Resolved) -> Result
     }
 
     Ok(Met {
+        claimed: resolved.claims.keys.iter().copied().zip(owners).collect(),
         resolved,
         replaced,
         kept,
         changed,
         renewed,
         removed,
-        owners,
         stale_keys,
     })
 }
@@ -692,7 +692,7 @@ fn emit(adds: &impl Adds, met: Met) -> UpsertPlan {
         mut changed,
         renewed,
         removed,
-        owners,
+        claimed,
         stale_keys,
     } = met;
 
@@ -708,11 +708,8 @@ fn emit(adds: &impl Adds, met: Met) -> UpsertPlan {
     changed.extend(removed.iter().map(|r| (r.id, r.fingerprint)));
 
     // A claimed key ends owned by its owner, or is deleted if it had one before.
-    let mut key_writes: Vec<KeyWrite> = resolved
-        .claims
-        .keys
-        .iter()
-        .zip(owners)
+    let mut key_writes: Vec<KeyWrite> = claimed
+        .into_iter()
         .filter_map(|(claim, stored_owner)| {
             let key = KeyName::Add(claim.last);
             match (claim.owner, stored_owner) {
