@@ -16,6 +16,14 @@
 //!   group's chunks and deltas into fresh chunks, atomically, when deltas pile up and on
 //!   [`Store::compact`](crate::Store::compact).
 //!
+//! This module is a layer of its own: it reads and writes through a [`Db`] handle (the
+//! RocksDB instance and the store's path), never through the `Store`. Where things are:
+//! key and value bytes in `src/keys.rs` and `src/codec.rs` (byte tables at their tops);
+//! chunks in [`chunk`]; a query's probe in `probe.rs`; whole-group reads in `groups.rs`;
+//! single writes in `write.rs`; folding in `fold.rs`; the families' RocksDB options in
+//! `options.rs`. Which family reports a pair is `src/pigeonhole.rs`; which format uses
+//! which layout is `src/store/format.rs`.
+//!
 //! The query cache ([`cache`]) holds decoded groups of the entries layout. The packed layout
 //! does without one: a cache cannot help a query of a fingerprint never asked before, and
 //! the packed layout answers those faster than the entries layout does with its cache
