@@ -11,14 +11,13 @@ use crate::keys::{self, BLOCK_FAMILIES};
 
 /// Whether the four block families of `db` hold no key at all (not even a removal).
 pub(crate) fn block_families_empty(db: Db<'_>) -> Result<bool> {
-    for i in 0..BLOCKS {
+    for (i, &family) in BLOCK_FAMILIES.iter().enumerate() {
         let mut it = db.rocks().raw_iterator_cf(db.family(i)?);
         it.seek_to_first();
         if it.valid() {
             return Ok(false);
         }
-        it.status()
-            .map_err(|e| db.error("scan", Some(BLOCK_FAMILIES[i]), e))?;
+        it.status().map_err(|e| db.error("scan", Some(family), e))?;
     }
     Ok(true)
 }
