@@ -13,7 +13,7 @@ use rocksdb::ReadOptions;
 use crate::codec;
 use crate::error::{Error, Result};
 use crate::fingerprint::{Fingerprint, BLOCKS};
-use crate::keys::{self, BLOCK_FAMILIES, DOCS_FAMILY};
+use crate::keys::{self, DOCS_FAMILY};
 use crate::pigeonhole::{self, radius};
 use crate::postings::malformed_error;
 use crate::store::Store;
@@ -157,41 +157,8 @@ impl Store {
     /// # Errors
     /// RocksDB read errors; [`Error::Decode`] for a damaged entry.
     pub fn preload_query_cache(&self) -> Result<u64> {
-        let Some(cache) = self.postings().cache() else {
-            return Ok(0);
-        };
-        let epoch = cache.epoch();
-        let snapshot = self.view();
-        let mut cached = 0;
-        for (i, family) in BLOCK_FAMILIES.iter().enumerate() {
-            let mut it = snapshot.raw_iterator_cf_opt(self.block_cf(i)?, ReadOptions::default());
-            it.seek_to_first();
-            let mut range: Vec<(Fingerprint, u64)> = Vec::new();
-            let mut value = None;
-            loop {
-                let next = match it.key() {
-                    Some(key) => {
-                        Some(keys::decode_block_key(i, key).ok_or_else(|| bad_key(family, key))?)
-                    }
-                    None => None,
-                };
-                let next_value = next.map(|(fp, _)| fp.blocks()[i]);
-                if let Some(v) = value.filter(|&v| Some(v) != next_value) {
-                    if !cache.has_room_for(range.len()) {
-                        return Ok(cached);
-                    }
-                    cache.insert(i, v, epoch, std::mem::take(&mut range));
-                    cached += 1;
-                }
-                let Some((fp, id)) = next else { break };
-                value = next_value;
-                range.push((fp, id));
-                it.next();
-            }
-            it.status()
-                .map_err(|e| self.rocks_err("scan", Some(family), e))?;
-        }
-        Ok(cached)
+        self.postings()
+            .preload_cache(self.blocks_db(), &self.view())
     }
 
     /// (id, fingerprint, distance) of every document within `k` of `fp` in `snapshot` (taken
@@ -213,7 +180,15 @@ impl Store {
         };
         match plan {
             Plan::FullScan => self.full_scan(snapshot, fp, k, &mut found)?,
-            Plan::Probe { radius } => self.probe(snapshot, epoch, fp, k, radius, &mut found)?,
+            Plan::Probe { radius } => self.postings().probe(
+                self.blocks_db(),
+                snapshot,
+                epoch,
+                fp,
+                k,
+                radius,
+                &mut found,
+            )?,
         }
         found.sort_unstable_by_key(|&(id, _, d)| (d, id));
         // A document added again by a single write after a bulk run stored it is in a chunk
@@ -229,7 +204,8 @@ impl Store {
         k: u32,
         found: &mut Vec<(u64, Fingerprint, u32)>,
     ) -> Result<()> {
-        self.for_each_group(
+        self.postings().for_each_group(
+            self.blocks_db(),
             snapshot,
             0,
             0..1 << 16,
@@ -278,15 +254,6 @@ impl Store {
                 })
             })
             .collect()
-    }
-}
-
-fn bad_key(family: &'static str, key: &[u8]) -> Error {
-    Error::Decode {
-        column_family: family,
-        key: keys::hex(key),
-        what: "block key",
-        message: format!("expected 16 bytes, found {}", key.len()),
     }
 }
 

@@ -256,7 +256,8 @@ impl Store {
         for (i, family) in BLOCK_FAMILIES.iter().enumerate() {
             // The fast check: as many entries as documents, with the same checksum.
             let (mut entries, mut sum, mut damaged) = (0u64, 0u64, false);
-            self.for_each_group(
+            self.postings().for_each_group(
+                self.blocks_db(),
                 &snapshot,
                 i,
                 0..1 << 16,
@@ -284,7 +285,8 @@ impl Store {
             let mut valid = 0u64;
             let mut malformed = Vec::new();
             let mut orphans = Vec::new();
-            self.for_each_group(
+            self.postings().for_each_group(
+                self.blocks_db(),
                 &snapshot,
                 i,
                 0..1 << 16,
@@ -331,7 +333,13 @@ impl Store {
                     ) {
                         let value = doc.fingerprint.block(i);
                         if group_value != Some(value) {
-                            self.read_group(&snapshot, i, value, &mut group)?;
+                            self.postings().read_group(
+                                self.blocks_db(),
+                                &snapshot,
+                                i,
+                                value,
+                                &mut group,
+                            )?;
                             group_value = Some(value);
                         }
                         if !group.contains(&(doc.fingerprint, id)) {

@@ -35,6 +35,7 @@ pub use options::{BulkOptions, BulkPhase, BulkProgress, BulkSummary};
 use crate::codec::Document;
 use crate::error::{Error, Result};
 use crate::fingerprint::Fingerprint;
+use crate::postings;
 use crate::sketch::Sketch;
 use crate::store::{check_key, Durability, Entry, Journal, Store, DEFAULT_TEMP_DIR};
 use failpoint::Point;
@@ -354,7 +355,10 @@ impl BulkLoader<'_> {
             store.flush()?;
         }
         if spooled && self.record.is_none() {
-            self.record = Some(LoadRecord::new(&dir, store.block_families_empty()?));
+            self.record = Some(LoadRecord::new(
+                &dir,
+                postings::block_families_empty(store.blocks_db())?,
+            ));
         }
         let before = store.len();
         let net = store.plan_upserts(&buf)?;
@@ -378,7 +382,7 @@ impl BulkLoader<'_> {
             Chunks::Spool
         } else {
             Chunks::Ingest {
-                final_chunks: store.block_families_empty()?,
+                final_chunks: postings::block_families_empty(store.blocks_db())?,
             }
         };
         let written = sst::write_run(

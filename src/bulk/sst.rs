@@ -22,8 +22,8 @@ use crate::codec::Delta;
 use crate::error::{Error, Result};
 use crate::fingerprint::{Fingerprint, BLOCKS};
 use crate::keys::{self, BLOCK_FAMILIES, DOCS_FAMILY, KEYS_FAMILY};
-use crate::postings::chunk;
-use crate::store::{self, UpsertPlan};
+use crate::postings::{self, chunk};
+use crate::store::{self, KeyWrite, UpsertPlan};
 
 /// Entries per SST file at most (about 100 MB of block keys): big enough to be cheap to
 /// ingest, small enough for later compactions to work file by file.
@@ -106,35 +106,35 @@ pub(crate) fn write_file(
     if count == 0 {
         return Ok(None);
     }
-    // The family's table options (format, Bloom filters, block size); the cache is only a
+    // The family's options (format, Bloom filters, block size); the cache is only a
     // placeholder.
     let cache = Cache::new_lru_cache(1 << 20);
-    let mut table = store::table_options(family, &cache);
-    if family == DOCS_FAMILY {
-        // Binary search inside data blocks instead of the family's hash index: 1.4 bytes per
-        // document less and 2% fewer instructions to write; a point lookup in a 4 KiB block
-        // does a few more key comparisons (no measurable change in query cost).
-        table.set_data_block_index_type(DataBlockIndexType::BinarySearch);
-    }
-    let packed = BLOCK_FAMILIES.contains(&family);
-    if packed {
-        store::packed_table_options(&mut table);
-    }
-    let mut opts = Options::default();
-    opts.set_block_based_table_factory(&table);
-    let compression = match dest {
-        // Packed chunks are bit-packed random bits (see `Store::use_format`).
-        _ if packed => DBCompressionType::None,
-        Destination::Bottom => DBCompressionType::Zstd,
-        Destination::Upper => DBCompressionType::Lz4,
+    let opts = if BLOCK_FAMILIES.contains(&family) {
+        // Exactly the store's.
+        postings::family_options(store::base_table_options(&cache))
+    } else {
+        let mut table = store::table_options(family, &cache);
+        if family == DOCS_FAMILY {
+            // Binary search inside data blocks instead of the family's hash index: 1.4 bytes
+            // per document less and 2% fewer instructions to write; a point lookup in a 4 KiB
+            // block does a few more key comparisons (no measurable change in query cost).
+            table.set_data_block_index_type(DataBlockIndexType::BinarySearch);
+        }
+        let mut opts = Options::default();
+        opts.set_block_based_table_factory(&table);
+        let compression = match dest {
+            Destination::Bottom => DBCompressionType::Zstd,
+            Destination::Upper => DBCompressionType::Lz4,
+        };
+        opts.set_compression_type(compression);
+        opts.set_bottommost_compression_type(compression);
+        if compression == DBCompressionType::Zstd {
+            // window bits -14 and strategy 0 are RocksDB's defaults; no dictionary.
+            opts.set_compression_options(-14, ZSTD_LEVEL, 0, 0);
+            opts.set_bottommost_compression_options(-14, ZSTD_LEVEL, 0, 0, true);
+        }
+        opts
     };
-    opts.set_compression_type(compression);
-    opts.set_bottommost_compression_type(compression);
-    if compression == DBCompressionType::Zstd {
-        // window bits -14 and strategy 0 are RocksDB's defaults; no dictionary.
-        opts.set_compression_options(-14, ZSTD_LEVEL, 0, 0);
-        opts.set_bottommost_compression_options(-14, ZSTD_LEVEL, 0, 0, true);
-    }
     let mut writer = SstFileWriter::create(&opts);
     writer
         .open(path)
@@ -539,12 +539,11 @@ pub(crate) fn write_run(
         let made = match *task {
             Task::Keys => {
                 let path = dir.join(format!("{prefix}-{KEYS_FAMILY}-000.sst"));
-                let size = write_file(KEYS_FAMILY, &path, dest, net.key_ops.len(), |w| {
-                    for &(k, owner) in &net.key_ops {
-                        let key = net.key_bytes(buf, k);
-                        match owner {
-                            Some(id) => w.put(key, keys::id_value(id))?,
-                            None => w.delete(key)?,
+                let size = write_file(KEYS_FAMILY, &path, dest, net.key_writes.len(), |w| {
+                    for write in &net.key_writes {
+                        match write {
+                            KeyWrite::Put(key, id) => w.put(key.bytes(buf), keys::id_value(*id))?,
+                            KeyWrite::Delete(key) => w.delete(key.bytes(buf))?,
                         }
                     }
                     Ok(())

@@ -223,7 +223,9 @@ impl Ctx<'_> {
             out.clear();
             out.extend(group.iter().map(|&(fp, id)| (fp.0, id)));
         };
-        self.store.for_each_group(
+        let (postings, db) = (self.store.postings(), self.store.blocks_db());
+        postings.for_each_group(
+            db,
             &self.snapshot,
             family,
             task.lo..task.hi,
@@ -235,8 +237,7 @@ impl Ctx<'_> {
                 for &m in &self.neighbours {
                     let w = value ^ m;
                     if w > value {
-                        self.store
-                            .read_group(&self.snapshot, family, w, &mut neighbour)?;
+                        postings.read_group(db, &self.snapshot, family, w, &mut neighbour)?;
                         if !neighbour.is_empty() {
                             as_docs(&neighbour, &mut other);
                             neighbours.push(std::mem::take(&mut other));

@@ -9,28 +9,29 @@
 
 use std::sync::atomic::{AtomicU16, Ordering};
 
-use rocksdb::{ReadOptions, WriteBatch};
+use rocksdb::{ReadOptions, WriteBatch, WriteOptions};
 
 use super::chunk::{self, MAX_ENTRIES};
-use super::groups::{malformed_error, Posting};
+use super::groups::{self, malformed_error, Posting};
+use super::{Db, Layout, Packed};
 use crate::error::Result;
 use crate::fingerprint::{Fingerprint, BLOCKS};
 use crate::keys::{self, PackedKey, BLOCK_FAMILIES};
-use crate::store::{Store, View};
+use crate::store::View;
 
 /// Deltas a group takes before a write folds it. A fold rewrites the group (about 8.5 bytes
 /// per document), so this bounds the rewriting to `8.5 · group size / 64` bytes per write
 /// and family, and the deltas a query steps through to 64 per group and family.
 const FOLD_AFTER: u16 = 64;
 /// Block values whose groups are folded under one hold of the write lock by
-/// [`Store::fold_groups`]: writers wait at most this long.
+/// [`Packed::fold_groups`]: writers wait at most this long.
 const VALUES_PER_LOCK: u32 = 1024;
 /// Bytes of a fold batch at which it is written.
 const BATCH_BYTES: usize = 16 << 20;
 
 /// For each group, the deltas written to it since the store opened or the group was folded.
 /// Deltas written before the store opened are not counted: the group is folded once it takes
-/// [`FOLD_AFTER`] more, or by [`Store::fold_groups`].
+/// [`FOLD_AFTER`] more, or by [`Packed::fold_groups`].
 pub(crate) struct FoldCounters {
     counts: Box<[AtomicU16]>,
 }
@@ -64,53 +65,61 @@ impl FoldCounters {
     }
 }
 
-impl Store {
-    /// Folds the groups `due` (family, value); the caller holds the write lock.
-    pub(crate) fn fold_due(&self, due: &mut Vec<(usize, u16)>) -> Result<()> {
+impl Packed {
+    /// Folds the groups `due` (family, value), writing with `write`; the caller holds the
+    /// write lock.
+    pub(crate) fn fold_due(
+        &self,
+        db: Db<'_>,
+        write: &WriteOptions,
+        due: &mut Vec<(usize, u16)>,
+    ) -> Result<()> {
         due.sort_unstable();
         due.dedup();
         let mut batch = WriteBatch::default();
         let mut group = Vec::new();
         for &(i, value) in due.iter() {
-            self.fold_into(&mut batch, i, value, &mut group)?;
+            fold_into(db, &mut batch, i, value, &mut group)?;
         }
-        self.write_fold(batch)?;
-        let counters = self.packed()?.fold_counters();
+        write_fold(db, write, batch)?;
         for &(i, value) in due.iter() {
-            counters.reset(i, value);
+            self.fold_counters.reset(i, value);
         }
         due.clear();
         Ok(())
     }
 
     /// Folds every group that has deltas or chunks of more than one segment, so that each
-    /// group is one segment's chunks, and returns how many it folded. Writers wait for at
-    /// most one slice of [`VALUES_PER_LOCK`] block values at a time; readers never wait. A
-    /// store of the entries layout has nothing to fold.
+    /// group is one segment's chunks, and returns how many it folded. Each slice of
+    /// [`VALUES_PER_LOCK`] block values is folded under the write lock that `lock` takes:
+    /// writers wait for at most one slice at a time; readers never wait.
     ///
     /// # Errors
-    /// RocksDB errors; [`Error::Decode`] for a damaged chunk or delta.
-    pub(crate) fn fold_groups(&self) -> Result<u64> {
-        let Some(packed) = self.postings().packed().filter(|_| !self.is_read_only()) else {
-            return Ok(0);
-        };
+    /// RocksDB errors; [`Error::Decode`](crate::Error::Decode) for a damaged chunk or
+    /// delta; those of `lock`.
+    pub(crate) fn fold_groups<G>(
+        &self,
+        db: Db<'_>,
+        write: &WriteOptions,
+        mut lock: impl FnMut() -> Result<G>,
+    ) -> Result<u64> {
         let mut folded = 0;
         let mut group = Vec::new();
         for i in 0..BLOCKS {
             let mut lo = 0u32;
             while lo < 1 << 16 {
                 let hi = (lo + VALUES_PER_LOCK).min(1 << 16);
-                let guard = self.lock_writes()?;
-                let due = self.groups_to_fold(i, lo..hi)?;
+                let guard = lock()?;
+                let due = groups_to_fold(db, i, lo..hi)?;
                 let mut batch = WriteBatch::default();
                 for &value in &due {
-                    self.fold_into(&mut batch, i, value, &mut group)?;
-                    packed.fold_counters().reset(i, value);
+                    fold_into(db, &mut batch, i, value, &mut group)?;
+                    self.fold_counters.reset(i, value);
                     if batch.size_in_bytes() >= BATCH_BYTES {
-                        self.write_fold(std::mem::take(&mut batch))?;
+                        write_fold(db, write, std::mem::take(&mut batch))?;
                     }
                 }
-                self.write_fold(batch)?;
+                write_fold(db, write, batch)?;
                 drop(guard);
                 folded += due.len() as u64;
                 lo = hi;
@@ -118,103 +127,103 @@ impl Store {
         }
         Ok(folded)
     }
+}
 
-    /// The block values in `values` of family `i` whose groups hold a delta or chunks of two
-    /// segments.
-    fn groups_to_fold(&self, i: usize, values: std::ops::Range<u32>) -> Result<Vec<u16>> {
-        let family = BLOCK_FAMILIES[i];
-        let mut options = ReadOptions::default();
-        options.fill_cache(false);
-        if let Ok(hi) = u16::try_from(values.end) {
-            options.set_iterate_upper_bound(keys::block_prefix(hi).to_vec());
-        }
-        let mut it = self.db().raw_iterator_cf_opt(self.block_cf(i)?, options);
-        it.seek(keys::block_prefix(values.start as u16));
-        let mut due = Vec::new();
-        // (value, segment of its first chunk, whether it is due)
-        let mut current: Option<(u16, Option<u32>, bool)> = None;
-        while let Some(key) = it.key() {
-            let decoded = keys::decode_packed_key(i, key);
-            let value = match decoded {
-                Some(PackedKey::Chunk { value, .. }) => value,
-                Some(PackedKey::Delta { fingerprint, .. }) => fingerprint.block(i),
-                None => {
-                    malformed_error(family, key, "neither a chunk nor a delta key".into())?;
-                    0
-                }
-            };
-            if current.is_some_and(|c| c.0 != value) {
-                if let Some((v, _, true)) = current {
-                    due.push(v);
-                }
-                current = None;
-            }
-            let (_, first_segment, is_due) = current.get_or_insert((value, None, false));
-            match decoded {
-                Some(PackedKey::Chunk { segment, .. }) => match first_segment {
-                    None => *first_segment = Some(segment),
-                    Some(s) if *s != segment => *is_due = true,
-                    Some(_) => {}
-                },
-                _ => *is_due = true,
-            }
-            it.next();
-        }
-        it.status()
-            .map_err(|e| self.rocks_err("scan", Some(family), e))?;
-        if let Some((v, _, true)) = current {
-            due.push(v);
-        }
-        Ok(due)
+/// The block values in `values` of family `i` whose groups hold a delta or chunks of two
+/// segments.
+fn groups_to_fold(db: Db<'_>, i: usize, values: std::ops::Range<u32>) -> Result<Vec<u16>> {
+    let family = BLOCK_FAMILIES[i];
+    let mut options = ReadOptions::default();
+    options.fill_cache(false);
+    if let Ok(hi) = u16::try_from(values.end) {
+        options.set_iterate_upper_bound(keys::block_prefix(hi).to_vec());
     }
+    let mut it = db.rocks().raw_iterator_cf_opt(db.family(i)?, options);
+    it.seek(keys::block_prefix(values.start as u16));
+    let mut due = Vec::new();
+    // (value, segment of its first chunk, whether it is due)
+    let mut current: Option<(u16, Option<u32>, bool)> = None;
+    while let Some(key) = it.key() {
+        let decoded = keys::decode_packed_key(i, key);
+        let value = match decoded {
+            Some(PackedKey::Chunk { value, .. }) => value,
+            Some(PackedKey::Delta { fingerprint, .. }) => fingerprint.block(i),
+            None => {
+                malformed_error(family, key, "neither a chunk nor a delta key".into())?;
+                0
+            }
+        };
+        if current.is_some_and(|c| c.0 != value) {
+            if let Some((v, _, true)) = current {
+                due.push(v);
+            }
+            current = None;
+        }
+        let (_, first_segment, is_due) = current.get_or_insert((value, None, false));
+        match decoded {
+            Some(PackedKey::Chunk { segment, .. }) => match first_segment {
+                None => *first_segment = Some(segment),
+                Some(s) if *s != segment => *is_due = true,
+                Some(_) => {}
+            },
+            _ => *is_due = true,
+        }
+        it.next();
+    }
+    it.status().map_err(|e| db.error("scan", Some(family), e))?;
+    if let Some((v, _, true)) = current {
+        due.push(v);
+    }
+    Ok(due)
+}
 
-    /// Adds to `batch` the fold of group `value` of family `i`: deletes of all its keys, puts
-    /// of its chunks in segment 0. `group` is scratch.
-    fn fold_into(
-        &self,
-        batch: &mut WriteBatch,
-        i: usize,
-        value: u16,
-        group: &mut Vec<Posting>,
-    ) -> Result<()> {
-        let cf = self.block_cf(i)?;
-        let view = View::Fixed(self.db());
-        self.read_group(&view, i, value, group)?;
-        let prefix = keys::block_prefix(value);
-        let mut it = self.db().raw_iterator_cf(cf);
-        it.seek(prefix);
-        while let Some(key) = it.key() {
-            if !key.starts_with(&prefix) {
-                break;
-            }
-            batch.delete_cf(cf, key);
-            it.next();
+/// Adds to `batch` the fold of group `value` of family `i`: deletes of all its keys, puts
+/// of its chunks in segment 0. `group` is scratch.
+fn fold_into(
+    db: Db<'_>,
+    batch: &mut WriteBatch,
+    i: usize,
+    value: u16,
+    group: &mut Vec<Posting>,
+) -> Result<()> {
+    let cf = db.family(i)?;
+    let view = View::Fixed(db.rocks());
+    groups::read_group(db, Layout::Packed, &view, i, value, group)?;
+    let prefix = keys::block_prefix(value);
+    let mut it = db.rocks().raw_iterator_cf(cf);
+    it.seek(prefix);
+    while let Some(key) = it.key() {
+        if !key.starts_with(&prefix) {
+            break;
         }
-        it.status()
-            .map_err(|e| self.rocks_err("scan", Some(BLOCK_FAMILIES[i]), e))?;
-        let entries: Vec<(u64, u64)> = group
-            .iter()
-            .map(|&(fp, id)| (keys::split(i, fp).1, id))
-            .collect();
-        let mut bytes = Vec::new();
-        let last = entries.len().div_ceil(MAX_ENTRIES).saturating_sub(1);
-        for (c, part) in entries.chunks(MAX_ENTRIES).enumerate() {
-            // 2^32 chunks of 4,096 entries would be 2^44 documents in one group: out of reach.
-            let number = c as u32;
-            bytes.clear();
-            // The fold rewrites the whole group: its last chunk is final.
-            chunk::encode(part, c == last, &mut bytes);
-            batch.put_cf(cf, keys::chunk_key(value, 0, number), &bytes);
-        }
-        Ok(())
+        batch.delete_cf(cf, key);
+        it.next();
     }
+    it.status()
+        .map_err(|e| db.error("scan", Some(BLOCK_FAMILIES[i]), e))?;
+    let entries: Vec<(u64, u64)> = group
+        .iter()
+        .map(|&(fp, id)| (keys::split(i, fp).1, id))
+        .collect();
+    let mut bytes = Vec::new();
+    let last = entries.len().div_ceil(MAX_ENTRIES).saturating_sub(1);
+    for (c, part) in entries.chunks(MAX_ENTRIES).enumerate() {
+        // 2^32 chunks of 4,096 entries would be 2^44 documents in one group: out of reach.
+        let number = c as u32;
+        bytes.clear();
+        // The fold rewrites the whole group: its last chunk is final.
+        chunk::encode(part, c == last, &mut bytes);
+        batch.put_cf(cf, keys::chunk_key(value, 0, number), &bytes);
+    }
+    Ok(())
+}
 
-    fn write_fold(&self, batch: WriteBatch) -> Result<()> {
-        if batch.is_empty() {
-            return Ok(());
-        }
-        self.db()
-            .write_opt(batch, &self.write_options())
-            .map_err(|e| self.rocks_err("fold a group", None, e))
+/// Writes a fold's `batch`.
+fn write_fold(db: Db<'_>, write: &WriteOptions, batch: WriteBatch) -> Result<()> {
+    if batch.is_empty() {
+        return Ok(());
     }
+    db.rocks()
+        .write_opt(batch, write)
+        .map_err(|e| db.error("fold a group", None, e))
 }

@@ -5,12 +5,12 @@ use std::ops::Range;
 use rocksdb::ReadOptions;
 
 use super::chunk::Chunk;
-use super::Layout;
+use super::{Db, Layout, Postings};
 use crate::codec::{self, Delta};
 use crate::error::{Error, Result};
 use crate::fingerprint::Fingerprint;
 use crate::keys::{self, PackedKey, BLOCK_FAMILIES};
-use crate::store::{Store, View};
+use crate::store::View;
 
 /// One document of a group: its fingerprint and id.
 pub(crate) type Posting = (Fingerprint, u64);
@@ -89,121 +89,152 @@ pub(crate) fn malformed_error(family: &'static str, key: &[u8], message: String)
     })
 }
 
-impl Store {
+impl Postings {
     /// Calls `each(value, group)` for every non-empty group of family `i` whose value is in
-    /// `values`, in value order, read from `view` with `options`. Each group is sorted (by the
-    /// other 48 bits, then id) and holds each document once. A malformed key or value goes to
-    /// `malformed`, which may skip it (`Ok`) or stop the read.
+    /// `values`, in value order, read from `view` of `db` with `options`. Each group is
+    /// sorted (by the other 48 bits, then id) and holds each document once. A malformed key
+    /// or value goes to `malformed`, which may skip it (`Ok`) or stop the read.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn for_each_group<E: From<Error>>(
         &self,
+        db: Db<'_>,
         view: &View<'_>,
         i: usize,
         values: Range<u32>,
-        mut options: ReadOptions,
+        options: ReadOptions,
         malformed: &mut Malformed<'_>,
-        mut each: impl FnMut(u16, &[Posting]) -> std::result::Result<(), E>,
+        each: impl FnMut(u16, &[Posting]) -> std::result::Result<(), E>,
     ) -> std::result::Result<(), E> {
-        let family = BLOCK_FAMILIES[i];
-        if values.is_empty() {
-            return Ok(());
-        }
-        let lo = values.start.min(1 << 16) as u16;
-        if let Ok(hi) = u16::try_from(values.end) {
-            options.set_iterate_upper_bound(keys::block_prefix(hi).to_vec());
-        }
-        let mut it = view.raw_iterator_cf_opt(self.block_cf(i)?, options);
-        it.seek(keys::block_prefix(lo));
-        let mut parts = GroupParts::default();
-        let mut group = Vec::new();
-        let mut current: Option<u16> = None;
-        while let (Some(key), Some(value)) = (it.key(), it.value()) {
-            let Some(v) = key.get(0..2).map(|b| u16::from_be_bytes([b[0], b[1]])) else {
-                malformed(family, key, format!("a {}-byte key", key.len()))?;
-                it.next();
-                continue;
-            };
-            if u32::from(v) >= values.end {
-                break;
-            }
-            if current != Some(v) {
-                if let Some(done) = current {
-                    parts.finish(i, done, &mut group);
-                    if !group.is_empty() {
-                        each(done, &group)?;
-                    }
-                }
-                current = Some(v);
-            }
-            self.read_key(i, key, value, &mut parts, malformed)?;
-            it.next();
-        }
-        it.status()
-            .map_err(|e| self.rocks_err("scan", Some(family), e))?;
-        if let Some(done) = current {
-            parts.finish(i, done, &mut group);
-            if !group.is_empty() {
-                each(done, &group)?;
-            }
-        }
-        Ok(())
+        for_each_group(db, self.layout(), view, i, values, options, malformed, each)
     }
 
-    /// Reads group `value` of family `i` from `view` into `out` (see
-    /// [`Store::for_each_group`]); a malformed entry is an error.
+    /// Reads group `value` of family `i` from `view` of `db` into `out` (see
+    /// [`Postings::for_each_group`]); a malformed entry is an error.
     pub(crate) fn read_group(
         &self,
+        db: Db<'_>,
         view: &View<'_>,
         i: usize,
         value: u16,
         out: &mut Vec<Posting>,
     ) -> Result<()> {
-        out.clear();
-        let values = u32::from(value)..u32::from(value) + 1;
-        self.for_each_group(
-            view,
-            i,
-            values,
-            ReadOptions::default(),
-            &mut malformed_error,
-            |_, group| {
-                out.extend_from_slice(group);
-                Ok::<(), Error>(())
-            },
-        )
+        read_group(db, self.layout(), view, i, value, out)
     }
+}
 
-    /// Adds one key of family `i` (and its value) to `parts`.
-    fn read_key(
-        &self,
-        i: usize,
-        key: &[u8],
-        value: &[u8],
-        parts: &mut GroupParts,
-        malformed: &mut Malformed<'_>,
-    ) -> Result<()> {
-        let family = BLOCK_FAMILIES[i];
-        match self.postings().layout() {
-            Layout::Entries => match keys::decode_block_key(i, key) {
-                Some(entry) => parts.entries.push(entry),
-                None => malformed(family, key, "not a 16-byte block key".into())?,
-            },
-            Layout::Packed => match keys::decode_packed_key(i, key) {
-                Some(PackedKey::Chunk { segment, .. }) => match Chunk::parse(value) {
-                    Ok(chunk) => {
-                        chunk.for_each(|rem, id| parts.chunked.push((rem, id, segment)));
-                    }
-                    Err(message) => malformed(family, key, format!("chunk: {message}"))?,
-                },
-                Some(PackedKey::Delta { fingerprint, id }) => match codec::decode_delta(value) {
-                    Some(delta) => {
-                        let (_, rem) = keys::split(i, fingerprint);
-                        parts.deltas.push((rem, id, delta));
-                    }
-                    None => malformed(family, key, format!("a {}-byte delta", value.len()))?,
-                },
-                None => malformed(family, key, "neither a chunk nor a delta key".into())?,
-            },
-        }
-        Ok(())
+/// [`Postings::for_each_group`] in `layout`.
+#[allow(clippy::too_many_arguments)]
+fn for_each_group<E: From<Error>>(
+    db: Db<'_>,
+    layout: Layout,
+    view: &View<'_>,
+    i: usize,
+    values: Range<u32>,
+    mut options: ReadOptions,
+    malformed: &mut Malformed<'_>,
+    mut each: impl FnMut(u16, &[Posting]) -> std::result::Result<(), E>,
+) -> std::result::Result<(), E> {
+    let family = BLOCK_FAMILIES[i];
+    if values.is_empty() {
+        return Ok(());
     }
+    let lo = values.start.min(1 << 16) as u16;
+    if let Ok(hi) = u16::try_from(values.end) {
+        options.set_iterate_upper_bound(keys::block_prefix(hi).to_vec());
+    }
+    let mut it = view.raw_iterator_cf_opt(db.family(i)?, options);
+    it.seek(keys::block_prefix(lo));
+    let mut parts = GroupParts::default();
+    let mut group = Vec::new();
+    let mut current: Option<u16> = None;
+    while let (Some(key), Some(value)) = (it.key(), it.value()) {
+        let Some(v) = key.get(0..2).map(|b| u16::from_be_bytes([b[0], b[1]])) else {
+            malformed(family, key, format!("a {}-byte key", key.len()))?;
+            it.next();
+            continue;
+        };
+        if u32::from(v) >= values.end {
+            break;
+        }
+        if current != Some(v) {
+            if let Some(done) = current {
+                parts.finish(i, done, &mut group);
+                if !group.is_empty() {
+                    each(done, &group)?;
+                }
+            }
+            current = Some(v);
+        }
+        read_key(layout, i, key, value, &mut parts, malformed)?;
+        it.next();
+    }
+    it.status().map_err(|e| db.error("scan", Some(family), e))?;
+    if let Some(done) = current {
+        parts.finish(i, done, &mut group);
+        if !group.is_empty() {
+            each(done, &group)?;
+        }
+    }
+    Ok(())
+}
+
+/// [`Postings::read_group`] in `layout`.
+pub(crate) fn read_group(
+    db: Db<'_>,
+    layout: Layout,
+    view: &View<'_>,
+    i: usize,
+    value: u16,
+    out: &mut Vec<Posting>,
+) -> Result<()> {
+    out.clear();
+    let values = u32::from(value)..u32::from(value) + 1;
+    for_each_group(
+        db,
+        layout,
+        view,
+        i,
+        values,
+        ReadOptions::default(),
+        &mut malformed_error,
+        |_, group| {
+            out.extend_from_slice(group);
+            Ok::<(), Error>(())
+        },
+    )
+}
+
+/// Adds one key of family `i` (and its value) in `layout` to `parts`.
+fn read_key(
+    layout: Layout,
+    i: usize,
+    key: &[u8],
+    value: &[u8],
+    parts: &mut GroupParts,
+    malformed: &mut Malformed<'_>,
+) -> Result<()> {
+    let family = BLOCK_FAMILIES[i];
+    match layout {
+        Layout::Entries => match keys::decode_block_key(i, key) {
+            Some(entry) => parts.entries.push(entry),
+            None => malformed(family, key, "not a 16-byte block key".into())?,
+        },
+        Layout::Packed => match keys::decode_packed_key(i, key) {
+            Some(PackedKey::Chunk { segment, .. }) => match Chunk::parse(value) {
+                Ok(chunk) => {
+                    chunk.for_each(|rem, id| parts.chunked.push((rem, id, segment)));
+                }
+                Err(message) => malformed(family, key, format!("chunk: {message}"))?,
+            },
+            Some(PackedKey::Delta { fingerprint, id }) => match codec::decode_delta(value) {
+                Some(delta) => {
+                    let (_, rem) = keys::split(i, fingerprint);
+                    parts.deltas.push((rem, id, delta));
+                }
+                None => malformed(family, key, format!("a {}-byte delta", value.len()))?,
+            },
+            None => malformed(family, key, "neither a chunk nor a delta key".into())?,
+        },
+    }
+    Ok(())
 }

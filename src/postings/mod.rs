@@ -16,6 +16,14 @@
 //!   group's chunks and deltas into fresh chunks, atomically, when deltas pile up and on
 //!   [`Store::compact`](crate::Store::compact).
 //!
+//! This module is a layer of its own: it reads and writes through a [`Db`] handle (the
+//! RocksDB instance and the store's path), never through the `Store`. Where things are:
+//! key and value bytes in `src/keys.rs` and `src/codec.rs` (byte tables at their tops);
+//! chunks in [`chunk`]; a query's probe in `probe.rs`; whole-group reads in `groups.rs`;
+//! single writes in `write.rs`; folding in `fold.rs`; the families' RocksDB options in
+//! `options.rs`. Which family reports a pair is `src/pigeonhole.rs`; which format uses
+//! which layout is `src/store/format.rs`.
+//!
 //! The query cache ([`cache`]) holds decoded groups of the entries layout. The packed layout
 //! does without one: a cache cannot help a query of a fingerprint never asked before, and
 //! the packed layout answers those faster than the entries layout does with its cache
@@ -25,14 +33,23 @@ mod cache;
 pub(crate) mod chunk;
 mod fold;
 mod groups;
+mod options;
 mod probe;
 mod write;
 
+use std::path::Path;
 use std::sync::atomic::{AtomicU32, Ordering};
+
+use rocksdb::{ColumnFamily, DB};
+
+use crate::error::{Error, Result};
+use crate::keys::BLOCK_FAMILIES;
 
 pub(crate) use cache::PostingsCache;
 pub(crate) use fold::FoldCounters;
 pub(crate) use groups::{malformed_error, Posting};
+pub(crate) use options::family_options;
+pub(crate) use write::block_families_empty;
 
 /// How a store lays out its block families (by its [`Format`](crate::store::Format)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,6 +58,44 @@ pub(crate) enum Layout {
     Entries,
     /// Packed chunks and deltas (format 7 on).
     Packed,
+}
+
+/// The database that postings code reads and writes through: the RocksDB instance and the
+/// store's directory (for errors).
+#[derive(Clone, Copy)]
+pub(crate) struct Db<'a> {
+    rocks: &'a DB,
+    path: &'a Path,
+}
+
+impl<'a> Db<'a> {
+    pub(crate) fn new(rocks: &'a DB, path: &'a Path) -> Db<'a> {
+        Db { rocks, path }
+    }
+
+    /// The RocksDB instance.
+    pub(crate) fn rocks(self) -> &'a DB {
+        self.rocks
+    }
+
+    /// Block family `i`.
+    pub(crate) fn family(self, i: usize) -> Result<&'a ColumnFamily> {
+        let name = BLOCK_FAMILIES[i];
+        self.rocks.cf_handle(name).ok_or_else(|| Error::NotAStore {
+            path: self.path.to_path_buf(),
+            reason: format!("column family `{name}` is missing"),
+        })
+    }
+
+    /// The error for a failed RocksDB `operation` on `family`.
+    pub(crate) fn error(
+        self,
+        operation: &'static str,
+        family: Option<&'static str>,
+        e: rocksdb::Error,
+    ) -> Error {
+        Error::rocks(operation, family, self.path, e)
+    }
 }
 
 /// The first segment number of bulk runs; segment 0 holds folded chunks (`fold.rs`).

@@ -5,27 +5,29 @@
 
 use rocksdb::ReadOptions;
 
+use super::cache::PostingsCache;
 use super::chunk::Chunk;
-use super::Layout;
+use super::groups::malformed_error;
+use super::{Db, Postings};
 use crate::codec::{self, Delta};
 use crate::error::{Error, Result};
 use crate::fingerprint::Fingerprint;
 use crate::keys::{self, PackedKey, BLOCK_FAMILIES};
 use crate::pigeonhole;
-use crate::store::{Store, View};
-
-use super::groups::malformed_error;
+use crate::store::View;
 
 /// A candidate of one group: (remainder, id, distance).
 type Candidate = (u64, u64, u32);
 
-impl Store {
-    /// Pushes (id, fingerprint, distance) of every document within `k` of `q` in `view`
-    /// onto `found`, probing in each family the groups within `radius` of the query's block
-    /// (the pigeonhole rule), each document from one family only. `epoch` is the query
+impl Postings {
+    /// Pushes (id, fingerprint, distance) of every document within `k` of `q` in `view` of
+    /// `db` onto `found`, probing in each family the groups within `radius` of the query's
+    /// block (the pigeonhole rule), each document from one family only. `epoch` is the query
     /// cache's, read before `view` was taken (entries layout).
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn probe(
         &self,
+        db: Db<'_>,
         view: &View<'_>,
         epoch: u64,
         q: Fingerprint,
@@ -33,181 +35,223 @@ impl Store {
         radius: u32,
         found: &mut Vec<(u64, Fingerprint, u32)>,
     ) -> Result<()> {
-        match self.postings().layout() {
-            Layout::Entries => self.probe_entries(view, epoch, q, k, radius, found),
-            Layout::Packed => {
+        match self {
+            Postings::Entries { cache } => {
+                probe_entries(db, cache.as_ref(), view, epoch, q, k, radius, found)
+            }
+            Postings::Packed(_) => {
                 let masks = pigeonhole::masks(radius);
                 let mut values: Vec<u16> = Vec::with_capacity(masks.len());
                 for (i, &block) in q.blocks().iter().enumerate() {
                     values.clear();
                     values.extend(masks.iter().map(|m| block ^ m));
                     values.sort_unstable();
-                    self.probe_packed(view, i, q, k, radius, &values, found)?;
+                    probe_packed(db, view, i, q, k, radius, &values, found)?;
                 }
                 Ok(())
             }
         }
     }
 
-    /// [`Store::probe`] in the entries layout, through the query cache.
-    fn probe_entries(
-        &self,
-        snapshot: &View<'_>,
-        epoch: u64,
-        q: Fingerprint,
-        k: u32,
-        radius: u32,
-        found: &mut Vec<(u64, Fingerprint, u32)>,
-    ) -> Result<()> {
-        let qb = q.blocks();
-        let mut check = |fp: Fingerprint, id: u64, i: usize| {
-            let d = fp.distance(q);
-            if d <= k && pigeonhole::reporting_family(fp.0, q.0, radius) == Some(i) {
-                found.push((id, fp, d));
-            }
+    /// Reads the block families of `view` of `db` into the query cache until it is full or
+    /// holds every group, and returns the number of groups cached: 0 without a cache (the
+    /// packed layout has none).
+    pub(crate) fn preload_cache(&self, db: Db<'_>, view: &View<'_>) -> Result<u64> {
+        let Some(cache) = self.cache() else {
+            return Ok(0);
         };
-        let masks = pigeonhole::masks(radius);
-        let cache = self.postings().cache();
-        let bad_key = |family: &'static str, key: &[u8]| Error::Decode {
-            column_family: family,
-            key: keys::hex(key),
-            what: "block key",
-            message: format!("expected 16 bytes, found {}", key.len()),
-        };
-        let mut values: Vec<u16> = Vec::with_capacity(masks.len());
-        let mut range: Vec<(Fingerprint, u64)> = Vec::new();
+        let epoch = cache.epoch();
+        let mut cached = 0;
         for (i, family) in BLOCK_FAMILIES.iter().enumerate() {
-            values.clear();
-            values.extend(masks.iter().map(|m| qb[i] ^ m));
-            values.sort_unstable();
-            // Created only when a range is not in the query cache.
-            let mut it = None;
-            for &v in &values {
-                if let Some(postings) = cache.and_then(|c| c.get(i, v, epoch)) {
-                    for &(fp, id) in postings.entries.iter() {
-                        check(fp, id, i);
+            let mut it = view.raw_iterator_cf_opt(db.family(i)?, ReadOptions::default());
+            it.seek_to_first();
+            let mut range: Vec<(Fingerprint, u64)> = Vec::new();
+            let mut value = None;
+            loop {
+                let next = match it.key() {
+                    Some(key) => {
+                        Some(keys::decode_block_key(i, key).ok_or_else(|| bad_key(family, key))?)
                     }
-                    continue;
-                }
-                let it = match &mut it {
-                    Some(it) => it,
-                    None => it.insert(
-                        snapshot.raw_iterator_cf_opt(self.block_cf(i)?, ReadOptions::default()),
-                    ),
+                    None => None,
                 };
-                let prefix = keys::block_prefix(v);
-                range.clear();
-                it.seek(prefix);
-                while let Some(key) = it.key() {
-                    if !key.starts_with(&prefix) {
-                        break;
+                let next_value = next.map(|(fp, _)| fp.blocks()[i]);
+                if let Some(v) = value.filter(|&v| Some(v) != next_value) {
+                    if !cache.has_room_for(range.len()) {
+                        return Ok(cached);
                     }
-                    let (fp, id) =
-                        keys::decode_block_key(i, key).ok_or_else(|| bad_key(family, key))?;
-                    check(fp, id, i);
-                    if cache.is_some() {
-                        range.push((fp, id));
-                    }
-                    it.next();
-                }
-                it.status()
-                    .map_err(|e| self.rocks_err("scan", Some(family), e))?;
-                if let Some(cache) = cache {
                     cache.insert(i, v, epoch, std::mem::take(&mut range));
+                    cached += 1;
                 }
+                let Some((fp, id)) = next else { break };
+                value = next_value;
+                range.push((fp, id));
+                it.next();
             }
+            it.status().map_err(|e| db.error("scan", Some(family), e))?;
         }
-        Ok(())
+        Ok(cached)
     }
+}
 
-    /// Pushes (id, fingerprint, distance) of every document within `k` of `q` onto `found`,
-    /// probing in family `i` each block value `q.block(i) ^ m` for `m` in `masks` (the caller
-    /// passes them sorted by value); only documents whose first block within `radius` of the
-    /// query's is block `i` (so each document comes from one family). Packed layout only.
-    #[allow(clippy::too_many_arguments)]
-    fn probe_packed(
-        &self,
-        view: &View<'_>,
-        i: usize,
-        q: Fingerprint,
-        k: u32,
-        radius: u32,
-        values: &[u16],
-        found: &mut Vec<(u64, Fingerprint, u32)>,
-    ) -> Result<()> {
-        let family = BLOCK_FAMILIES[i];
-        let (q_value, q_rem) = keys::split(i, q);
-        let first_family = |fp: Fingerprint| pigeonhole::reporting_family(fp.0, q.0, radius);
-        let mut it = view.raw_iterator_cf_opt(self.block_cf(i)?, ReadOptions::default());
-        let mut candidates: Vec<Candidate> = Vec::new();
-        let mut removals: Vec<(u64, u64, u32)> = Vec::new();
-        for &v in values {
-            let outside = (v ^ q_value).count_ones();
-            if outside > k {
+/// The error for a block key of the entries layout that is not 16 bytes.
+fn bad_key(family: &'static str, key: &[u8]) -> Error {
+    Error::Decode {
+        column_family: family,
+        key: keys::hex(key),
+        what: "block key",
+        message: format!("expected 16 bytes, found {}", key.len()),
+    }
+}
+
+/// [`Postings::probe`] in the entries layout, through the query cache (if any).
+#[allow(clippy::too_many_arguments)]
+fn probe_entries(
+    db: Db<'_>,
+    cache: Option<&PostingsCache>,
+    snapshot: &View<'_>,
+    epoch: u64,
+    q: Fingerprint,
+    k: u32,
+    radius: u32,
+    found: &mut Vec<(u64, Fingerprint, u32)>,
+) -> Result<()> {
+    let qb = q.blocks();
+    let mut check = |fp: Fingerprint, id: u64, i: usize| {
+        let d = fp.distance(q);
+        if d <= k && pigeonhole::reporting_family(fp.0, q.0, radius) == Some(i) {
+            found.push((id, fp, d));
+        }
+    };
+    let masks = pigeonhole::masks(radius);
+    let mut values: Vec<u16> = Vec::with_capacity(masks.len());
+    let mut range: Vec<(Fingerprint, u64)> = Vec::new();
+    for (i, family) in BLOCK_FAMILIES.iter().enumerate() {
+        values.clear();
+        values.extend(masks.iter().map(|m| qb[i] ^ m));
+        values.sort_unstable();
+        // Created only when a range is not in the query cache.
+        let mut it = None;
+        for &v in &values {
+            if let Some(postings) = cache.and_then(|c| c.get(i, v, epoch)) {
+                for &(fp, id) in postings.entries.iter() {
+                    check(fp, id, i);
+                }
                 continue;
             }
-            let budget = k - outside;
-            candidates.clear();
-            removals.clear();
+            let it = match &mut it {
+                Some(it) => it,
+                None => {
+                    it.insert(snapshot.raw_iterator_cf_opt(db.family(i)?, ReadOptions::default()))
+                }
+            };
             let prefix = keys::block_prefix(v);
+            range.clear();
             it.seek(prefix);
-            // The group's deltas come first (so its removals are known before its chunks are
-            // scanned), then its chunks; a final chunk is the group's last key.
-            while let (Some(key), Some(value)) = (it.key(), it.value()) {
+            while let Some(key) = it.key() {
                 if !key.starts_with(&prefix) {
                     break;
                 }
-                match keys::decode_packed_key(i, key) {
-                    Some(PackedKey::Chunk { segment, .. }) => match Chunk::parse(value) {
-                        Ok(chunk) => {
-                            chunk.scan(q_rem, budget, |rem, id, d| {
-                                // Removals are in key order: sorted by (remainder, id).
-                                let hidden = !removals.is_empty()
-                                    && removals
-                                        .binary_search_by(|r| (r.0, r.1).cmp(&(rem, id)))
-                                        .is_ok_and(|at| segment < removals[at].2);
-                                if !hidden {
-                                    candidates.push((rem, id, d + outside));
-                                }
-                            });
-                            if chunk.is_final() {
-                                break;
-                            }
-                        }
-                        Err(message) => malformed_error(family, key, format!("chunk: {message}"))?,
-                    },
-                    Some(PackedKey::Delta { fingerprint, id }) => {
-                        let (_, rem) = keys::split(i, fingerprint);
-                        match codec::decode_delta(value) {
-                            Some(Delta::Added) => {
-                                let d = fingerprint.distance(q);
-                                if d <= k {
-                                    candidates.push((rem, id, d));
-                                }
-                            }
-                            Some(Delta::Removed { watermark }) => {
-                                removals.push((rem, id, watermark));
-                            }
-                            None => malformed_error(
-                                family,
-                                key,
-                                format!("a {}-byte delta", value.len()),
-                            )?,
-                        }
-                    }
-                    None => malformed_error(family, key, "neither a chunk nor a delta key".into())?,
+                let (fp, id) =
+                    keys::decode_block_key(i, key).ok_or_else(|| bad_key(family, key))?;
+                check(fp, id, i);
+                if cache.is_some() {
+                    range.push((fp, id));
                 }
                 it.next();
             }
-            it.status()
-                .map_err(|e| self.rocks_err("scan", Some(family), e))?;
-            for &(rem, id, d) in &candidates {
-                let fp = keys::join(i, v, rem);
-                if first_family(fp) == Some(i) {
-                    found.push((id, fp, d));
-                }
+            it.status().map_err(|e| db.error("scan", Some(family), e))?;
+            if let Some(cache) = cache {
+                cache.insert(i, v, epoch, std::mem::take(&mut range));
             }
         }
-        Ok(())
     }
+    Ok(())
+}
+
+/// Pushes (id, fingerprint, distance) of every document within `k` of `q` onto `found`,
+/// probing in family `i` each block value of `values` (sorted); only documents whose first
+/// block within `radius` of the query's is block `i` (so each document comes from one
+/// family). Packed layout only.
+#[allow(clippy::too_many_arguments)]
+fn probe_packed(
+    db: Db<'_>,
+    view: &View<'_>,
+    i: usize,
+    q: Fingerprint,
+    k: u32,
+    radius: u32,
+    values: &[u16],
+    found: &mut Vec<(u64, Fingerprint, u32)>,
+) -> Result<()> {
+    let family = BLOCK_FAMILIES[i];
+    let (q_value, q_rem) = keys::split(i, q);
+    let first_family = |fp: Fingerprint| pigeonhole::reporting_family(fp.0, q.0, radius);
+    let mut it = view.raw_iterator_cf_opt(db.family(i)?, ReadOptions::default());
+    let mut candidates: Vec<Candidate> = Vec::new();
+    let mut removals: Vec<(u64, u64, u32)> = Vec::new();
+    for &v in values {
+        let outside = (v ^ q_value).count_ones();
+        if outside > k {
+            continue;
+        }
+        let budget = k - outside;
+        candidates.clear();
+        removals.clear();
+        let prefix = keys::block_prefix(v);
+        it.seek(prefix);
+        // The group's deltas come first (so its removals are known before its chunks are
+        // scanned), then its chunks; a final chunk is the group's last key.
+        while let (Some(key), Some(value)) = (it.key(), it.value()) {
+            if !key.starts_with(&prefix) {
+                break;
+            }
+            match keys::decode_packed_key(i, key) {
+                Some(PackedKey::Chunk { segment, .. }) => match Chunk::parse(value) {
+                    Ok(chunk) => {
+                        chunk.scan(q_rem, budget, |rem, id, d| {
+                            // Removals are in key order: sorted by (remainder, id).
+                            let hidden = !removals.is_empty()
+                                && removals
+                                    .binary_search_by(|r| (r.0, r.1).cmp(&(rem, id)))
+                                    .is_ok_and(|at| segment < removals[at].2);
+                            if !hidden {
+                                candidates.push((rem, id, d + outside));
+                            }
+                        });
+                        if chunk.is_final() {
+                            break;
+                        }
+                    }
+                    Err(message) => malformed_error(family, key, format!("chunk: {message}"))?,
+                },
+                Some(PackedKey::Delta { fingerprint, id }) => {
+                    let (_, rem) = keys::split(i, fingerprint);
+                    match codec::decode_delta(value) {
+                        Some(Delta::Added) => {
+                            let d = fingerprint.distance(q);
+                            if d <= k {
+                                candidates.push((rem, id, d));
+                            }
+                        }
+                        Some(Delta::Removed { watermark }) => {
+                            removals.push((rem, id, watermark));
+                        }
+                        None => {
+                            malformed_error(family, key, format!("a {}-byte delta", value.len()))?
+                        }
+                    }
+                }
+                None => malformed_error(family, key, "neither a chunk nor a delta key".into())?,
+            }
+            it.next();
+        }
+        it.status().map_err(|e| db.error("scan", Some(family), e))?;
+        for &(rem, id, d) in &candidates {
+            let fp = keys::join(i, v, rem);
+            if first_family(fp) == Some(i) {
+                found.push((id, fp, d));
+            }
+        }
+    }
+    Ok(())
 }

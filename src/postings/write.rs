@@ -3,38 +3,37 @@
 
 use rocksdb::WriteBatch;
 
+use super::{Db, Packed};
 use crate::codec::{self, Delta};
 use crate::error::Result;
 use crate::fingerprint::{Fingerprint, BLOCKS};
-use crate::keys;
-use crate::store::Store;
+use crate::keys::{self, BLOCK_FAMILIES};
 
-impl Store {
-    /// Whether the four block families hold no key at all (not even a removal).
-    pub(crate) fn block_families_empty(&self) -> Result<bool> {
-        for i in 0..BLOCKS {
-            let mut it = self.db().raw_iterator_cf(self.block_cf(i)?);
-            it.seek_to_first();
-            if it.valid() {
-                return Ok(false);
-            }
-            it.status()
-                .map_err(|e| self.rocks_err("scan", Some(crate::keys::BLOCK_FAMILIES[i]), e))?;
+/// Whether the four block families of `db` hold no key at all (not even a removal).
+pub(crate) fn block_families_empty(db: Db<'_>) -> Result<bool> {
+    for (i, &family) in BLOCK_FAMILIES.iter().enumerate() {
+        let mut it = db.rocks().raw_iterator_cf(db.family(i)?);
+        it.seek_to_first();
+        if it.valid() {
+            return Ok(false);
         }
-        Ok(true)
+        it.status().map_err(|e| db.error("scan", Some(family), e))?;
     }
+    Ok(true)
+}
 
+impl Packed {
     /// Adds document `id` with fingerprint `fp` to the four block families in `batch`.
-    pub(crate) fn put_postings(
+    pub(crate) fn put(
         &self,
+        db: Db<'_>,
         batch: &mut WriteBatch,
         fp: Fingerprint,
         id: u64,
     ) -> Result<()> {
-        self.packed()?;
         for i in 0..BLOCKS {
             batch.put_cf(
-                self.block_cf(i)?,
+                db.family(i)?,
                 keys::delta_key(i, fp, id),
                 codec::encode_delta(Delta::Added),
             );
@@ -45,16 +44,17 @@ impl Store {
     /// Removes document `id` with fingerprint `fp` from the four block families in `batch`.
     /// The removal hides the entry in every chunk written so far (the caller holds the write
     /// lock, so no bulk run writes a segment meanwhile).
-    pub(crate) fn delete_postings(
+    pub(crate) fn delete(
         &self,
+        db: Db<'_>,
         batch: &mut WriteBatch,
         fp: Fingerprint,
         id: u64,
     ) -> Result<()> {
-        let watermark = self.packed()?.next_segment();
+        let watermark = self.next_segment();
         for i in 0..BLOCKS {
             batch.put_cf(
-                self.block_cf(i)?,
+                db.family(i)?,
                 keys::delta_key(i, fp, id),
                 codec::encode_delta(Delta::Removed { watermark }),
             );

@@ -45,11 +45,11 @@ use crate::simhash::Simhasher;
 pub use format::Format;
 pub(crate) use format::SettingsEncoding;
 pub(crate) use journal::{Journal, DEFAULT_TEMP_DIR};
-pub(crate) use open::{packed_table_options, table_options};
+pub(crate) use open::{base_table_options, table_options};
 pub use open::{FORMAT_VERSION, MIN_FORMAT_VERSION};
 pub use options::{Durability, StoreBuilder};
 pub use upgrade::{UpgradeOptions, UpgradePhase, UpgradeProgress, UpgradeSummary};
-pub(crate) use upsert::{check_key, Adds, UpsertPlan};
+pub(crate) use upsert::{check_key, Adds, KeyWrite, UpsertPlan};
 pub(crate) use view::View;
 pub use write::Entry;
 
@@ -212,9 +212,21 @@ impl Store {
         &self.postings
     }
 
-    /// Whether the store was opened read-only (a secondary instance beside a writer).
-    pub(crate) fn is_read_only(&self) -> bool {
-        self.read_only
+    /// The database handle that [`Postings`] reads and writes through.
+    pub(crate) fn blocks_db(&self) -> crate::postings::Db<'_> {
+        crate::postings::Db::new(&self.db, &self.path)
+    }
+
+    /// Folds every group of the block families that has deltas or chunks of more than one
+    /// segment (see `src/postings/fold.rs`), and returns how many it folded: none in a
+    /// read-only store or one of the entries layout.
+    pub(crate) fn fold_groups(&self) -> Result<u64> {
+        match self.postings.packed().filter(|_| !self.read_only) {
+            Some(packed) => packed.fold_groups(self.blocks_db(), &self.write_options(), || {
+                self.lock_writes()
+            }),
+            None => Ok(0),
+        }
     }
 
     pub(crate) fn cf(&self, name: &'static str) -> Result<&ColumnFamily> {

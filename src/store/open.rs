@@ -18,7 +18,7 @@ use super::{journal, Format, Store};
 use crate::codec;
 use crate::error::{Error, Result};
 use crate::keys::{self, ALL_FAMILIES, BLOCK_FAMILIES, DOCS_FAMILY, KEYS_FAMILY, META_FAMILY};
-use crate::postings::{Postings, FIRST_SEGMENT};
+use crate::postings::{self, Postings, FIRST_SEGMENT};
 use crate::settings;
 use crate::simhash::{SimhashConfig, Simhasher};
 
@@ -31,28 +31,23 @@ pub const FORMAT_VERSION: u32 = Format::CURRENT.version();
 pub const MIN_FORMAT_VERSION: u32 = Format::OLDEST.version();
 
 /// The RocksDB options of column family `name`: the one place they are set, for every store
-/// this build opens. The block families get the packed layout's (format 7), the only one
-/// this build writes; a store of an older format is only read, and its files keep the
-/// options they were written with.
+/// this build opens. The block families get the packed layout's
+/// ([`postings::family_options`]), the only one this build writes; a store of an older
+/// format is only read, and its files keep the options they were written with.
 pub(crate) fn column_family_options(name: &str, cache: &Cache) -> Options {
+    if BLOCK_FAMILIES.contains(&name) {
+        return postings::family_options(base_table_options(cache));
+    }
     let mut opts = Options::default();
     opts.set_block_based_table_factory(&table_options(name, cache));
-    if BLOCK_FAMILIES.contains(&name) {
-        // Packed chunks are bit-packed random bits: compression would find nothing and cost
-        // every read a decompression.
-        opts.set_compression_type(DBCompressionType::None);
-        opts.set_bottommost_compression_type(DBCompressionType::None);
-    } else {
-        opts.set_compression_type(DBCompressionType::Lz4);
-        opts.set_bottommost_compression_type(DBCompressionType::Zstd);
-    }
+    opts.set_compression_type(DBCompressionType::Lz4);
+    opts.set_bottommost_compression_type(DBCompressionType::Zstd);
     opts.set_level_compaction_dynamic_level_bytes(true);
     opts
 }
 
-/// The table options of family `name` (the bulk loader starts from these for its SST files):
-/// part of [`column_family_options`].
-pub(crate) fn table_options(name: &str, cache: &Cache) -> BlockBasedOptions {
+/// The table options every column family shares.
+pub(crate) fn base_table_options(cache: &Cache) -> BlockBasedOptions {
     let mut table = BlockBasedOptions::default();
     table.set_block_cache(cache);
     // Index and filter blocks live in the block cache (memory stays bounded at billions of
@@ -62,6 +57,13 @@ pub(crate) fn table_options(name: &str, cache: &Cache) -> BlockBasedOptions {
     table.set_pin_l0_filter_and_index_blocks_in_cache(true);
     table.set_pin_top_level_index_and_filter(true);
     table.set_format_version(6);
+    table
+}
+
+/// The table options of `docs`, `keys` and `meta` (the bulk loader starts from these for its
+/// SST files): part of [`column_family_options`].
+pub(crate) fn table_options(name: &str, cache: &Cache) -> BlockBasedOptions {
+    let mut table = base_table_options(cache);
     if name == DOCS_FAMILY || name == KEYS_FAMILY {
         // Point lookups by id and by key: a Bloom filter spares a disk read for absent ones
         // (every new id or key is looked up before it is written). Filter and index blocks
@@ -74,26 +76,7 @@ pub(crate) fn table_options(name: &str, cache: &Cache) -> BlockBasedOptions {
         table.set_unpartitioned_pinning_tier(BlockBasedTablePinningTier::All);
         table.set_data_block_index_type(DataBlockIndexType::BinaryAndHash);
     }
-    // Block families are only range-scanned by a 2-byte prefix that nearly always exists,
-    // so a filter would cost space and buy nothing.
-    if BLOCK_FAMILIES.contains(&name) {
-        packed_table_options(&mut table);
-    }
     table
-}
-
-/// The packed layout's block families: 4 KiB data blocks, a restart point every 4 keys. A
-/// chunk is read whole, so a small block means fewer bytes read and checksummed per fresh
-/// query (a group of more than 4 KiB is a block of its own either way), and a seek finds its
-/// key among at most 4 instead of 16.
-const PACKED_BLOCK_SIZE: usize = 4096;
-const PACKED_RESTART_INTERVAL: i32 = 4;
-
-/// Sets the packed layout's data block options in `table` (a block family's; part of
-/// [`table_options`]).
-pub(crate) fn packed_table_options(table: &mut BlockBasedOptions) {
-    table.set_block_size(PACKED_BLOCK_SIZE);
-    table.set_block_restart_interval(PACKED_RESTART_INTERVAL);
 }
 
 impl Store {

@@ -17,10 +17,12 @@
 //! 4. A surviving document keeps the `added` time of the stored one it replaces, unless an
 //!    earlier add removed that one by taking its key (then it is stored anew, at `now`).
 //!
+//! [`plan`] runs in three phases, each with its own result type: [`resolve`] works out 1 and
+//! 2 from the adds alone ([`Resolved`]); [`look_up`] reads what they meet in the store, 3 and
+//! 4 ([`Met`]); [`emit`] turns that into the writes ([`UpsertPlan`]).
+//!
 //! Block entries, documents and keys that the plan puts are never ones it deletes, so the
 //! order in which a writer applies its puts and deletes does not matter.
-
-use std::collections::HashSet;
 
 use rayon::prelude::*;
 
@@ -128,13 +130,100 @@ impl Stored for Store {
     }
 }
 
-/// Where a `keys`-family operation's key bytes are.
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum KeyRef {
-    /// The key of add number `seq`.
+impl Store {
+    /// Plans storing `adds`, in order, in this store. The caller holds the write lock until
+    /// the plan is written.
+    pub(crate) fn plan_upserts<A: Adds + Sync>(&self, adds: &A) -> Result<UpsertPlan> {
+        plan(self, adds)
+    }
+}
+
+/// The key of a `keys`-family write.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum KeyName {
+    /// The key of add number `seq` (an add that has one).
     Add(u32),
-    /// `UpsertPlan::old_keys[i]`: a key of a stored document.
-    Old(u32),
+    /// The key of a stored document that the adds remove or give another key.
+    Stored(String),
+}
+
+impl KeyName {
+    /// The key's bytes.
+    pub(crate) fn bytes<'a>(&'a self, adds: &'a impl Adds) -> &'a [u8] {
+        match self {
+            // The planner names only adds that have a key.
+            KeyName::Add(seq) => adds.key(*seq).unwrap_or_default(),
+            KeyName::Stored(key) => key.as_bytes(),
+        }
+    }
+}
+
+/// A `keys`-family write.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum KeyWrite {
+    /// The key names document `id`.
+    Put(KeyName, u64),
+    /// The key names no document.
+    Delete(KeyName),
+}
+
+impl KeyWrite {
+    /// The key written.
+    pub(crate) fn key(&self) -> &KeyName {
+        match self {
+            KeyWrite::Put(key, _) | KeyWrite::Delete(key) => key,
+        }
+    }
+}
+
+/// The `added` time of each surviving add.
+#[derive(Debug, Default)]
+pub(crate) enum AddedTimes {
+    /// No survivor keeps the time of a stored document: each is stored at `now`.
+    #[default]
+    AllNew,
+    /// Survivors in `kept` keep `times[seq]` from the stored document they replace; the
+    /// others are stored at `now`.
+    Kept {
+        /// By sequence number.
+        times: Vec<u64>,
+        kept: SeqSet,
+    },
+}
+
+impl AddedTimes {
+    /// Survivor `seq`, one of `n` adds, keeps `added`.
+    fn keep(&mut self, n: usize, seq: u32, added: u64) {
+        if let AddedTimes::AllNew = self {
+            *self = AddedTimes::Kept {
+                times: vec![0; n],
+                kept: SeqSet::new(n),
+            };
+        }
+        if let AddedTimes::Kept { times, kept } = self {
+            if let Some(t) = times.get_mut(seq as usize) {
+                *t = added;
+                kept.insert(seq);
+            }
+        }
+    }
+
+    /// Survivor `seq` is stored anew.
+    fn renew(&mut self, seq: u32) {
+        if let AddedTimes::Kept { kept, .. } = self {
+            kept.remove(seq);
+        }
+    }
+
+    /// The `added` time survivor `seq` stores.
+    fn of(&self, seq: u32, now: u64) -> u64 {
+        match self {
+            AddedTimes::Kept { times, kept } if kept.contains(seq) => {
+                times.get(seq as usize).copied().unwrap_or(now)
+            }
+            _ => now,
+        }
+    }
 }
 
 /// What storing a sequence of adds does to the store.
@@ -142,17 +231,14 @@ pub(crate) enum KeyRef {
 pub(crate) struct UpsertPlan {
     /// Sequence numbers of the surviving adds, in id order (ids distinct).
     pub(crate) survivors: Vec<u32>,
-    /// `added` of each survivor that keeps the time of the stored document it replaces, by
-    /// sequence number (0 = stored anew); empty when none does.
-    pub(crate) old_added: Vec<u64>,
+    /// The `added` time of each survivor.
+    pub(crate) added_times: AddedTimes,
     /// (id, fingerprint) block entries to delete, in no order.
     pub(crate) block_deletes: Vec<(u64, u64)>,
     /// Document ids to delete, sorted.
     pub(crate) doc_deletes: Vec<u64>,
-    /// `keys` operations (`Some(id)` = put, `None` = delete), sorted by key, keys distinct.
-    pub(crate) key_ops: Vec<(KeyRef, Option<u64>)>,
-    /// Keys of stored documents referenced by [`KeyRef::Old`].
-    pub(crate) old_keys: Vec<String>,
+    /// `keys` writes, sorted by key, keys distinct.
+    pub(crate) key_writes: Vec<KeyWrite>,
     /// Survivors not in the store before.
     pub(crate) added: u64,
     /// Survivors that replace a stored document.
@@ -171,30 +257,18 @@ impl UpsertPlan {
 
     /// The `added` time of the document that survivor `seq` stores, `now` for a new one.
     pub(crate) fn added(&self, seq: u32, now: u64) -> u64 {
-        self.old_added
-            .get(seq as usize)
-            .copied()
-            .filter(|&a| a != 0)
-            .unwrap_or(now)
-    }
-
-    /// The bytes of a `keys` operation's key.
-    pub(crate) fn key_bytes<'a, A: Adds>(&'a self, adds: &'a A, k: KeyRef) -> &'a [u8] {
-        match k {
-            KeyRef::Add(seq) => {
-                if (seq as usize) < adds.len() {
-                    adds.key(seq).unwrap_or_default()
-                } else {
-                    &[]
-                }
-            }
-            KeyRef::Old(i) => self
-                .old_keys
-                .get(i as usize)
-                .map_or(&[][..], |s| s.as_bytes()),
-        }
+        self.added_times.of(seq, now)
     }
 }
+
+/// Plans storing `adds`, in order, in `stored`.
+fn plan<A: Adds + Sync>(stored: &impl Stored, adds: &A) -> Result<UpsertPlan> {
+    let resolved = resolve(adds);
+    let met = look_up(stored, adds, resolved)?;
+    Ok(emit(adds, met))
+}
+
+// Phase 1: the adds among themselves.
 
 /// The adds in id order, to find the adds of one id.
 enum IdOrder {
@@ -246,46 +320,75 @@ impl IdOrder {
     }
 }
 
-/// Sequence numbers of the last add of each id, in id order; the number superseded; and
-/// the adds in id order when keys need it (`None` otherwise).
-fn last_add_per_id(adds: &(impl Adds + Sync)) -> (Vec<u32>, u64, Option<IdOrder>) {
+/// The last add of each id.
+struct LastAdds {
+    /// Sequence numbers of the last add of each id, in id order.
+    seqs: Vec<u32>,
+    /// Adds that an add of the same id supersedes.
+    superseded: u64,
+    /// The adds in id order.
+    order: IdOrder,
+}
+
+/// The last add of each id. The sorted order is kept only when keys need it.
+fn last_add_per_id(adds: &(impl Adds + Sync)) -> LastAdds {
     let n = adds.len();
     if adds.ids_ascending() {
-        return ((0..n as u32).collect(), 0, Some(IdOrder::Ascending));
+        return LastAdds {
+            seqs: (0..n as u32).collect(),
+            superseded: 0,
+            order: IdOrder::Ascending,
+        };
     }
     let mut order: Vec<u128> = (0..n as u32)
         .into_par_iter()
         .map(|seq| (u128::from(adds.id(seq)) << 64) | u128::from(seq))
         .collect();
     order.par_sort_unstable();
-    let mut last: Vec<u32> = Vec::with_capacity(n);
+    let mut seqs: Vec<u32> = Vec::with_capacity(n);
     for (i, &x) in order.iter().enumerate() {
         let id = (x >> 64) as u64;
         let next_same = order.get(i + 1).is_some_and(|&y| (y >> 64) as u64 == id);
         if !next_same {
-            last.push(x as u64 as u32);
+            seqs.push(x as u64 as u32);
         }
     }
-    let superseded = (n - last.len()) as u64;
-    let order = adds.has_keys().then_some(IdOrder::Sorted(order));
-    (last, superseded, order)
+    let superseded = (n - seqs.len()) as u64;
+    // Without keys, nothing asks for the adds of an id.
+    let order = if adds.has_keys() {
+        IdOrder::Sorted(order)
+    } else {
+        IdOrder::Ascending
+    };
+    LastAdds {
+        seqs,
+        superseded,
+        order,
+    }
+}
+
+/// An external key the adds name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Claim {
+    /// The first add naming it.
+    first: u32,
+    /// The last add naming it.
+    last: u32,
+    /// The id that owns the key in the end: that of `last` if it is its id's last add.
+    owner: Option<u64>,
 }
 
 /// Who claims each key of the adds.
-#[derive(Default)]
+#[derive(Debug, Default)]
 struct Claims {
-    /// For every distinct key, in key order: the seq of its last claimant.
-    last: Vec<u32>,
-    /// Aligned with `last`: the seq of its first claimant.
-    first: Vec<u32>,
+    /// Every distinct key, in key order.
+    keys: Vec<Claim>,
     /// Ids whose document an add of another id removes by taking its key from them.
     taken_from: Vec<u64>,
 }
 
-fn claims(adds: &(impl Adds + Sync), order: &IdOrder) -> Claims {
-    if !adds.has_keys() {
-        return Claims::default();
-    }
+/// The claims of the keys of the adds; `is_last` holds the last add of each id.
+fn claims(adds: &(impl Adds + Sync), order: &IdOrder, is_last: &SeqSet) -> Claims {
     let mut seqs: Vec<u32> = (0..adds.len() as u32)
         .filter(|&s| adds.key(s).is_some())
         .collect();
@@ -295,8 +398,11 @@ fn claims(adds: &(impl Adds + Sync), order: &IdOrder) -> Claims {
     let mut group_first = 0;
     for (i, &s) in seqs.iter().enumerate() {
         let Some(&next) = seqs.get(i + 1).filter(|&&t| key(t) == key(s)) else {
-            out.first.push(seqs[group_first]);
-            out.last.push(s);
+            out.keys.push(Claim {
+                first: seqs[group_first],
+                last: s,
+                owner: is_last.contains(s).then(|| adds.id(s)),
+            });
             group_first = i + 1;
             continue;
         };
@@ -311,7 +417,8 @@ fn claims(adds: &(impl Adds + Sync), order: &IdOrder) -> Claims {
 }
 
 /// A set of sequence numbers.
-struct SeqSet(Vec<u64>);
+#[derive(Debug)]
+pub(crate) struct SeqSet(Vec<u64>);
 
 impl SeqSet {
     fn new(n: usize) -> Self {
@@ -322,6 +429,11 @@ impl SeqSet {
             *w |= 1 << (s % 64);
         }
     }
+    fn remove(&mut self, s: u32) {
+        if let Some(w) = self.0.get_mut(s as usize / 64) {
+            *w &= !(1 << (s % 64));
+        }
+    }
     fn contains(&self, s: u32) -> bool {
         self.0
             .get(s as usize / 64)
@@ -329,219 +441,305 @@ impl SeqSet {
     }
 }
 
-impl Store {
-    /// Plans storing `adds`, in order, in this store. The caller holds the write lock until
-    /// the plan is written.
-    pub(crate) fn plan_upserts<A: Adds + Sync>(&self, adds: &A) -> Result<UpsertPlan> {
-        plan(self, adds)
+/// Phase 1's result: what the adds do among themselves, before the store is read.
+struct Resolved {
+    /// Sequence numbers of the surviving adds, in id order (ids distinct).
+    survivors: Vec<u32>,
+    /// Ids whose last add names a key that a later add of another id claims, sorted.
+    dropped: Vec<u64>,
+    /// The keys the adds name.
+    claims: Claims,
+    /// Adds that are not stored.
+    superseded: u64,
+    /// The adds in id order.
+    order: IdOrder,
+}
+
+impl Resolved {
+    /// Where the survivor with `id` is in `survivors`.
+    fn survivor_index(&self, adds: &impl Adds, id: u64) -> Option<usize> {
+        self.survivors
+            .binary_search_by(|&s| adds.id(s).cmp(&id))
+            .ok()
+    }
+
+    /// Whether the adds store or drop `id`.
+    fn names_id(&self, adds: &impl Adds, id: u64) -> bool {
+        self.survivor_index(adds, id).is_some() || self.dropped.binary_search(&id).is_ok()
+    }
+
+    /// Whether the adds claim `key`.
+    fn claims_key(&self, adds: &impl Adds, key: &[u8]) -> bool {
+        self.claims
+            .keys
+            .binary_search_by(|c| adds.key(c.last).unwrap_or_default().cmp(key))
+            .is_ok()
     }
 }
 
-/// Plans storing `adds`, in order, in `stored`.
-fn plan<A: Adds + Sync>(stored: &impl Stored, adds: &A) -> Result<UpsertPlan> {
-    let (last, superseded_by_id, order) = last_add_per_id(adds);
-    // Only read for adds with keys, and then `last_add_per_id` kept it.
-    let order = order.unwrap_or(IdOrder::Ascending);
-    let Claims {
-        last: claimants,
-        first: first_claims,
-        mut taken_from,
-    } = claims(adds, &order);
-    let mut is_last = SeqSet::new(adds.len());
-    let mut claims = SeqSet::new(adds.len());
-    if !claimants.is_empty() {
-        for &s in &last {
-            is_last.insert(s);
-        }
-        for &s in &claimants {
-            claims.insert(s);
-        }
+/// Resolves the adds among themselves: rules 1 and 2.
+fn resolve(adds: &(impl Adds + Sync)) -> Resolved {
+    let LastAdds {
+        seqs: last,
+        superseded,
+        order,
+    } = last_add_per_id(adds);
+    if !adds.has_keys() {
+        return Resolved {
+            survivors: last,
+            dropped: Vec::new(),
+            claims: Claims::default(),
+            superseded,
+            order,
+        };
     }
-    let mut net = UpsertPlan {
-        superseded: superseded_by_id,
-        ..Default::default()
-    };
-    // Survivors, and ids dropped because a later add of another id claimed their key.
-    let mut dropped: Vec<u64> = Vec::new();
-    net.survivors = if claimants.is_empty() {
-        last
-    } else {
-        let mut survivors = Vec::with_capacity(last.len());
-        for s in last {
-            if adds.key(s).is_none() || claims.contains(s) {
-                survivors.push(s);
-            } else {
-                dropped.push(adds.id(s));
-                net.superseded += 1;
-            }
-        }
-        survivors
-    };
-    let survivor_ids = |j: usize| adds.id(net.survivors[j]);
+    let mut is_last = SeqSet::new(adds.len());
+    for &s in &last {
+        is_last.insert(s);
+    }
+    let claims = claims(adds, &order, &is_last);
+    let mut claimants = SeqSet::new(adds.len());
+    for c in &claims.keys {
+        claimants.insert(c.last);
+    }
+    let (survivors, dropped): (Vec<u32>, Vec<u32>) = last
+        .into_iter()
+        .partition(|&s| adds.key(s).is_none() || claimants.contains(s));
+    // `last` is in id order, so `dropped` is too.
+    let dropped: Vec<u64> = dropped.into_iter().map(|s| adds.id(s)).collect();
+    Resolved {
+        superseded: superseded + dropped.len() as u64,
+        survivors,
+        dropped,
+        claims,
+        order,
+    }
+}
 
-    let claimed_key = |i: usize| adds.key(claimants[i]).unwrap_or_default();
-    let is_claimed = |key: &[u8]| {
-        claimants
-            .binary_search_by(|&s| adds.key(s).unwrap_or_default().cmp(key))
-            .is_ok()
-    };
+// Phase 2: what the adds meet in the store.
 
+/// A stored document that the adds delete.
+struct Removed {
+    id: u64,
+    fingerprint: u64,
+}
+
+/// Phase 2's result: the stored documents and keys the adds meet.
+struct Met {
+    /// Phase 1's result.
+    resolved: Resolved,
+    /// Survivors that replace a stored document; the others are new.
+    replaced: u64,
+    /// The `added` times that survivors keep from the stored documents they replace.
+    kept: AddedTimes,
+    /// Block entries of replaced documents whose fingerprint changes: (id, fingerprint).
+    changed: Vec<(u64, u64)>,
+    /// Ids of survivors that an earlier add removed from the store by taking their key:
+    /// stored anew.
+    renewed: Vec<u64>,
+    /// Stored documents the adds delete and do not add again, by id, ids distinct.
+    removed: Vec<Removed>,
+    /// Each key the adds claim, in key order, with its stored owner.
+    claimed: Vec<(Claim, Option<u64>)>,
+    /// Keys of replaced or removed documents that still name them and that no add claims,
+    /// sorted.
+    stale_keys: Vec<String>,
+}
+
+/// Reads what the adds meet in the store: rules 3 and 4.
+fn look_up(stored: &impl Stored, adds: &impl Adds, resolved: Resolved) -> Result<Met> {
     let range = if stored.count() == 0 {
         None
-    } else if net.survivors.len() < RANGE_CHECK_MIN {
+    } else if resolved.survivors.len() < RANGE_CHECK_MIN {
         Some((0, u64::MAX))
     } else {
         stored.id_range()?
     };
     let Some((lo, hi)) = range else {
-        // Nothing stored: every survivor is new, every key is a put of its survivor.
-        net.added = net.survivors.len() as u64;
-        net.key_ops = claimants
-            .iter()
-            .filter(|&&s| is_last.contains(s))
-            .map(|&s| (KeyRef::Add(s), Some(adds.id(s))))
-            .collect();
-        return Ok(net);
+        // Nothing stored: nothing to replace, remove or take keys from.
+        return Ok(Met {
+            claimed: resolved.claims.keys.iter().map(|&c| (c, None)).collect(),
+            resolved,
+            replaced: 0,
+            kept: AddedTimes::AllNew,
+            changed: Vec::new(),
+            renewed: Vec::new(),
+            removed: Vec::new(),
+            stale_keys: Vec::new(),
+        });
     };
 
-    // Old keys of replaced or dropped documents: deleted unless the adds claim them or they
-    // no longer point to the document.
-    let mut old_key_candidates: Vec<(String, u64)> = Vec::new();
-    let mut removed_ids: HashSet<u64> = HashSet::new();
+    // Keys of replaced or removed documents, with their ids: deleted if still pointing to
+    // their document and not claimed by the adds.
+    let mut old_keys: Vec<(String, u64)> = Vec::new();
 
     // Survivors against the store, in batches of sorted ids.
-    let mut j = 0;
-    while j < net.survivors.len() {
-        let end = (j + LOOKUP_BATCH).min(net.survivors.len());
-        let ids: Vec<u64> = (j..end).map(survivor_ids).collect();
-        let maybe = ids.iter().any(|&id| (lo..=hi).contains(&id));
-        let olds = if maybe {
-            stored.documents_of(&ids)?
-        } else {
-            vec![None; ids.len()]
-        };
-        for (off, old) in olds.into_iter().enumerate() {
-            let s = net.survivors[j + off];
-            let Some(old) = old else {
-                net.added += 1;
-                continue;
-            };
-            net.replaced += 1;
-            if net.old_added.is_empty() {
-                net.old_added = vec![0; adds.len()];
-            }
-            if let Some(a) = net.old_added.get_mut(s as usize) {
-                *a = old.added;
-            }
-            if old.fingerprint.0 != adds.fingerprint(s) {
-                net.block_deletes.push((adds.id(s), old.fingerprint.0));
+    let (mut replaced, mut kept, mut changed) = (0, AddedTimes::AllNew, Vec::new());
+    for seqs in resolved.survivors.chunks(LOOKUP_BATCH) {
+        let ids: Vec<u64> = seqs.iter().map(|&s| adds.id(s)).collect();
+        if !ids.iter().any(|id| (lo..=hi).contains(id)) {
+            continue;
+        }
+        for ((&seq, &id), old) in seqs.iter().zip(&ids).zip(stored.documents_of(&ids)?) {
+            let Some(old) = old else { continue };
+            replaced += 1;
+            kept.keep(adds.len(), seq, old.added);
+            if old.fingerprint.0 != adds.fingerprint(seq) {
+                changed.push((id, old.fingerprint.0));
             }
             if let Some(old_key) = old.key {
-                if adds.key(s) != Some(old_key.as_bytes()) {
-                    old_key_candidates.push((old_key, adds.id(s)));
+                if adds.key(seq) != Some(old_key.as_bytes()) {
+                    old_keys.push((old_key, id));
                 }
             }
         }
-        j = end;
     }
 
     // Dropped ids: deleted if stored.
-    dropped.sort_unstable();
-    for chunk in dropped.chunks(LOOKUP_BATCH) {
-        for (&id, old) in chunk.iter().zip(stored.documents_of(chunk)?) {
-            if let Some(old) = old {
-                net.block_deletes.push((id, old.fingerprint.0));
-                net.doc_deletes.push(id);
-                removed_ids.insert(id);
-                if let Some(old_key) = old.key {
-                    old_key_candidates.push((old_key, id));
-                }
-            }
-        }
-    }
+    let mut removed = stored_documents(stored, &resolved.dropped, &mut old_keys)?;
 
     // Claimed keys: their stored owners are removed unless the adds store them again.
-    let survivor_index = |id: u64| {
-        net.survivors
-            .binary_search_by(|&s| adds.id(s).cmp(&id))
-            .ok()
-    };
-    let in_adds = |id: u64| survivor_index(id).is_some() || dropped.binary_search(&id).is_ok();
-    let mut i = 0;
-    let mut owners_to_remove: Vec<u64> = Vec::new();
-    while i < claimants.len() {
-        let end = (i + LOOKUP_BATCH).min(claimants.len());
-        let batch: Vec<&[u8]> = (i..end).map(claimed_key).collect();
-        let owners = stored.owners_of(&batch)?;
-        for (off, owner) in owners.into_iter().enumerate() {
-            let s = claimants[i + off];
-            let final_owner = is_last.contains(s).then(|| adds.id(s));
-            if final_owner.is_some() || owner.is_some() {
-                net.key_ops.push((KeyRef::Add(s), final_owner));
-            }
-            if let Some(z) = owner {
-                if !in_adds(z) && !removed_ids.contains(&z) {
-                    owners_to_remove.push(z);
-                }
-                // The first claim takes the key from its stored owner, unless that is the
-                // same id or an earlier add of the owner gave up the key.
-                let first = first_claims.get(i + off).copied().unwrap_or(s);
-                if z != adds.id(first) && order.first_add(adds, z).is_none_or(|t| t > first) {
-                    taken_from.push(z);
-                }
-            }
-        }
-        i = end;
+    let mut owners = Vec::with_capacity(resolved.claims.keys.len());
+    for batch in resolved.claims.keys.chunks(LOOKUP_BATCH) {
+        let keys: Vec<&[u8]> = batch
+            .iter()
+            .map(|c| adds.key(c.last).unwrap_or_default())
+            .collect();
+        owners.extend(stored.owners_of(&keys)?);
     }
+    let mut owners_to_remove: Vec<u64> = owners
+        .iter()
+        .flatten()
+        .copied()
+        .filter(|&z| !resolved.names_id(adds, z))
+        .collect();
     owners_to_remove.sort_unstable();
     owners_to_remove.dedup();
-    for chunk in owners_to_remove.chunks(LOOKUP_BATCH) {
-        for (&id, old) in chunk.iter().zip(stored.documents_of(chunk)?) {
-            if let Some(old) = old {
-                net.block_deletes.push((id, old.fingerprint.0));
-                net.doc_deletes.push(id);
-                removed_ids.insert(id);
-                if let Some(old_key) = old.key {
-                    old_key_candidates.push((old_key, id));
-                }
+    removed.extend(stored_documents(stored, &owners_to_remove, &mut old_keys)?);
+    // Disjoint: the adds name the dropped ids, not the owners removed.
+    removed.sort_unstable_by_key(|r| r.id);
+
+    // The first claim of a key takes it from its stored owner, unless that is the same id
+    // or an earlier add of the owner gave up the key.
+    let mut renewed = resolved.claims.taken_from.clone();
+    for (claim, owner) in resolved.claims.keys.iter().zip(&owners) {
+        let Some(z) = *owner else { continue };
+        if z != adds.id(claim.first)
+            && resolved
+                .order
+                .first_add(adds, z)
+                .is_none_or(|t| t > claim.first)
+        {
+            renewed.push(z);
+        }
+    }
+
+    old_keys.retain(|(key, _)| !resolved.claims_key(adds, key.as_bytes()));
+    old_keys.sort_unstable();
+    old_keys.dedup_by(|a, b| a.0 == b.0);
+    let mut stale_keys = Vec::new();
+    for batch in old_keys.chunks(LOOKUP_BATCH) {
+        let keys: Vec<&[u8]> = batch.iter().map(|(k, _)| k.as_bytes()).collect();
+        for ((key, id), owner) in batch.iter().zip(stored.owners_of(&keys)?) {
+            if owner == Some(*id) {
+                stale_keys.push(key.clone());
             }
         }
     }
-    net.removed = removed_ids.len() as u64;
-    net.doc_deletes.sort_unstable();
+
+    Ok(Met {
+        claimed: resolved.claims.keys.iter().copied().zip(owners).collect(),
+        resolved,
+        replaced,
+        kept,
+        changed,
+        renewed,
+        removed,
+        stale_keys,
+    })
+}
+
+/// The stored documents among `ids` (sorted); their keys go to `old_keys`.
+fn stored_documents(
+    stored: &impl Stored,
+    ids: &[u64],
+    old_keys: &mut Vec<(String, u64)>,
+) -> Result<Vec<Removed>> {
+    let mut found = Vec::new();
+    for batch in ids.chunks(LOOKUP_BATCH) {
+        for (&id, old) in batch.iter().zip(stored.documents_of(batch)?) {
+            let Some(old) = old else { continue };
+            found.push(Removed {
+                id,
+                fingerprint: old.fingerprint.0,
+            });
+            if let Some(key) = old.key {
+                old_keys.push((key, id));
+            }
+        }
+    }
+    Ok(found)
+}
+
+// Phase 3: the writes.
+
+/// The writes that apply what phase 2 found.
+fn emit(adds: &impl Adds, met: Met) -> UpsertPlan {
+    let Met {
+        resolved,
+        replaced,
+        mut kept,
+        mut changed,
+        renewed,
+        removed,
+        claimed,
+        stale_keys,
+    } = met;
 
     // A survivor whose stored document an earlier add removed is stored anew.
-    if !net.old_added.is_empty() {
-        for id in taken_from {
-            if let Some(j) = survivor_index(id) {
-                if let Some(a) = net.old_added.get_mut(net.survivors[j] as usize) {
-                    *a = 0;
-                }
-            }
+    for id in renewed {
+        if let Some(&seq) = resolved
+            .survivor_index(adds, id)
+            .and_then(|j| resolved.survivors.get(j))
+        {
+            kept.renew(seq);
         }
+    }
+    changed.extend(removed.iter().map(|r| (r.id, r.fingerprint)));
+
+    // A claimed key ends owned by its owner, or is deleted if it had one before.
+    let mut key_writes: Vec<KeyWrite> = claimed
+        .into_iter()
+        .filter_map(|(claim, stored_owner)| {
+            let key = KeyName::Add(claim.last);
+            match (claim.owner, stored_owner) {
+                (Some(id), _) => Some(KeyWrite::Put(key, id)),
+                (None, Some(_)) => Some(KeyWrite::Delete(key)),
+                (None, None) => None,
+            }
+        })
+        .collect();
+    // Claimed keys are in key order; merge in the stale ones.
+    if !stale_keys.is_empty() {
+        key_writes.extend(
+            stale_keys
+                .into_iter()
+                .map(|k| KeyWrite::Delete(KeyName::Stored(k))),
+        );
+        key_writes.sort_by(|a, b| a.key().bytes(adds).cmp(b.key().bytes(adds)));
     }
 
-    // Old keys: delete those still pointing to their document and not claimed by the adds.
-    old_key_candidates.retain(|(k, _)| !is_claimed(k.as_bytes()));
-    old_key_candidates.sort_unstable();
-    old_key_candidates.dedup_by(|a, b| a.0 == b.0);
-    for chunk in old_key_candidates.chunks(LOOKUP_BATCH) {
-        let batch: Vec<&[u8]> = chunk.iter().map(|(k, _)| k.as_bytes()).collect();
-        for ((k, id), owner) in chunk.iter().zip(stored.owners_of(&batch)?) {
-            if owner == Some(*id) {
-                net.key_ops
-                    .push((KeyRef::Old(net.old_keys.len() as u32), None));
-                net.old_keys.push(k.clone());
-            }
-        }
+    UpsertPlan {
+        added: resolved.survivors.len() as u64 - replaced,
+        replaced,
+        removed: removed.len() as u64,
+        superseded: resolved.superseded,
+        survivors: resolved.survivors,
+        added_times: kept,
+        block_deletes: changed,
+        doc_deletes: removed.iter().map(|r| r.id).collect(),
+        key_writes,
     }
-    // Claimed keys are already in key order; merge in the old ones.
-    if !net.old_keys.is_empty() {
-        let mut ops = std::mem::take(&mut net.key_ops);
-        ops.sort_by(|a, b| net.key_bytes(adds, a.0).cmp(net.key_bytes(adds, b.0)));
-        net.key_ops = ops;
-    }
-    Ok(net)
 }
 
 #[cfg(test)]
@@ -663,11 +861,11 @@ mod tests {
             for id in &plan.doc_deletes {
                 assert!(self.docs.remove(id).is_some(), "deletes a missing document");
             }
-            for &(k, owner) in &plan.key_ops {
-                let key = String::from_utf8(plan.key_bytes(adds, k).to_vec()).unwrap();
-                match owner {
-                    Some(id) => self.keys.insert(key, id),
-                    None => self.keys.remove(&key),
+            for write in &plan.key_writes {
+                let key = String::from_utf8(write.key().bytes(adds).to_vec()).unwrap();
+                match write {
+                    KeyWrite::Put(_, id) => self.keys.insert(key, *id),
+                    KeyWrite::Delete(_) => self.keys.remove(&key),
                 };
             }
             for &s in &plan.survivors {
@@ -698,28 +896,33 @@ mod tests {
 
     #[test]
     fn last_add_of_each_id_wins() {
-        let (last, superseded, _) =
-            last_add_per_id(&adds(&[(5, None), (3, None), (5, None), (1, None)]));
-        assert_eq!(last, [3, 1, 2]);
-        assert_eq!(superseded, 1);
+        let last = last_add_per_id(&adds(&[(5, None), (3, None), (5, None), (1, None)]));
+        assert_eq!(last.seqs, [3, 1, 2]);
+        assert_eq!(last.superseded, 1);
     }
 
     #[test]
     fn ascending_ids_need_no_sort() {
-        let (last, superseded, order) = last_add_per_id(&adds(&[(1, None), (2, None), (9, None)]));
-        assert_eq!((last, superseded), (vec![0, 1, 2], 0));
-        assert!(matches!(order, Some(IdOrder::Ascending)));
+        let last = last_add_per_id(&adds(&[(1, None), (2, None), (9, None)]));
+        assert_eq!((last.seqs, last.superseded), (vec![0, 1, 2], 0));
+        assert!(matches!(last.order, IdOrder::Ascending));
     }
 
     #[test]
     fn last_claimant_of_each_key() {
         let a = adds(&[(1, Some("b")), (2, Some("a")), (3, Some("b")), (4, None)]);
-        let (_, _, order) = last_add_per_id(&a);
-        let c = claims(&a, &order.unwrap_or(IdOrder::Ascending));
-        assert_eq!(c.last, [1, 2]);
-        assert_eq!(c.first, [1, 0]);
-        // Add 2 (id 3) takes "b" from id 1.
+        let r = resolve(&a);
+        let c = &r.claims;
+        let of = |f: fn(&Claim) -> u32| c.keys.iter().map(f).collect::<Vec<_>>();
+        assert_eq!(of(|c| c.last), [1, 2]);
+        assert_eq!(of(|c| c.first), [1, 0]);
+        // Every last claimant is its id's last add, so each key ends owned by it.
+        let owners: Vec<_> = c.keys.iter().map(|c| c.owner).collect();
+        assert_eq!(owners, [Some(2), Some(3)]);
+        // Add 2 (id 3) takes "b" from id 1, which is dropped.
         assert_eq!(c.taken_from, [1]);
+        assert_eq!(r.dropped, [1]);
+        assert_eq!(r.survivors, [1, 2, 3]);
     }
 
     #[test]
@@ -728,6 +931,8 @@ mod tests {
         s.insert(129);
         s.insert(3);
         assert!(s.contains(129) && s.contains(3) && !s.contains(4));
+        s.remove(3);
+        assert!(s.contains(129) && !s.contains(3));
     }
 
     #[test]

@@ -5,7 +5,7 @@ use std::sync::atomic::Ordering;
 
 use rocksdb::WriteBatch;
 
-use super::upsert::{check_key, Adds};
+use super::upsert::{check_key, Adds, KeyWrite};
 use super::Store;
 use crate::codec::{self, Document};
 use crate::error::Result;
@@ -185,27 +185,29 @@ impl Store {
         let now = Store::now_micros();
         let (docs, keys_cf) = (self.cf(DOCS_FAMILY)?, self.cf(KEYS_FAMILY)?);
         let mut batch = WriteBatch::default();
+        let (packed, blocks) = (self.packed()?, self.blocks_db());
         let mut touched = Vec::with_capacity(plan.block_deletes.len() + plan.survivors.len());
         for &(id, fp) in &plan.block_deletes {
             let fp = Fingerprint(fp);
-            self.delete_postings(&mut batch, fp, id)?;
+            packed.delete(blocks, &mut batch, fp, id)?;
             touched.push(fp);
         }
         for &id in &plan.doc_deletes {
             batch.delete_cf(docs, keys::doc_key(id));
         }
-        for &(k, owner) in &plan.key_ops {
-            let key = plan.key_bytes(&entries, k);
-            match owner {
-                Some(id) => batch.put_cf(keys_cf, key, keys::id_value(id)),
-                None => batch.delete_cf(keys_cf, key),
+        for write in &plan.key_writes {
+            match write {
+                KeyWrite::Put(key, id) => {
+                    batch.put_cf(keys_cf, key.bytes(&entries), keys::id_value(*id))
+                }
+                KeyWrite::Delete(key) => batch.delete_cf(keys_cf, key.bytes(&entries)),
             }
         }
         for &s in &plan.survivors {
             let Some(entry) = entries.entries.get(s as usize) else {
                 continue;
             };
-            self.put_postings(&mut batch, entry.fingerprint, entry.id)?;
+            packed.put(blocks, &mut batch, entry.fingerprint, entry.id)?;
             touched.push(entry.fingerprint);
             let doc = Document {
                 fingerprint: entry.fingerprint,
@@ -253,7 +255,8 @@ impl Store {
     /// names it. The caller holds the write lock.
     fn remove_document(&self, id: u64, old: &Document) -> Result<()> {
         let mut batch = WriteBatch::default();
-        self.delete_postings(&mut batch, old.fingerprint, id)?;
+        self.packed()?
+            .delete(self.blocks_db(), &mut batch, old.fingerprint, id)?;
         batch.delete_cf(self.cf(DOCS_FAMILY)?, keys::doc_key(id));
         if let Some(key) = &old.key {
             if self.id_for_key(key)? == Some(id) {
@@ -289,7 +292,7 @@ impl Store {
         }
         if !due.is_empty() {
             // The batch is committed: a failed fold leaves the deltas, which read the same.
-            self.fold_due(&mut due)?;
+            packed.fold_due(self.blocks_db(), &self.write_options(), &mut due)?;
         }
         Ok(())
     }
