@@ -36,10 +36,9 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use simhash_store::{
-    Durability, Entry, Fingerprint, SimhashConfig, Sketch, SketchKind, Store, Verification,
-    SKETCH_BYTES,
-};
+use simhash_store::sketch::{SketchKind, SKETCH_BYTES};
+use simhash_store::verified::Verification;
+use simhash_store::{Durability, Entry, Fingerprint, SimhashConfig, Sketch, Store};
 
 #[path = "support/rng.rs"]
 mod rng;

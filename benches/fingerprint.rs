@@ -54,7 +54,9 @@ use std::sync::LazyLock;
 
 use criterion::{criterion_group, Criterion};
 use jieba_rs::Jieba;
-use simhash_store::{SimhashConfig, Simhasher, SketchKind, TfScaling};
+use simhash_store::simhash::TfScaling;
+use simhash_store::sketch::SketchKind;
+use simhash_store::{SimhashConfig, Simhasher};
 
 #[path = "support/alternating.rs"]
 mod alternating;

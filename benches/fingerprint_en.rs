@@ -32,7 +32,8 @@ use std::io::BufRead;
 use std::path::Path;
 
 use criterion::{criterion_group, Criterion};
-use simhash_store::{SimhashConfig, Simhasher, TfScaling};
+use simhash_store::simhash::TfScaling;
+use simhash_store::{SimhashConfig, Simhasher};
 use unicode_segmentation::UnicodeSegmentation;
 
 #[path = "support/alternating.rs"]

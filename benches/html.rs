@@ -23,7 +23,7 @@
 
 use std::time::{Duration, Instant};
 
-use simhash_store::html_to_text;
+use simhash_store::readers::html_to_text;
 
 fn page(article: &str) -> String {
     format!(

@@ -17,10 +17,9 @@
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
-use simhash_store::{
-    Entry, Fingerprint, SimhashConfig, Sketch, SketchKind, Store, Strategy, Verification,
-    SKETCH_BYTES,
-};
+use simhash_store::sketch::{SketchKind, SKETCH_BYTES};
+use simhash_store::verified::Verification;
+use simhash_store::{Entry, Fingerprint, SimhashConfig, Sketch, Store, Strategy};
 
 #[path = "support/rng.rs"]
 mod rng;

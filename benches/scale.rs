@@ -231,7 +231,7 @@ fn scale(args: &Args) {
     let n = args.n;
     println!(
         "# scale: N = {n}, format {}, {} runs x {} warm-up + {} measured queries per k, budget {} MiB, block cache {} MiB, query cache {} MiB{}, {} threads",
-        simhash_store::FORMAT_VERSION,
+        simhash_store::upgrade::FORMAT_VERSION,
         args.runs,
         args.warmup,
         args.queries,

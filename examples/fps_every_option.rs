@@ -17,7 +17,8 @@ use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::path::Path;
 use std::process::ExitCode;
 
-use simhash_store::{Error, IdfWeighting, SimhashConfig, Simhasher, TfScaling};
+use simhash_store::simhash::{IdfWeighting, TfScaling};
+use simhash_store::{Error, SimhashConfig, Simhasher};
 
 fn main() -> ExitCode {
     match run() {

@@ -14,7 +14,8 @@ use std::io::BufRead;
 use std::path::Path;
 
 use rayon::prelude::*;
-use simhash_store::{Fingerprint, SimhashConfig, Simhasher, Sketch, SketchKind};
+use simhash_store::sketch::SketchKind;
+use simhash_store::{Fingerprint, SimhashConfig, Simhasher, Sketch};
 
 struct Doc {
     id: String,

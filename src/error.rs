@@ -185,7 +185,7 @@ pub enum Error {
         source: std::io::Error,
     },
 
-    /// The caller stopped the operation (see [`PairScan::stop_when`](crate::PairScan::stop_when)).
+    /// The caller stopped the operation (see [`PairScan::stop_when`](crate::dedup::PairScan::stop_when)).
     /// Nothing in the store changed.
     #[error("the operation was cancelled")]
     Cancelled,

@@ -41,6 +41,25 @@
 //! # Ok::<_, simhash_store::Error>(())
 //! ```
 //!
+//! ## Where to start
+//!
+//! [`Store`] is the index: open it, insert or bulk-load, query. The root re-exports the types
+//! most programs name; everything else lives in the module that owns it:
+//!
+//! | module | what it holds |
+//! |---|---|
+//! | [`bulk`] | [`BulkLoader`] and its options, progress and summary |
+//! | [`dedup`] | all pairs within `k` ([`Store::pairs`]), clusters, check-then-insert, the [`partition`](dedup::partition) planner of the Spark and Ray jobs |
+//! | [`verified`] | near-duplicates whose MinHash sketches agree |
+//! | [`readers`] | WARC/WET, HTML, JSON Lines and text inputs (feature `readers`) |
+//! | [`simhash`] | the fingerprinter and its settings |
+//! | [`sketch`] | the 64-byte MinHash sketch |
+//! | [`pigeonhole`] | the rule that makes queries and pair scans exact |
+//! | [`verify`] | the store's integrity check |
+//! | [`upgrade`] | store formats and copying an old store into the newest |
+//!
+//! How the store works and why: `docs/design.md`; using it: `docs/guide.md`.
+//!
 //! ## Limits, and what it is not
 //! - Ids are `u64`s chosen by the caller; an optional external key (URL, path) is unique.
 //! - SimHash measures closeness of whole documents; it does not find a paragraph copied into
@@ -51,9 +70,9 @@
 #![deny(missing_docs)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
-mod bulk;
+pub mod bulk;
 mod codec;
-mod dedup;
+pub mod dedup;
 mod error;
 mod fingerprint;
 mod keys;
@@ -61,42 +80,29 @@ pub mod pigeonhole;
 mod postings;
 mod query;
 #[cfg(feature = "readers")]
-mod readers;
+pub mod readers;
 mod settings;
-mod simhash;
-mod sketch;
+pub mod simhash;
+pub mod sketch;
 mod store;
-mod verified;
-mod verify;
+pub mod verified;
+pub mod verify;
 
-pub use bulk::{BulkLoader, BulkOptions, BulkPhase, BulkProgress, BulkSummary};
+// The names most programs use; everything else is in the module that owns it (above).
+pub use bulk::{BulkLoader, BulkOptions};
 pub use codec::Document;
-pub use dedup::partition;
-pub use dedup::{
-    Cluster, ClusterBuilder, Clusters, DedupSummary, InsertOutcome, Pair, PairKernel, PairScan,
-    Representative, ScanProgress, ScanStats,
-};
+pub use dedup::{Clusters, InsertOutcome, Pair};
 pub use error::{Error, Result};
 pub use fingerprint::{Fingerprint, BLOCKS};
 pub use keys::MAX_EXTERNAL_KEY_LEN;
 pub use query::{Match, Strategy, MAX_DISTANCE};
 #[cfg(feature = "readers")]
-pub use readers::{
-    decode_text, html_to_text, read_input, BadRecord, BadRecordKind, Body, ExportHeader,
-    ExportedDocument, Format, Location, Position, ReadCounter, ReaderOptions, Record, Records,
-    Skipped,
-};
-pub use simhash::{IdfWeighting, SimhashConfig, Simhasher, TfScaling};
-pub use sketch::{Sketch, SketchKind, SKETCH_BYTES};
-pub use store::{
-    Durability, Entry, Store, StoreBuilder, UpgradeOptions, UpgradePhase, UpgradeProgress,
-    UpgradeSummary, FORMAT_VERSION, MIN_FORMAT_VERSION,
-};
-pub use verified::{
-    Verification, VerifiedMatch, VerifiedPair, VerifiedPairScan, VerifiedScanStats,
-    DEFAULT_MIN_SIMILARITY, DEFAULT_VERIFIED_K,
-};
-pub use verify::{Problem, VerifyReport, MAX_LISTED_PROBLEMS};
+pub use readers::{read_input, Record};
+pub use simhash::{SimhashConfig, Simhasher};
+pub use sketch::Sketch;
+pub use store::{Durability, Entry, Store, StoreBuilder};
+pub use verified::VerifiedMatch;
+pub use verify::VerifyReport;
 
 /// Store formats and upgrading: every on-disk [`Format`](upgrade::Format) and what it means,
 /// and [`Store::upgrade`], which copies a store of an older format (read-only in this build)

@@ -1,6 +1,6 @@
 //! The pigeonhole rule, on which every exact answer rests: queries (`src/query.rs`,
 //! `src/postings/probe.rs`), the pair scan (`src/dedup/pairs.rs`), the pair kernel
-//! (`src/dedup/kernel.rs`) and the Spark planner (through [`PairKernel`](crate::PairKernel))
+//! (`src/dedup/kernel.rs`) and the Spark planner (through [`PairKernel`](crate::dedup::PairKernel))
 //! all call this module.
 //!
 //! A 64-bit fingerprint is four 16-bit blocks, one block family each ([`BLOCKS`] families of

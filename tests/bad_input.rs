@@ -16,10 +16,8 @@ use std::process::{Command, Stdio};
 
 use common::families::{ALL_FAMILIES, BLOCK_FAMILIES, DOCS_FAMILY, KEYS_FAMILY, META_FAMILY};
 use common::Rng;
-use simhash_store::{
-    html_to_text, read_input, BadRecordKind, Error, Fingerprint, Format, ReaderOptions, Simhasher,
-    Store,
-};
+use simhash_store::readers::{html_to_text, BadRecordKind, Format, ReaderOptions};
+use simhash_store::{read_input, Error, Fingerprint, Simhasher, Store};
 
 type Result<T = ()> = std::result::Result<T, Box<dyn std::error::Error>>;
 

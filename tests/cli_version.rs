@@ -5,7 +5,7 @@
 mod common;
 
 use common::cli::{ok, run, Result};
-use simhash_store::{FORMAT_VERSION, MIN_FORMAT_VERSION};
+use simhash_store::upgrade::{FORMAT_VERSION, MIN_FORMAT_VERSION};
 
 #[test]
 fn version_names_the_commit_and_the_store_format() -> Result {

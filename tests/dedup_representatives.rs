@@ -3,7 +3,8 @@
 
 use std::time::Duration;
 
-use simhash_store::{Entry, Fingerprint, Representative, Result, Store};
+use simhash_store::dedup::Representative;
+use simhash_store::{Entry, Fingerprint, Result, Store};
 
 /// Cluster A = {5, 7, 9} (9 loaded first, 7 longest), cluster B = {2, 4} (4 has no length),
 /// and a lone document 100.

@@ -5,7 +5,8 @@
 //! Each document draws its own small vocabulary from a list, with Zipf-like frequencies, the
 //! way real documents have their own topic words.
 
-use simhash_store::{Error, Fingerprint, Result, SimhashConfig, Simhasher, TfScaling};
+use simhash_store::simhash::TfScaling;
+use simhash_store::{Error, Fingerprint, Result, SimhashConfig, Simhasher};
 
 /// SplitMix64: a small, seeded, reproducible RNG.
 struct Rng(u64);

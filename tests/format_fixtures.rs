@@ -7,7 +7,9 @@
 use std::path::{Path, PathBuf};
 
 use rocksdb::{Options, DB};
-use simhash_store::{Entry, Result, SimhashConfig, Store, TfScaling, FORMAT_VERSION};
+use simhash_store::simhash::TfScaling;
+use simhash_store::upgrade::FORMAT_VERSION;
+use simhash_store::{Entry, Result, SimhashConfig, Store};
 
 mod common;
 use common::families::{ALL_FAMILIES, META_FAMILY};
@@ -183,7 +185,7 @@ fn check_fixture(version: u32) -> Result<()> {
 /// whose message names `simhash-store upgrade`, and changes nothing. (The current format's
 /// fixture is left as it is for the checks that follow.)
 fn check_writes(store: &Store, version: u32) {
-    if version == simhash_store::FORMAT_VERSION {
+    if version == simhash_store::upgrade::FORMAT_VERSION {
         return;
     }
     let writes: [(&str, simhash_store::Result<()>); 4] = [

@@ -31,8 +31,8 @@ fn unknown_format_version_names_both_versions() -> Result<()> {
     let msg = err.to_string();
     let supported = format!(
         "{}..={}",
-        simhash_store::MIN_FORMAT_VERSION,
-        simhash_store::FORMAT_VERSION
+        simhash_store::upgrade::MIN_FORMAT_VERSION,
+        simhash_store::upgrade::FORMAT_VERSION
     );
     assert!(msg.contains("99") && msg.contains(&supported), "{msg}");
     Ok(())

@@ -10,7 +10,9 @@ use std::collections::BTreeMap;
 
 use common::families::ALL_FAMILIES;
 use proptest::prelude::*;
-use simhash_store::{BulkOptions, Fingerprint, Problem, Result, Store, FORMAT_VERSION};
+use simhash_store::upgrade::FORMAT_VERSION;
+use simhash_store::verify::Problem;
+use simhash_store::{BulkOptions, Fingerprint, Result, Store};
 
 #[derive(Debug, Clone)]
 enum Op {

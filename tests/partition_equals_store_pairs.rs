@@ -7,7 +7,7 @@ mod common;
 
 use common::{planted, Rng};
 use proptest::prelude::*;
-use simhash_store::partition::{
+use simhash_store::dedup::partition::{
     add_group_counts, PartitionPlan, RowsRef, TaskPairs, TaskRows, GROUPS,
 };
 use simhash_store::{Entry, Fingerprint, Pair, Result, Store};

@@ -2,7 +2,8 @@
 //! and Chinese, and two pages of one site share nothing but their articles.
 #![cfg(feature = "readers")]
 
-use simhash_store::{html_to_text, Simhasher};
+use simhash_store::readers::html_to_text;
+use simhash_store::Simhasher;
 
 type Result<T = ()> = std::result::Result<T, Box<dyn std::error::Error>>;
 

@@ -2,7 +2,8 @@
 //! with their line numbers while the others are read.
 #![cfg(feature = "readers")]
 
-use simhash_store::{read_input, BadRecordKind, Body, Fingerprint, Position, ReaderOptions};
+use simhash_store::readers::{BadRecordKind, Body, Position, ReaderOptions};
+use simhash_store::{read_input, Fingerprint};
 
 type Result<T = ()> = std::result::Result<T, Box<dyn std::error::Error>>;
 

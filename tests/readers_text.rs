@@ -1,7 +1,8 @@
 //! Folders of files, one document per line, and text encodings.
 #![cfg(feature = "readers")]
 
-use simhash_store::{read_input, BadRecordKind, Format, Position, ReaderOptions, Record};
+use simhash_store::readers::{BadRecordKind, Format, Position, ReaderOptions};
+use simhash_store::{read_input, Record};
 
 type Result<T = ()> = std::result::Result<T, Box<dyn std::error::Error>>;
 

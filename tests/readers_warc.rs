@@ -7,9 +7,8 @@ use std::path::Path;
 
 use flate2::write::GzEncoder;
 use flate2::Compression;
-use simhash_store::{
-    read_input, BadRecord, BadRecordKind, Body, Position, ReaderOptions, Record, Skipped,
-};
+use simhash_store::readers::{BadRecord, BadRecordKind, Body, Position, ReaderOptions, Skipped};
+use simhash_store::{read_input, Record};
 
 type Result<T = ()> = std::result::Result<T, Box<dyn std::error::Error>>;
 

@@ -1,6 +1,7 @@
 //! Upserts, removals, external keys and reopening keep the store consistent.
 
-use simhash_store::{Durability, Entry, Fingerprint, Result, SimhashConfig, Store, TfScaling};
+use simhash_store::simhash::TfScaling;
+use simhash_store::{Durability, Entry, Fingerprint, Result, SimhashConfig, Store};
 
 fn clean(store: &Store) -> Result<()> {
     let report = store.verify()?;

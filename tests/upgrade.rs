@@ -8,9 +8,11 @@
 use std::path::{Path, PathBuf};
 
 use rocksdb::{Options, DB};
+use simhash_store::sketch::SketchKind;
+use simhash_store::upgrade::{UpgradeOptions, UpgradeSummary, FORMAT_VERSION, MIN_FORMAT_VERSION};
+use simhash_store::verified::Verification;
 use simhash_store::{
-    BulkOptions, Document, Entry, Error, Fingerprint, Result, SimhashConfig, SketchKind, Store,
-    UpgradeOptions, UpgradeSummary, Verification, FORMAT_VERSION, MIN_FORMAT_VERSION,
+    BulkOptions, Document, Entry, Error, Fingerprint, Result, SimhashConfig, Store,
 };
 
 mod common;

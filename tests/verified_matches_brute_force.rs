@@ -9,10 +9,9 @@ mod common;
 
 use common::Rng;
 use proptest::prelude::*;
-use simhash_store::{
-    Entry, Fingerprint, Result, SimhashConfig, Sketch, SketchKind, Store, Verification,
-    VerifiedMatch, VerifiedPair, SKETCH_BYTES,
-};
+use simhash_store::sketch::{SketchKind, SKETCH_BYTES};
+use simhash_store::verified::{Verification, VerifiedPair};
+use simhash_store::{Entry, Fingerprint, Result, SimhashConfig, Sketch, Store, VerifiedMatch};
 
 struct Doc {
     id: u64,

@@ -4,7 +4,9 @@
 //! unrelated text at the same distance; a store without sketches refuses verified questions
 //! with an error that names the fix.
 
-use simhash_store::{Entry, Error, Result, SimhashConfig, Sketch, SketchKind, Store, Verification};
+use simhash_store::sketch::SketchKind;
+use simhash_store::verified::Verification;
+use simhash_store::{Entry, Error, Result, SimhashConfig, Sketch, Store};
 
 fn sketch_store(dir: &std::path::Path) -> Result<Store> {
     let config = SimhashConfig::default().with_sketch(SketchKind::MinHash);
@@ -101,7 +103,7 @@ fn a_store_without_sketches_names_the_fix() -> Result<()> {
     let store = Store::open(dir.path())?;
     store.insert_text(1, None, &page(1))?;
     assert!(!store.keeps_sketches());
-    let sketch = Sketch::from_bytes([0; simhash_store::SKETCH_BYTES]);
+    let sketch = Sketch::from_bytes([0; simhash_store::sketch::SKETCH_BYTES]);
     let fp = store.get(1)?.expect("stored");
     let err = store
         .query_verified(fp, &sketch, Verification::default())

@@ -11,9 +11,11 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
+use simhash_store::readers::{decode_text, html_to_text, Format, ReaderOptions};
+use simhash_store::simhash::{IdfWeighting, TfScaling};
 use simhash_store::{
-    decode_text, html_to_text, read_input, Entry, Error, Fingerprint, Format, IdfWeighting,
-    InsertOutcome, Pair, ReaderOptions, SimhashConfig, Simhasher, Store, Strategy, TfScaling,
+    read_input, Entry, Error, Fingerprint, InsertOutcome, Pair, SimhashConfig, Simhasher, Store,
+    Strategy,
 };
 
 // ---------------------------------------------------------------------------------------

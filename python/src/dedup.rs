@@ -2,7 +2,7 @@
 //! background thread), `Store.pairs_numpy` (three arrays, for millions of pairs),
 //! `Store.clusters` (`Clusters`, with the command line's representative rules), and their
 //! verified forms (`verified_pairs`, `verified_pairs_numpy`, `verified_clusters`). Ctrl-C stops
-//! the scan within a fraction of a second ([`simhash_store::PairScan::stop_when`]).
+//! the scan within a fraction of a second ([`simhash_store::dedup::PairScan::stop_when`]).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -11,9 +11,9 @@ use pyo3::exceptions::{PyStopIteration, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
-use simhash_store::{
-    ClusterBuilder, Clusters, Error, Representative, ScanStats, Verification, VerifiedPair,
-};
+use simhash_store::dedup::{ClusterBuilder, Representative, ScanStats};
+use simhash_store::verified::{Verification, VerifiedPair};
+use simhash_store::{Clusters, Error};
 
 use crate::args::{k_arg, type_name, u64_arg};
 use crate::errors::IntoPy;
@@ -73,7 +73,7 @@ struct ScanSeen {
 }
 
 impl ScanSeen {
-    fn set(&self, p: simhash_store::ScanProgress) {
+    fn set(&self, p: simhash_store::dedup::ScanProgress) {
         self.total.store(p.total, Ordering::Relaxed);
         self.scanned.store(p.scanned, Ordering::Relaxed);
     }
@@ -377,8 +377,8 @@ impl PyCluster {
     }
 }
 
-impl From<&simhash_store::Cluster> for PyCluster {
-    fn from(c: &simhash_store::Cluster) -> Self {
+impl From<&simhash_store::dedup::Cluster> for PyCluster {
+    fn from(c: &simhash_store::dedup::Cluster) -> Self {
         PyCluster {
             id: c.id,
             representative: c.representative,

@@ -4,7 +4,7 @@
 //!
 //! - `spark_fingerprint_utf8`: the fingerprints of an Arrow string column (offsets and bytes).
 //! - `group_counts`, `PartitionPlan` and `task_pairs`: the crate's partition planner
-//!   (`simhash_store::partition`, where the task key is described): documents per block
+//!   (`simhash_store::dedup::partition`, where the task key is described): documents per block
 //!   group, documents to rows of (task, side, fingerprint, id), and the rows of one
 //!   partition, sorted by task, to pairs, each pair once over all tasks.
 //! - `spark_components`: connected components of pairs with the crate's `ClusterBuilder`.
@@ -18,12 +18,12 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use simhash_store::partition::{
+use simhash_store::dedup::partition::{
     add_group_counts, PartitionPlan, RowsRef, TaskPairs, TaskRows, TaskWork, GROUPS,
 };
-use simhash_store::{
-    read_input, Body, ClusterBuilder, Error, Pair, Position, ReaderOptions, Records,
-};
+use simhash_store::dedup::ClusterBuilder;
+use simhash_store::readers::{Body, Position, ReaderOptions, Records};
+use simhash_store::{read_input, Error, Pair};
 
 use crate::errors::{to_py, IntoPy};
 use crate::hasher::PySimhasher;

@@ -33,7 +33,7 @@ mod stream;
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
-    m.add("FORMAT_VERSION", simhash_store::FORMAT_VERSION)?;
+    m.add("FORMAT_VERSION", simhash_store::upgrade::FORMAT_VERSION)?;
     m.add("MAX_DISTANCE", simhash_store::MAX_DISTANCE)?;
     // The block families' shape, from the pigeonhole module (the Spark planner's groups).
     m.add("BLOCKS", simhash_store::pigeonhole::BLOCKS)?;

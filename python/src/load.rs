@@ -11,7 +11,8 @@ use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
 use pyo3::types::{PyDict, PyInt, PyList, PyString, PyTuple};
 
-use simhash_store::{BulkLoader, BulkOptions, BulkPhase, BulkProgress, BulkSummary, Fingerprint};
+use simhash_store::bulk::{BulkPhase, BulkProgress, BulkSummary};
+use simhash_store::{BulkLoader, BulkOptions, Fingerprint};
 
 use crate::args::{key_arg, text_ref, type_name, u64_arg};
 use crate::columns::{Columns, Slice};

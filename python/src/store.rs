@@ -9,9 +9,9 @@ use pyo3::exceptions::{PyStopIteration, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
+use simhash_store::verified::Verification;
 use simhash_store::{
-    Document, Durability, Entry, Error, Fingerprint, InsertOutcome, Match, Store, Verification,
-    VerifyReport,
+    Document, Durability, Entry, Error, Fingerprint, InsertOutcome, Match, Store, VerifyReport,
 };
 
 use crate::args::{k_arg, key_arg, text_arg, u64_arg, u64_vec, Signed};

@@ -1,5 +1,5 @@
 //! `simhash-store export`: the store's settings, then every document's id, key, fingerprint,
-//! text length and sketch, as JSON lines (`simhash_store::ExportHeader`).
+//! text length and sketch, as JSON lines (`simhash_store::readers::ExportHeader`).
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use simhash_store::{ExportHeader, ExportedDocument};
+use simhash_store::readers::{ExportHeader, ExportedDocument};
 
 use super::StoreArg;
 

@@ -9,10 +9,9 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use indicatif::ProgressBar;
-use simhash_store::{
-    BulkLoader, BulkOptions, BulkPhase, BulkSummary, Entry, ExportHeader, Location, SimhashConfig,
-    Store,
-};
+use simhash_store::bulk::{BulkPhase, BulkSummary};
+use simhash_store::readers::{ExportHeader, Location};
+use simhash_store::{BulkLoader, BulkOptions, Entry, SimhashConfig, Store};
 
 use super::progress::Progress;
 use super::read::{self, Content, Doc, Tally};

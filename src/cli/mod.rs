@@ -25,7 +25,10 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
-use simhash_store::{Format, ReaderOptions, SimhashConfig, SketchKind, Store, TfScaling};
+use simhash_store::readers::{Format, ReaderOptions};
+use simhash_store::simhash::TfScaling;
+use simhash_store::sketch::SketchKind;
+use simhash_store::{SimhashConfig, Store};
 
 /// Success.
 pub const EXIT_OK: u8 = 0;
@@ -45,9 +48,9 @@ pub fn version() -> &'static str {
             "{} (commit {}, writes store format {}, reads formats {}-{})",
             env!("CARGO_PKG_VERSION"),
             env!("SIMHASH_STORE_COMMIT"),
-            simhash_store::FORMAT_VERSION,
-            simhash_store::MIN_FORMAT_VERSION,
-            simhash_store::FORMAT_VERSION,
+            simhash_store::upgrade::FORMAT_VERSION,
+            simhash_store::upgrade::MIN_FORMAT_VERSION,
+            simhash_store::upgrade::FORMAT_VERSION,
         )
     })
 }
@@ -147,7 +150,7 @@ fn in_command_terms(e: &simhash_store::Error) -> String {
     }
 }
 
-/// `--tf`: how a feature's count becomes its weight (`simhash_store::TfScaling`).
+/// `--tf`: how a feature's count becomes its weight (`simhash_store::simhash::TfScaling`).
 #[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TfArg {
     /// The count (the default configuration): fastest.

@@ -5,7 +5,7 @@
 use std::time::{Duration, Instant};
 
 use indicatif::{HumanBytes, HumanCount, ProgressBar, ProgressDrawTarget, ProgressStyle};
-use simhash_store::ReadCounter;
+use simhash_store::readers::ReadCounter;
 
 /// The bar while the inputs' size is unknown.
 const COUNTING: &str = "{spinner} {prefix} {msg} [{elapsed}]";

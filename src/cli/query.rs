@@ -5,10 +5,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
-use simhash_store::{
-    read_input, Error, Fingerprint, ReaderOptions, Verification, DEFAULT_MIN_SIMILARITY,
-    DEFAULT_VERIFIED_K,
-};
+use simhash_store::readers::ReaderOptions;
+use simhash_store::verified::{Verification, DEFAULT_MIN_SIMILARITY, DEFAULT_VERIFIED_K};
+use simhash_store::{read_input, Error, Fingerprint};
 
 use super::{usage, StoreArg};
 

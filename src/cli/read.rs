@@ -10,10 +10,10 @@ use std::collections::BTreeMap;
 use std::sync::mpsc;
 
 use rayon::prelude::*;
-use simhash_store::{
-    read_input, BadRecord, BadRecordKind, Body, Error, ExportHeader, ExportedDocument, Location,
-    ReaderOptions, Record, MAX_EXTERNAL_KEY_LEN,
+use simhash_store::readers::{
+    BadRecord, BadRecordKind, Body, ExportHeader, ExportedDocument, Location, ReaderOptions,
 };
+use simhash_store::{read_input, Error, Record, MAX_EXTERNAL_KEY_LEN};
 
 use super::progress::Progress;
 use super::InputArgs;

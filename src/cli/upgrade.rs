@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
-use simhash_store::{Store, UpgradeOptions, UpgradePhase, UpgradeSummary, FORMAT_VERSION};
+use simhash_store::upgrade::{UpgradeOptions, UpgradePhase, UpgradeSummary, FORMAT_VERSION};
+use simhash_store::Store;
 
 use super::progress::Progress;
 use super::usage;

@@ -58,7 +58,7 @@ impl FromStr for Representative {
 /// [`Clusters`]. Holds one entry per id that appears in a pair, never the pairs themselves.
 ///
 /// ```
-/// use simhash_store::ClusterBuilder;
+/// use simhash_store::dedup::ClusterBuilder;
 /// let mut b = ClusterBuilder::new();
 /// b.add_pair(30, 10);
 /// b.add_pair(10, 20);
@@ -165,7 +165,7 @@ pub struct Cluster {
     pub members: Vec<u64>,
 }
 
-/// The clusters of near-duplicates of a store, from [`crate::PairScan::clusters`] or
+/// The clusters of near-duplicates of a store, from [`crate::dedup::PairScan::clusters`] or
 /// [`ClusterBuilder::finish`]. Documents without a near-duplicate are in no cluster.
 #[derive(Debug, Clone, Default)]
 pub struct Clusters {

@@ -289,7 +289,8 @@ impl Kernel {
 ///
 /// ```
 /// use std::ops::ControlFlow;
-/// use simhash_store::{PairKernel, Pair, BLOCKS};
+/// use simhash_store::{Pair, BLOCKS};
+/// use simhash_store::dedup::PairKernel;
 ///
 /// // Equal in blocks 0 and 1, one bit apart in block 3, ids 1 and 2; a third far away.
 /// let docs = [(0x1111_2222_3333_4444u64, 1u64), (0x1111_2222_3333_4445, 2), (!0, 3)];

@@ -291,7 +291,7 @@ impl TaskRows {
 ///
 /// ```
 /// use std::collections::BTreeMap;
-/// use simhash_store::partition::{add_group_counts, PartitionPlan, TaskPairs, TaskRows, GROUPS};
+/// use simhash_store::dedup::partition::{add_group_counts, PartitionPlan, TaskPairs, TaskRows, GROUPS};
 ///
 /// let docs = [(1u64, 0x0123_4567_89ab_cdefu64), (2, 0x0123_4567_89ab_cdee), (3, 42)];
 /// let fps: Vec<u64> = docs.iter().map(|d| d.1).collect();

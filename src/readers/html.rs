@@ -119,7 +119,7 @@ const BOILERPLATE_SUBSTRINGS: &[&str] = &[
 /// Decodes a text file: UTF-8 (a BOM is honoured and dropped), else GB18030.
 ///
 /// ```
-/// use simhash_store::decode_text;
+/// use simhash_store::readers::decode_text;
 /// assert_eq!(decode_text("naïve".as_bytes()).unwrap(), "naïve");
 /// let (gbk, _, _) = encoding_rs::GBK.encode("中文网页");
 /// assert_eq!(decode_text(&gbk).unwrap(), "中文网页");
@@ -258,7 +258,7 @@ fn decode_html<'a>(bytes: &'a [u8], declared: Option<&str>) -> Result<Cow<'a, st
 /// Time is linear in the size of the page and memory bounded by it, whatever its nesting.
 ///
 /// ```
-/// use simhash_store::html_to_text;
+/// use simhash_store::readers::html_to_text;
 /// let page = br#"<html><head><title>Site</title><script>var x;</script></head><body>
 ///   <nav><a href="/">Home</a> <a href="/news">News</a></nav>
 ///   <article><h1>Rain tomorrow</h1><p>Heavy rain is expected in the north of the city.</p></article>

@@ -14,7 +14,8 @@
 //! sequentially and extract on all cores.
 //!
 //! ```
-//! use simhash_store::{read_input, ReaderOptions};
+//! use simhash_store::read_input;
+//! use simhash_store::readers::ReaderOptions;
 //! let dir = tempfile::tempdir()?;
 //! let path = dir.path().join("docs.jsonl");
 //! std::fs::write(&path, "{\"id\": 7, \"url\": \"https://example.com/a\", \"text\": \"hello world\"}\n[1]\n")?;

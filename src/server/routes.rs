@@ -14,7 +14,8 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
-use simhash_store::{Match, Store, Verification, DEFAULT_MIN_SIMILARITY, DEFAULT_VERIFIED_K};
+use simhash_store::verified::{Verification, DEFAULT_MIN_SIMILARITY, DEFAULT_VERIFIED_K};
+use simhash_store::{Match, Store};
 use tokio::sync::oneshot;
 use tower_http::limit::RequestBodyLimitLayer;
 use tower_http::timeout::TimeoutLayer;
@@ -383,7 +384,7 @@ async fn stats(State(state): State<AppState>) -> Result<Json<Value>, ApiError> {
         "disk_bytes": disk,
         "format_version": store.format_version(),
         "read_only": state.writer.is_none(),
-        "sketches": store.simhasher().config().sketch != simhash_store::SketchKind::None,
+        "sketches": store.simhasher().config().sketch != simhash_store::sketch::SketchKind::None,
         "queued_writes": state.writer.as_ref().map_or(0, |w| w.queued()),
     })))
 }

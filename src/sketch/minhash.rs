@@ -403,7 +403,9 @@ mod tests {
     /// text, for every path of the fingerprint and texts longer than a chunk.
     #[test]
     fn the_fingerprints_pass_gives_the_same_sketch() {
-        use crate::{Simhasher, SketchKind, TfScaling};
+        use crate::simhash::TfScaling;
+        use crate::sketch::SketchKind;
+        use crate::Simhasher;
         let zh = "PostgreSQL 使用多版本并发控制（MVCC）来保证数据一致性，读不阻塞写。\n";
         let en = "The quick brown fox jumps over the lazy dog, near_the river-bank 42 times.\n";
         let banner = "Share on Facebook | Tweet | Email\n";

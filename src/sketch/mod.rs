@@ -42,7 +42,8 @@ const _: () = assert!(SKETCH_BYTES <= 64);
 /// in binary ones its bytes.
 ///
 /// ```
-/// use simhash_store::{SimhashConfig, Simhasher, SketchKind};
+/// use simhash_store::{SimhashConfig, Simhasher};
+/// use simhash_store::sketch::SketchKind;
 /// let hasher = Simhasher::new(SimhashConfig::default().with_sketch(SketchKind::MinHash))?;
 /// let a = hasher.sketch("The quick brown fox jumps over the lazy dog near the river bank.").unwrap();
 /// let b = hasher.sketch("The quick brown fox jumps over the lazy cat near the river bank.").unwrap();

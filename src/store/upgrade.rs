@@ -1,5 +1,5 @@
 //! Upgrading a store to the newest on-disk format: [`Store::upgrade`] copies every document
-//! of a store of any format this build reads into a new store of [`FORMAT_VERSION`](crate::FORMAT_VERSION), through
+//! of a store of any format this build reads into a new store of [`FORMAT_VERSION`](crate::upgrade::FORMAT_VERSION), through
 //! the bulk loader, and verifies the copy. [`Store::format_version`] tells a store's format.
 
 use std::fmt;
@@ -22,7 +22,7 @@ type ProgressFn = Arc<dyn Fn(&UpgradeProgress) + Send + Sync>;
 /// Options of [`Store::upgrade`].
 ///
 /// ```
-/// use simhash_store::UpgradeOptions;
+/// use simhash_store::upgrade::UpgradeOptions;
 /// let opts = UpgradeOptions::new()
 ///     .memory_budget(/* 256 MiB */ 256 << 20)
 ///     .progress(|p| eprintln!("{:?}: {} of {} documents", p.phase, p.documents, p.total));
@@ -112,7 +112,7 @@ pub struct UpgradeSummary {
     pub sketches: u64,
     /// The old store's format version.
     pub from_format: u32,
-    /// The new store's format version: [`FORMAT_VERSION`](crate::FORMAT_VERSION).
+    /// The new store's format version: [`FORMAT_VERSION`](crate::upgrade::FORMAT_VERSION).
     pub to_format: u32,
     /// Bytes of SST files written.
     pub sst_bytes: u64,
@@ -173,7 +173,7 @@ impl Reporter {
 
 impl Store {
     /// Copies the store at `src`, of any format this build reads, into a new store at `dst`
-    /// of the newest format ([`FORMAT_VERSION`](crate::FORMAT_VERSION)), then verifies the new store.
+    /// of the newest format ([`FORMAT_VERSION`](crate::upgrade::FORMAT_VERSION)), then verifies the new store.
     ///
     /// The new store records exactly the old one's fingerprint settings and holds every
     /// document as it was: id, fingerprint, external key, text length, sketch and `added`
@@ -186,7 +186,7 @@ impl Store {
     /// compact. This build opens stores of older formats read-only: writes to them fail with
     /// [`Error::LegacyFormat`](crate::Error::LegacyFormat) until they are upgraded.
     ///
-    /// A store already of [`FORMAT_VERSION`](crate::FORMAT_VERSION) is copied all the same ([`UpgradeSummary`]'s
+    /// A store already of [`FORMAT_VERSION`](crate::upgrade::FORMAT_VERSION) is copied all the same ([`UpgradeSummary`]'s
     /// `from_format` equals `to_format`): a compact copy.
     ///
     /// `dst` must not exist or be an empty directory, and must not lie inside `src`. If the
@@ -195,7 +195,8 @@ impl Store {
     /// incomplete: remove `dst` and run it again.
     ///
     /// ```
-    /// use simhash_store::{Store, UpgradeOptions, FORMAT_VERSION};
+    /// use simhash_store::Store;
+    /// use simhash_store::upgrade::{UpgradeOptions, FORMAT_VERSION};
     ///
     /// let dir = tempfile::tempdir()?;
     /// let (old, new) = (dir.path().join("old"), dir.path().join("new"));

@@ -27,7 +27,7 @@ use crate::query::MAX_DISTANCE;
 
 /// The default [`Verification::k`].
 pub const DEFAULT_VERIFIED_K: u32 = 8;
-/// The default [`Verification::min_similarity`]: with [`SketchKind::MinHash`](crate::SketchKind::MinHash),
+/// The default [`Verification::min_similarity`]: with [`SketchKind::MinHash`](crate::sketch::SketchKind::MinHash),
 /// at most 64 of the 512 bits differ.
 pub const DEFAULT_MIN_SIMILARITY: f64 = 0.75;
 
@@ -37,7 +37,7 @@ pub const DEFAULT_MIN_SIMILARITY: f64 = 0.75;
 /// `k = 3` query and 0.939 / 0.938 for the plain fingerprint's best, `k = 6`.
 ///
 /// ```
-/// use simhash_store::Verification;
+/// use simhash_store::verified::Verification;
 /// let v = Verification::default();
 /// assert!(v.accepts(v.k, v.min_similarity));
 /// assert!(!v.accepts(v.k + 1, 1.0));

@@ -75,7 +75,9 @@ impl Store {
     /// stored without a sketch is in no verified pair.
     ///
     /// ```
-    /// use simhash_store::{SimhashConfig, SketchKind, Store, Verification};
+    /// use simhash_store::{SimhashConfig, Store};
+    /// use simhash_store::sketch::SketchKind;
+    /// use simhash_store::verified::Verification;
     /// let dir = tempfile::tempdir()?;
     /// let config = SimhashConfig::default().with_sketch(SketchKind::MinHash);
     /// let store = Store::builder().simhash_config(config).open(dir.path())?;

@@ -338,7 +338,8 @@ impl DedupWriter {
 mod tests {
     use std::time::Duration;
 
-    use simhash_store::{ClusterBuilder, Entry, Fingerprint, Representative, Store};
+    use simhash_store::dedup::{ClusterBuilder, Representative};
+    use simhash_store::{Entry, Fingerprint, Store};
 
     use super::*;
 

@@ -15,10 +15,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use simhash_store::{
-    ClusterBuilder, DedupSummary, Representative, ScanProgress, Store, Verification,
-    DEFAULT_MIN_SIMILARITY, DEFAULT_VERIFIED_K,
-};
+use simhash_store::dedup::{ClusterBuilder, DedupSummary, Representative, ScanProgress};
+use simhash_store::verified::{Verification, DEFAULT_MIN_SIMILARITY, DEFAULT_VERIFIED_K};
+use simhash_store::Store;
 
 use self::files::{DedupWriter, OutputFormat, PairColumns, PairRow};
 use self::svg::summary_svg;
@@ -305,7 +304,7 @@ fn summary_text(summary: &DedupSummary) -> String {
 
 #[cfg(test)]
 mod tests {
-    use simhash_store::{ClusterBuilder, ScanStats};
+    use simhash_store::dedup::{ClusterBuilder, ScanStats};
 
     use super::*;
 

@@ -6,7 +6,7 @@
 
 use std::fmt::Write as _;
 
-use simhash_store::DedupSummary;
+use simhash_store::dedup::DedupSummary;
 
 /// Two bar charts as one SVG document: pairs per distance `0..=k`, and clusters per size
 /// (sizes grouped in powers of two when there are more than 24 distinct sizes).
@@ -187,7 +187,7 @@ fn bar_chart(
 
 #[cfg(test)]
 mod tests {
-    use simhash_store::{ClusterBuilder, ScanStats};
+    use simhash_store::dedup::{ClusterBuilder, ScanStats};
 
     use super::*;
 

@@ -11,10 +11,9 @@ use std::time::Instant;
 
 use anyhow::Context;
 use rayon::prelude::*;
-use simhash_store::{
-    Fingerprint, SimhashConfig, SketchKind, Store, Verification, DEFAULT_MIN_SIMILARITY,
-    DEFAULT_VERIFIED_K,
-};
+use simhash_store::sketch::SketchKind;
+use simhash_store::verified::{Verification, DEFAULT_MIN_SIMILARITY, DEFAULT_VERIFIED_K};
+use simhash_store::{Fingerprint, SimhashConfig, Store};
 
 use super::load::{load_inputs, Target};
 use super::progress::Progress;
