@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! cargo run --release --example query_profile -- build DIR 1000000
-//! cargo run --release --example query_profile -- query DIR 3 20000 [MODE]
+//! cargo run --release --example query_profile -- query DIR 3 20000 [MODE [READS]]
 //! valgrind --tool=callgrind --toggle-collect='*run_queries*' \
 //!     target/release/examples/query_profile query DIR 3 2000
 //! ```
@@ -16,6 +16,9 @@
 //! measured ones miss the query cache and fill it; `fresh` asks 20,000 other queries, then
 //! times each measured one and prints the median and the 99th percentile (a store of format 7
 //! has no query cache: every mode but `fresh` differs only in what the block cache holds).
+//!
+//! READS, `concurrent` or `sequential`, sets `StoreBuilder::concurrent_reads` (default: the
+//! store's choice).
 //!
 //! Under callgrind the instruction count of `run_queries` divided by Q is a per-query cost that
 //! does not depend on what else the machine is doing (docs/benchmarks.md).
@@ -72,7 +75,7 @@ fn warm_up(store: &Store, queries: &[Fingerprint], k: u32) {
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let usage =
-        "usage: query_profile build DIR N | query DIR K Q [preload|repeat|new|nocache|fresh]";
+        "usage: query_profile build DIR N | query DIR K Q [preload|repeat|new|nocache|fresh [concurrent|sequential]]";
     match args
         .iter()
         .map(String::as_str)
@@ -91,12 +94,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             store.compact()?;
             println!("{} documents in {dir}", store.len());
         }
-        ["query", dir, k, q, mode @ ..] => {
+        ["query", dir, k, q, rest @ ..] => {
             let (k, q): (u32, usize) = (k.parse()?, q.parse()?);
-            let mode = mode.first().copied().unwrap_or("preload");
+            let mode = rest.first().copied().unwrap_or("preload");
             let mut builder = Store::builder().read_only(true);
             if mode == "nocache" {
                 builder = builder.query_cache_size(0);
+            }
+            match rest.get(1).copied() {
+                Some("concurrent") => builder = builder.concurrent_reads(true),
+                Some("sequential") => builder = builder.concurrent_reads(false),
+                Some(other) => return Err(format!("unknown reads {other}; {usage}").into()),
+                None => {}
             }
             let store = builder.open(dir)?;
             let fps = fingerprints(store.len());

@@ -187,6 +187,7 @@ impl Store {
                 fp,
                 k,
                 radius,
+                self.concurrent_reads(),
                 &mut found,
             )?,
         }

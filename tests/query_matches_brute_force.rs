@@ -101,3 +101,37 @@ fn after_updates_in(format: u32) -> Result<()> {
     assert!(report.is_clean(), "{report}");
     Ok(())
 }
+
+/// Reading the four block families concurrently (`StoreBuilder::concurrent_reads`, on by
+/// default only for stores larger than memory) gives the same answers, with deltas and
+/// removals in the groups too.
+#[test]
+fn concurrent_reads_equal_brute_force() -> Result<()> {
+    for seed in 0..6 {
+        let (mut docs, queries) = planted(&mut Rng::new(100 + seed), 3_000, 6, 8);
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::builder().concurrent_reads(true).open(dir.path())?;
+        let mut loader = store.bulk_loader()?;
+        for &(id, fp) in &docs {
+            loader.add(id, Fingerprint(fp))?;
+        }
+        loader.finish()?;
+        // Single writes after the bulk load: deltas beside the chunks, and removals.
+        let removed: Vec<u64> = docs.iter().step_by(7).map(|&(id, _)| id).collect();
+        for &id in &removed {
+            store.remove(id)?;
+        }
+        docs.retain(|(id, _)| !removed.contains(id));
+        let next = docs.iter().map(|&(id, _)| id).max().unwrap_or(0) + 1;
+        let extra: Vec<(u64, u64)> = queries
+            .iter()
+            .take(20)
+            .enumerate()
+            .map(|(j, &q)| (next + j as u64, q ^ (1 << (j % 64))))
+            .collect();
+        load(&store, &extra)?;
+        docs.extend(extra);
+        check(&store, &docs, &queries, &[0, 1, 2, 3, 4, 6, 8])?;
+    }
+    Ok(())
+}

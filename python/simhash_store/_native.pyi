@@ -300,6 +300,9 @@ class Store:
     - ``cache_size``: RocksDB's block cache, in bytes;
     - ``query_cache_size``: the query cache in bytes, of a store of format 6 or older (256 MiB
       by default, 0 for none; a store of format 7 reads its packed chunks without one);
+    - ``concurrent_reads``: read a query's four block families at once on four I/O threads
+      (``None``, the default: when they exceed half the memory available, that is, when
+      queries read from disk);
     - any :class:`Simhasher` setting: the fingerprint settings of a *new* store; an existing
       store records its own and raises :class:`~simhash_store.SettingsMismatchError` if they
       differ.
@@ -323,6 +326,7 @@ class Store:
         read_only: bool = False,
         cache_size: Optional[int] = None,
         query_cache_size: Optional[int] = None,
+        concurrent_reads: Optional[bool] = None,
         **settings: Any,
     ) -> Store: ...
     def close(self) -> None:

@@ -33,6 +33,9 @@ use crate::stream::Stream;
 /// - ``cache_size``: RocksDB's block cache, in bytes;
 /// - ``query_cache_size``: the query cache in bytes, of a store of format 6 or older (256 MiB
 ///   by default, 0 for none; a store of format 7 reads its packed chunks without one);
+/// - ``concurrent_reads``: read a query's four block families at once on four I/O threads
+///   (``None``, the default: when they exceed half the memory available, that is, when
+///   queries read from disk);
 /// - any :class:`Simhasher` setting: the fingerprint settings of a *new* store; an existing
 ///   store records its own and raises :class:`~simhash_store.SettingsMismatchError` if they
 ///   differ.
@@ -102,7 +105,7 @@ pub(crate) fn matches_to_py<'py>(
 #[pymethods]
 impl PyStore {
     #[new]
-    #[pyo3(signature = (path, *, durability = "buffered", read_only = false, cache_size = None, query_cache_size = None, **settings))]
+    #[pyo3(signature = (path, *, durability = "buffered", read_only = false, cache_size = None, query_cache_size = None, concurrent_reads = None, **settings))]
     fn new(
         py: Python<'_>,
         path: PathBuf,
@@ -110,6 +113,7 @@ impl PyStore {
         read_only: bool,
         cache_size: Option<i64>,
         query_cache_size: Option<i64>,
+        concurrent_reads: Option<bool>,
         settings: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Self> {
         let (durability, durability_name) = durability_arg(durability)?;
@@ -119,6 +123,9 @@ impl PyStore {
         }
         if let Some(bytes) = size_arg(query_cache_size, "query_cache_size")? {
             builder = builder.query_cache_size(bytes);
+        }
+        if let Some(on) = concurrent_reads {
+            builder = builder.concurrent_reads(on);
         }
         if settings.is_some_and(|s| !s.is_empty()) {
             builder = builder.simhash_config(settings::from_kwargs(settings)?);

@@ -119,3 +119,22 @@ def test_packed_store_through_single_writes_removals_and_compact(tmp_path):
         check()
         assert store.verify().is_clean
         assert len(store) == int(kept.sum())
+
+
+@pytest.mark.parametrize("concurrent", [True, False])
+def test_concurrent_reads_equal_brute_force(tmp_path, concurrent):
+    rng = np.random.default_rng(23)
+    fps = planted(rng, N, k=6)
+    ids = np.arange(N, dtype=np.uint64)
+    with simhash_store.Store.open(tmp_path / "store", concurrent_reads=concurrent) as store:
+        store.bulk_load_fingerprints(ids, fps)
+        for k in (0, 3, 6):
+            for q in [int(x) for x in fps[:40]] + [int(x) for x in rng.integers(0, 2**64, size=10, dtype=np.uint64)]:
+                d = popcount64(fps ^ np.uint64(q))
+                expected = sorted((int(d[i]), int(ids[i])) for i in np.nonzero(d <= k)[0])
+                assert [(m.distance, m.id) for m in store.query(q, k)] == expected
+
+
+def test_concurrent_reads_must_be_a_bool(tmp_path):
+    with pytest.raises(TypeError):
+        simhash_store.Store.open(tmp_path / "store", concurrent_reads="yes")

@@ -15,7 +15,7 @@
 //! The design, and why runs are spooled and merged, is in `docs/design.md`, "Bulk loading".
 
 mod failpoint;
-mod memory;
+pub(crate) mod memory;
 mod options;
 mod progress;
 mod runs;

@@ -3,6 +3,7 @@
 //! without decoding the entries that do not match; in the entries layout the groups' keys
 //! are stepped through, or read from the query cache.
 
+use rayon::prelude::*;
 use rocksdb::ReadOptions;
 
 use super::cache::PostingsCache;
@@ -11,7 +12,7 @@ use super::groups::malformed_error;
 use super::{Db, Postings};
 use crate::codec::{self, Delta};
 use crate::error::{Error, Result};
-use crate::fingerprint::Fingerprint;
+use crate::fingerprint::{Fingerprint, BLOCKS};
 use crate::keys::{self, PackedKey, BLOCK_FAMILIES};
 use crate::pigeonhole;
 use crate::store::View;
@@ -19,11 +20,28 @@ use crate::store::View;
 /// A candidate of one group: (remainder, id, distance).
 type Candidate = (u64, u64, u32);
 
+/// The threads that read the four block families of a query at once
+/// ([`crate::StoreBuilder::concurrent_reads`]): four, so that each family's read is in flight
+/// together, apart from rayon's pool, whose threads are the cores' for computing. Made on first
+/// use; `None` if the threads cannot be started (then families are read one after another).
+fn io_pool() -> Option<&'static rayon::ThreadPool> {
+    static POOL: std::sync::OnceLock<Option<rayon::ThreadPool>> = std::sync::OnceLock::new();
+    POOL.get_or_init(|| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(BLOCKS)
+            .thread_name(|i| format!("simhash-store-read-{i}"))
+            .build()
+            .ok()
+    })
+    .as_ref()
+}
+
 impl Postings {
     /// Pushes (id, fingerprint, distance) of every document within `k` of `q` in `view` of
     /// `db` onto `found`, probing in each family the groups within `radius` of the query's
     /// block (the pigeonhole rule), each document from one family only. `epoch` is the query
-    /// cache's, read before `view` was taken (entries layout).
+    /// cache's, read before `view` was taken (entries layout). With `concurrent`, the four
+    /// families of the packed layout are read at once on [`io_pool`]'s threads.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn probe(
         &self,
@@ -33,6 +51,7 @@ impl Postings {
         q: Fingerprint,
         k: u32,
         radius: u32,
+        concurrent: bool,
         found: &mut Vec<(u64, Fingerprint, u32)>,
     ) -> Result<()> {
         match self {
@@ -41,12 +60,33 @@ impl Postings {
             }
             Postings::Packed(_) => {
                 let masks = pigeonhole::masks(radius);
-                let mut values: Vec<u16> = Vec::with_capacity(masks.len());
-                for (i, &block) in q.blocks().iter().enumerate() {
-                    values.clear();
-                    values.extend(masks.iter().map(|m| block ^ m));
+                let family = |i: usize, found: &mut Vec<(u64, Fingerprint, u32)>| {
+                    let block = q.blocks()[i];
+                    let mut values: Vec<u16> = masks.iter().map(|m| block ^ m).collect();
                     values.sort_unstable();
-                    probe_packed(db, view, i, q, k, radius, &values, found)?;
+                    probe_packed(db, view, i, q, k, radius, &values, found)
+                };
+                match concurrent.then(io_pool).flatten() {
+                    Some(pool) => {
+                        let parts: Vec<Result<Vec<(u64, Fingerprint, u32)>>> = pool.install(|| {
+                            (0..BLOCKS)
+                                .into_par_iter()
+                                .with_max_len(1)
+                                .map(|i| {
+                                    let mut part = Vec::new();
+                                    family(i, &mut part).map(|()| part)
+                                })
+                                .collect()
+                        });
+                        for part in parts {
+                            found.extend(part?);
+                        }
+                    }
+                    None => {
+                        for i in 0..BLOCKS {
+                            family(i, found)?;
+                        }
+                    }
                 }
                 Ok(())
             }

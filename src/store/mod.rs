@@ -78,6 +78,9 @@ pub struct Store {
     format: Format,
     /// The block families: their layout and its state.
     postings: Postings,
+    /// Whether queries read the four block families concurrently
+    /// ([`StoreBuilder::concurrent_reads`]).
+    concurrent_reads: bool,
     /// A read-only store's own directory (RocksDB secondary instance), removed on drop.
     /// Declared after `db`, so the database closes first.
     _secondary_dir: Option<tempfile::TempDir>,
@@ -213,6 +216,11 @@ impl Store {
     }
 
     /// The database handle that [`Postings`] reads and writes through.
+    /// Whether queries read the four block families concurrently.
+    pub(crate) fn concurrent_reads(&self) -> bool {
+        self.concurrent_reads
+    }
+
     pub(crate) fn blocks_db(&self) -> crate::postings::Db<'_> {
         crate::postings::Db::new(&self.db, &self.path)
     }

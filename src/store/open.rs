@@ -184,6 +184,9 @@ impl Store {
 
         // Everything the store needs from `meta` is read first, then the store is built.
         let meta = Meta::read_or_create(&db, path, &builder)?;
+        let concurrent_reads = builder
+            .concurrent_reads
+            .unwrap_or_else(|| block_families_exceed_memory(&db));
         let store = Store {
             db,
             path: path.to_path_buf(),
@@ -199,11 +202,27 @@ impl Store {
                 meta.next_segment,
                 builder.query_cache_bytes,
             ),
+            concurrent_reads,
             _secondary_dir: secondary_dir,
         };
         journal::recover(&store)?;
         Ok(store)
     }
+}
+
+/// Whether the block families' files take more than half the memory available: then a query
+/// reads from disk, and reading the four families concurrently saves time.
+fn block_families_exceed_memory(db: &DB) -> bool {
+    let bytes: u64 = BLOCK_FAMILIES
+        .iter()
+        .filter_map(|name| db.cf_handle(name))
+        .filter_map(|cf| {
+            db.property_int_value_cf(&cf, "rocksdb.total-sst-files-size")
+                .ok()
+                .flatten()
+        })
+        .sum();
+    bytes > 0 && !crate::bulk::memory::fits(bytes)
 }
 
 /// What a store records in `meta` about itself, read (or written, for a new store) before

@@ -48,6 +48,7 @@ pub struct StoreBuilder {
     pub(crate) query_cache_bytes: usize,
     pub(crate) read_only: bool,
     pub(crate) simhash_config: Option<SimhashConfig>,
+    pub(crate) concurrent_reads: Option<bool>,
 }
 
 impl Default for StoreBuilder {
@@ -58,6 +59,7 @@ impl Default for StoreBuilder {
             query_cache_bytes: /* 256 MiB */ 256 * 1024 * 1024,
             read_only: false,
             simhash_config: None,
+            concurrent_reads: None,
         }
     }
 }
@@ -78,6 +80,17 @@ impl StoreBuilder {
     /// Default: 256 MiB. Queries are fastest when the four block families fit.
     pub fn block_cache_size(mut self, bytes: usize) -> Self {
         self.block_cache_bytes = bytes;
+        self
+    }
+
+    /// Whether a query reads the four block families concurrently, on a small pool of I/O
+    /// threads (four, beside rayon's), instead of one after another. Default: on when the
+    /// block families are larger than half the memory available as the store is opened (a
+    /// query then waits for the disk four times, and four reads in flight take little more
+    /// than one), off otherwise (in memory, handing the work to other threads costs more than
+    /// it saves). Answers are the same either way.
+    pub fn concurrent_reads(mut self, on: bool) -> Self {
+        self.concurrent_reads = Some(on);
         self
     }
 
