@@ -215,12 +215,12 @@ impl Store {
         &self.postings
     }
 
-    /// The database handle that [`Postings`] reads and writes through.
     /// Whether queries read the four block families concurrently.
     pub(crate) fn concurrent_reads(&self) -> bool {
         self.concurrent_reads
     }
 
+    /// The database handle that [`Postings`] reads and writes through.
     pub(crate) fn blocks_db(&self) -> crate::postings::Db<'_> {
         crate::postings::Db::new(&self.db, &self.path)
     }
