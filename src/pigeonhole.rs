@@ -46,6 +46,14 @@ pub fn masks(radius: u32) -> &'static [u16] {
     &MASKS[radius.min(BLOCK_BITS) as usize]
 }
 
+/// The block values within `radius` bits of `block`, ascending: the groups a query whose block
+/// in a family is `block` reads there (`block ^ m` for each of the [`masks`]).
+pub fn values_within(block: u16, radius: u32) -> Vec<u16> {
+    let mut values: Vec<u16> = masks(radius).iter().map(|m| block ^ m).collect();
+    values.sort_unstable();
+    values
+}
+
 /// The non-zero 16-bit masks of at most `radius` bits, ascending (empty for radius 0): the
 /// pair scan compares group `v` with group `v ^ m` for each.
 pub fn neighbour_masks(radius: u32) -> &'static [u16] {

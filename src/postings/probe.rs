@@ -59,11 +59,8 @@ impl Postings {
                 probe_entries(db, cache.as_ref(), view, epoch, q, k, radius, found)
             }
             Postings::Packed(_) => {
-                let masks = pigeonhole::masks(radius);
                 let family = |i: usize, found: &mut Vec<(u64, Fingerprint, u32)>| {
-                    let block = q.blocks()[i];
-                    let mut values: Vec<u16> = masks.iter().map(|m| block ^ m).collect();
-                    values.sort_unstable();
+                    let values = pigeonhole::values_within(q.blocks()[i], radius);
                     probe_packed(db, view, i, q, k, radius, &values, found)
                 };
                 match concurrent.then(io_pool).flatten() {
@@ -162,13 +159,9 @@ fn probe_entries(
             found.push((id, fp, d));
         }
     };
-    let masks = pigeonhole::masks(radius);
-    let mut values: Vec<u16> = Vec::with_capacity(masks.len());
     let mut range: Vec<(Fingerprint, u64)> = Vec::new();
     for (i, family) in BLOCK_FAMILIES.iter().enumerate() {
-        values.clear();
-        values.extend(masks.iter().map(|m| qb[i] ^ m));
-        values.sort_unstable();
+        let values = pigeonhole::values_within(qb[i], radius);
         // Created only when a range is not in the query cache.
         let mut it = None;
         for &v in &values {
