@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! cargo run --release --example query_profile -- build DIR 1000000
-//! cargo run --release --example query_profile -- query DIR 3 20000 [MODE [READS]]
+//! cargo run --release --example query_profile -- query DIR 3 20000 [MODE [READS...]]
 //! valgrind --tool=callgrind --toggle-collect='*run_queries*' \
 //!     target/release/examples/query_profile query DIR 3 2000
 //! ```
@@ -17,8 +17,9 @@
 //! times each measured one and prints the median and the 99th percentile (a store of format 7
 //! has no query cache: every mode but `fresh` differs only in what the block cache holds).
 //!
-//! READS, `concurrent` or `sequential`, sets `StoreBuilder::concurrent_reads` (default: the
-//! store's choice).
+//! READS, any of `concurrent` or `sequential` (`StoreBuilder::concurrent_reads`) and `mmap`
+//! or `pread` (`StoreBuilder::mmap_reads`), sets how the store reads (default: the store's
+//! choice).
 //!
 //! Under callgrind the instruction count of `run_queries` divided by Q is a per-query cost that
 //! does not depend on what else the machine is doing (docs/benchmarks.md).
@@ -75,7 +76,7 @@ fn warm_up(store: &Store, queries: &[Fingerprint], k: u32) {
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let usage =
-        "usage: query_profile build DIR N | query DIR K Q [preload|repeat|new|nocache|fresh [concurrent|sequential]]";
+        "usage: query_profile build DIR N | query DIR K Q [preload|repeat|new|nocache|fresh [concurrent|sequential] [mmap|pread]]";
     match args
         .iter()
         .map(String::as_str)
@@ -101,11 +102,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             if mode == "nocache" {
                 builder = builder.query_cache_size(0);
             }
-            match rest.get(1).copied() {
-                Some("concurrent") => builder = builder.concurrent_reads(true),
-                Some("sequential") => builder = builder.concurrent_reads(false),
-                Some(other) => return Err(format!("unknown reads {other}; {usage}").into()),
-                None => {}
+            for reads in rest.iter().skip(1) {
+                builder = match *reads {
+                    "concurrent" => builder.concurrent_reads(true),
+                    "sequential" => builder.concurrent_reads(false),
+                    "mmap" => builder.mmap_reads(true),
+                    "pread" => builder.mmap_reads(false),
+                    other => return Err(format!("unknown reads {other}; {usage}").into()),
+                };
             }
             let store = builder.open(dir)?;
             let fps = fingerprints(store.len());

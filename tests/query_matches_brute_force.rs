@@ -102,15 +102,21 @@ fn after_updates_in(format: u32) -> Result<()> {
     Ok(())
 }
 
-/// Reading the four block families concurrently (`StoreBuilder::concurrent_reads`, on by
-/// default only for stores larger than memory) gives the same answers, with deltas and
-/// removals in the groups too.
+/// Every way of reading gives the same answers, with deltas and removals in the groups too:
+/// the four block families one after another or concurrently
+/// (`StoreBuilder::concurrent_reads`, on by default only for stores larger than memory),
+/// through memory maps or positioned reads (`StoreBuilder::mmap_reads`, on by default only
+/// for stores that fit in memory).
 #[test]
-fn concurrent_reads_equal_brute_force() -> Result<()> {
-    for seed in 0..6 {
+fn every_way_of_reading_equals_brute_force() -> Result<()> {
+    for seed in 0..8 {
+        let (concurrent, mmap) = (seed % 2 == 0, seed / 2 % 2 == 0);
         let (mut docs, queries) = planted(&mut Rng::new(100 + seed), 3_000, 6, 8);
         let dir = tempfile::tempdir().expect("tempdir");
-        let store = Store::builder().concurrent_reads(true).open(dir.path())?;
+        let store = Store::builder()
+            .concurrent_reads(concurrent)
+            .mmap_reads(mmap)
+            .open(dir.path())?;
         let mut loader = store.bulk_loader()?;
         for &(id, fp) in &docs {
             loader.add(id, Fingerprint(fp))?;
@@ -131,6 +137,14 @@ fn concurrent_reads_equal_brute_force() -> Result<()> {
             .collect();
         load(&store, &extra)?;
         docs.extend(extra);
+        check(&store, &docs, &queries, &[0, 1, 2, 3, 4, 6, 8])?;
+        // Reopened, the writes are in SST files, read the same way.
+        store.flush()?;
+        drop(store);
+        let store = Store::builder()
+            .concurrent_reads(concurrent)
+            .mmap_reads(mmap)
+            .open(dir.path())?;
         check(&store, &docs, &queries, &[0, 1, 2, 3, 4, 6, 8])?;
     }
     Ok(())

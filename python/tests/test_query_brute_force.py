@@ -122,12 +122,17 @@ def test_packed_store_through_single_writes_removals_and_compact(tmp_path):
 
 
 @pytest.mark.parametrize("concurrent", [True, False])
-def test_concurrent_reads_equal_brute_force(tmp_path, concurrent):
+@pytest.mark.parametrize("mmap", [True, False])
+def test_every_way_of_reading_equals_brute_force(tmp_path, concurrent, mmap):
     rng = np.random.default_rng(23)
     fps = planted(rng, N, k=6)
     ids = np.arange(N, dtype=np.uint64)
-    with simhash_store.Store.open(tmp_path / "store", concurrent_reads=concurrent) as store:
+    with simhash_store.Store.open(tmp_path / "store") as store:
         store.bulk_load_fingerprints(ids, fps)
+    # Reopened: the files are read as the options say (a new store's are written by it).
+    with simhash_store.Store.open(
+        tmp_path / "store", concurrent_reads=concurrent, mmap_reads=mmap
+    ) as store:
         for k in (0, 3, 6):
             for q in [int(x) for x in fps[:40]] + [int(x) for x in rng.integers(0, 2**64, size=10, dtype=np.uint64)]:
                 d = popcount64(fps ^ np.uint64(q))
@@ -135,6 +140,7 @@ def test_concurrent_reads_equal_brute_force(tmp_path, concurrent):
                 assert [(m.distance, m.id) for m in store.query(q, k)] == expected
 
 
-def test_concurrent_reads_must_be_a_bool(tmp_path):
+@pytest.mark.parametrize("option", ["concurrent_reads", "mmap_reads"])
+def test_read_options_must_be_bools(tmp_path, option):
     with pytest.raises(TypeError):
-        simhash_store.Store.open(tmp_path / "store", concurrent_reads="yes")
+        simhash_store.Store.open(tmp_path / "store", **{option: "yes"})

@@ -2,7 +2,7 @@
 //! families (`src/store/open.rs`) and the bulk loader's SST files (`src/bulk/sst.rs`), so
 //! that a bulk-written file is a file the store itself would write.
 
-use rocksdb::{BlockBasedOptions, DBCompressionType, Options};
+use rocksdb::{BlockBasedOptions, BlockBasedTablePinningTier, DBCompressionType, Options};
 
 /// 4 KiB data blocks: a chunk is read whole, so a small block means fewer bytes read and
 /// checksummed per fresh query (a group of more than 4 KiB is a block of its own either way).
@@ -17,6 +17,12 @@ const RESTART_INTERVAL: i32 = 4;
 pub(crate) fn family_options(mut table: BlockBasedOptions) -> Options {
     table.set_block_size(BLOCK_SIZE);
     table.set_block_restart_interval(RESTART_INTERVAL);
+    // Every seek reads the file's index block. Pinned in the block cache, it is read and
+    // checksummed once per open file; unpinned, mapped reads checksummed it again on every
+    // seek (57% of a query's time at 10M documents). A fresh k = 3 query at 10M takes 16 us
+    // instead of 40 with mapped reads, 24 instead of 28 with positioned ones; the index takes
+    // about 20 bytes per chunk (25 MB at 1B).
+    table.set_unpartitioned_pinning_tier(BlockBasedTablePinningTier::All);
     let mut opts = Options::default();
     opts.set_block_based_table_factory(&table);
     // Packed chunks are bit-packed random bits: compression would find nothing and cost
