@@ -35,11 +35,11 @@ use crate::stream::Stream;
 ///   by default, 0 for none; a store of format 7 reads its packed chunks without one);
 /// - ``concurrent_reads``: read a query's four block families at once on four I/O threads
 ///   (``None``, the default: when the store's files exceed half the memory available, that
-///   is, when queries read from disk);
+///   is, when queries read from disk; chosen at open and after each bulk load);
 /// - ``mmap_reads``: read the store's files through memory maps instead of positioned reads
-///   (``None``, the default: when they fit in half the memory available, where a fresh query
-///   takes about 0.6 times as long; from disk it is 3 to 5 times slower). Decided when the
-///   store is opened: reopen a store after bulk-loading more than fits in memory;
+///   (``None``, the default: when they fit in half the memory available as the store is
+///   opened, where a fresh query takes about 0.6 times as long; from disk it is 3 to 6 times
+///   slower; a new store is read without them);
 /// - any :class:`Simhasher` setting: the fingerprint settings of a *new* store; an existing
 ///   store records its own and raises :class:`~simhash_store.SettingsMismatchError` if they
 ///   differ.

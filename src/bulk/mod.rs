@@ -514,6 +514,7 @@ impl BulkLoader<'_> {
         self.fingerprint_texts()?;
         self.ingest_run(true)?;
         self.merge()?;
+        self.store.choose_concurrent_reads();
         self.progress.report(BulkPhase::Done);
         let mut summary = std::mem::take(&mut self.summary);
         summary.bytes = self.progress.bytes;

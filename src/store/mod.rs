@@ -30,7 +30,7 @@ mod view;
 mod write;
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 
 use parking_lot::MutexGuard;
@@ -78,12 +78,19 @@ pub struct Store {
     format: Format,
     /// The block families: their layout and its state.
     postings: Postings,
-    /// Whether queries read the four block families concurrently
-    /// ([`StoreBuilder::concurrent_reads`]).
-    concurrent_reads: bool,
+    /// Whether queries read the four block families concurrently.
+    concurrent_reads: ConcurrentReads,
     /// A read-only store's own directory (RocksDB secondary instance), removed on drop.
     /// Declared after `db`, so the database closes first.
     _secondary_dir: Option<tempfile::TempDir>,
+}
+
+/// Whether queries read the four block families concurrently
+/// ([`StoreBuilder::concurrent_reads`]), and whether the caller chose it (otherwise the store
+/// chooses at open and again after each bulk load).
+pub(crate) struct ConcurrentReads {
+    pub(crate) on: AtomicBool,
+    pub(crate) chosen: bool,
 }
 
 impl std::fmt::Debug for Store {
@@ -217,7 +224,17 @@ impl Store {
 
     /// Whether queries read the four block families concurrently.
     pub(crate) fn concurrent_reads(&self) -> bool {
-        self.concurrent_reads
+        self.concurrent_reads.on.load(Ordering::Relaxed)
+    }
+
+    /// Chooses again whether queries read the four block families concurrently, from the
+    /// store's size now, unless the caller chose ([`StoreBuilder::concurrent_reads`]): called
+    /// after a bulk load, which can take a store from fitting in memory to several times it.
+    pub(crate) fn choose_concurrent_reads(&self) {
+        if !self.concurrent_reads.chosen {
+            let on = !open::files_fit_in_memory(&self.path);
+            self.concurrent_reads.on.store(on, Ordering::Relaxed);
+        }
     }
 
     /// The database handle that [`Postings`] reads and writes through.
@@ -373,5 +390,38 @@ mod tests {
     #[test]
     fn store_is_send_and_sync() {
         assert_send_sync::<Store>();
+    }
+
+    /// A new store reads one family after another; a bulk load chooses again from the
+    /// store's size (a small one still fits in memory), unless the caller chose.
+    #[test]
+    fn a_bulk_load_chooses_concurrent_reads_unless_the_caller_did() -> Result<()> {
+        for chosen in [None, Some(true), Some(false)] {
+            let dir = tempfile::tempdir().expect("tempdir");
+            let mut builder = Store::builder();
+            if let Some(on) = chosen {
+                builder = builder.concurrent_reads(on);
+            }
+            let store = builder.open(dir.path())?;
+            assert_eq!(store.concurrent_reads(), chosen.unwrap_or(false));
+            if chosen.is_none() {
+                // As if the store had been larger than memory when opened.
+                store.concurrent_reads.on.store(true, Ordering::Relaxed);
+            }
+            let mut loader = store.bulk_loader()?;
+            for id in 0..1_000u64 {
+                loader.add(
+                    id,
+                    crate::Fingerprint(id.wrapping_mul(0x9e37_79b9_7f4a_7c15)),
+                )?;
+            }
+            loader.finish()?;
+            assert_eq!(
+                store.concurrent_reads(),
+                chosen.unwrap_or(false),
+                "{chosen:?}"
+            );
+        }
+        Ok(())
     }
 }

@@ -4,7 +4,7 @@
 //! read-only (secondary) opens in `secondary.rs`.
 
 use std::path::Path;
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::Mutex;
 
 use rocksdb::{
@@ -14,7 +14,7 @@ use rocksdb::{
 
 use super::options::StoreBuilder;
 use super::secondary::open_secondary;
-use super::{journal, Format, Store};
+use super::{journal, ConcurrentReads, Format, Store};
 use crate::codec;
 use crate::error::{Error, Result};
 use crate::keys::{self, ALL_FAMILIES, BLOCK_FAMILIES, DOCS_FAMILY, KEYS_FAMILY, META_FAMILY};
@@ -157,11 +157,14 @@ impl Store {
         // this is what keeps a crash from leaving a document in `docs` but not in `block2`.
         db_opts.set_atomic_flush(true);
         // How queries read: from memory (mapped files, one family after another) or from
-        // disk (positioned reads of the four families at once); StoreBuilder::mmap_reads.
+        // disk (positioned reads of the four families at once); StoreBuilder::mmap_reads. A
+        // new store is read with positioned reads: nothing says yet whether it will fit.
         let in_memory = exists && files_fit_in_memory(path);
-        let mmap_reads = builder.mmap_reads.unwrap_or(!exists || in_memory);
-        let concurrent_reads = builder.concurrent_reads.unwrap_or(exists && !in_memory);
-        db_opts.set_allow_mmap_reads(mmap_reads);
+        db_opts.set_allow_mmap_reads(builder.mmap_reads.unwrap_or(in_memory));
+        let concurrent_reads = ConcurrentReads {
+            on: AtomicBool::new(builder.concurrent_reads.unwrap_or(exists && !in_memory)),
+            chosen: builder.concurrent_reads.is_some(),
+        };
         if exists {
             let present = DB::list_cf(&db_opts, path)
                 .map_err(|e| Error::rocks("list column families", None, path, e))?;
@@ -226,7 +229,7 @@ impl Store {
 
 /// Whether the store's SST files at `path` take at most half the memory available: then
 /// they stay in the OS page cache and queries read them from memory.
-fn files_fit_in_memory(path: &Path) -> bool {
+pub(crate) fn files_fit_in_memory(path: &Path) -> bool {
     let bytes: u64 = std::fs::read_dir(path)
         .into_iter()
         .flatten()

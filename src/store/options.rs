@@ -87,10 +87,11 @@ impl StoreBuilder {
 
     /// Whether a query reads the four block families concurrently, on a small pool of I/O
     /// threads (four, beside rayon's), instead of one after another. Default: on when the
-    /// store's files are larger than half the memory available as the store is opened (a
-    /// query then waits for the disk four times, and four reads in flight take little more
-    /// than one), off otherwise (in memory, handing the work to other threads costs more than
-    /// it saves). Answers are the same either way.
+    /// store's files are larger than half the memory available (a query then waits for the
+    /// disk four times, and four reads in flight take little more than one), off otherwise
+    /// (in memory, handing the work to other threads costs more than it saves); chosen as
+    /// the store is opened and again when a bulk load finishes. Answers are the same either
+    /// way.
     pub fn concurrent_reads(mut self, on: bool) -> Self {
         self.concurrent_reads = Some(on);
         self
@@ -98,15 +99,15 @@ impl StoreBuilder {
 
     /// Whether the store's files are read through memory maps (`mmap`) instead of positioned
     /// reads (`pread`) into the block cache. Default: on when the store's files take at most
-    /// half the memory available as the store is opened, off otherwise.
+    /// half the memory available as the store is opened; off otherwise, and for a new store.
     ///
     /// From the OS page cache a mapped read copies nothing and allocates nothing: a fresh
     /// k = 3 query of a 100M-document store takes 0.6 times as long. From disk it is the
     /// other way round: each 4 KiB page of a block is a separate disk read (RocksDB advises
     /// random access), and a query of a store twice the size of memory takes 3 to 5 times as
     /// long as with positioned reads (`docs/benchmarks.md`, "Reads from memory and from
-    /// disk"). The choice is made when the store is opened: a process that opens an empty
-    /// store and bulk-loads more than fits in memory should reopen it before querying.
+    /// disk"). The choice is made when the store is opened, so a store that outgrows memory
+    /// while open keeps mapped reads until it is reopened.
     /// A disk error under a mapped read is a `SIGBUS` rather than an error value.
     /// Answers are the same either way.
     pub fn mmap_reads(mut self, on: bool) -> Self {
