@@ -38,7 +38,7 @@ use crate::stream::Stream;
 ///   is, when queries read from disk; chosen at open and after each bulk load);
 /// - ``mmap_reads``: read the store's files through memory maps instead of positioned reads
 ///   (``None``, the default: when they fit in half the memory available as the store is
-///   opened, where a fresh query takes about 0.6 times as long; from disk it is 3 to 6 times
+///   opened, where a fresh query takes about 0.6 times as long; from disk it is 3 to 10 times
 ///   slower; a new store is read without them);
 /// - any :class:`Simhasher` setting: the fingerprint settings of a *new* store; an existing
 ///   store records its own and raises :class:`~simhash_store.SettingsMismatchError` if they

@@ -104,7 +104,7 @@ impl StoreBuilder {
     /// From the OS page cache a mapped read copies nothing and allocates nothing: a fresh
     /// k = 3 query of a 100M-document store takes 0.6 times as long. From disk it is the
     /// other way round: each 4 KiB page of a block is a separate disk read (RocksDB advises
-    /// random access), and a query of a store twice the size of memory takes 3 to 5 times as
+    /// random access), and a query of a store twice the size of memory takes 3 to 10 times as
     /// long as with positioned reads (`docs/benchmarks.md`, "Reads from memory and from
     /// disk"). The choice is made when the store is opened, so a store that outgrows memory
     /// while open keeps mapped reads until it is reopened.
