@@ -76,6 +76,7 @@ pub mod dedup;
 mod error;
 mod fingerprint;
 mod keys;
+mod memory;
 pub mod pigeonhole;
 mod postings;
 mod query;

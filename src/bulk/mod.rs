@@ -15,7 +15,6 @@
 //! The design, and why runs are spooled and merged, is in `docs/design.md`, "Bulk loading".
 
 mod failpoint;
-pub(crate) mod memory;
 mod options;
 mod progress;
 mod runs;
@@ -35,6 +34,7 @@ pub use options::{BulkOptions, BulkPhase, BulkProgress, BulkSummary};
 use crate::codec::Document;
 use crate::error::{Error, Result};
 use crate::fingerprint::Fingerprint;
+use crate::memory;
 use crate::postings;
 use crate::sketch::Sketch;
 use crate::store::{check_key, Durability, Entry, Journal, Store, DEFAULT_TEMP_DIR};
@@ -544,16 +544,11 @@ fn last_stored_id(store: &Store) -> Result<Option<u64>> {
     Ok(last)
 }
 
-/// Reads `files` into the OS page cache when their total size fits ([`memory::fits`]): the SST
-/// writer drops the pages it writes, which would leave a fresh store's files cold for the
-/// first queries (about 6 times slower at 100M until the kernel has read them back).
+/// Reads `files` into the OS page cache when their total size fits ([`memory::files_fit`]):
+/// the SST writer drops the pages it writes, which would leave a fresh store's files cold for
+/// the first queries (about 6 times slower at 100M until the kernel has read them back).
 pub(crate) fn warm<'p>(files: impl Iterator<Item = &'p Path> + Clone) {
-    let total: u64 = files
-        .clone()
-        .filter_map(|f| std::fs::metadata(f).ok())
-        .map(|m| m.len())
-        .sum();
-    if memory::fits(total) {
+    if memory::files_fit(files.clone()) {
         read_into_page_cache(files);
     }
 }

@@ -31,7 +31,7 @@ pub struct BulkOptions {
 impl Default for BulkOptions {
     fn default() -> Self {
         BulkOptions {
-            memory_budget: super::memory::default_budget(super::memory::available()),
+            memory_budget: crate::memory::default_budget(crate::memory::available()),
             temp_dir: None,
             progress: None,
             text_chunk_bytes: /* 8 MiB */ 8 << 20,

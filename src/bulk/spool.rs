@@ -352,12 +352,7 @@ pub(crate) fn merge(
     };
     let dir = PathBuf::from(&record.dir);
     // The merged families are about the size of the spool files: warm them if all fit.
-    let spooled: u64 = record
-        .all_files()
-        .filter_map(|f| std::fs::metadata(&f.path).ok())
-        .map(|m| m.len())
-        .sum();
-    let warm = super::memory::fits(spooled);
+    let warm = crate::memory::files_fit(record.all_files().map(|f| &f.path));
     let mut bytes = 0;
     // `i` names the family in every call below, not only an index.
     #[allow(clippy::needless_range_loop)]

@@ -87,10 +87,31 @@ pub struct Store {
 
 /// Whether queries read the four block families concurrently
 /// ([`StoreBuilder::concurrent_reads`]), and whether the caller chose it (otherwise the store
-/// chooses at open and again after each bulk load).
+/// chooses at open and again after each bulk load: on when its files do not fit in memory).
 pub(crate) struct ConcurrentReads {
-    pub(crate) on: AtomicBool,
-    pub(crate) chosen: bool,
+    on: AtomicBool,
+    chosen: bool,
+}
+
+impl ConcurrentReads {
+    /// The caller's choice, or the store's from `fits` (whether its files fit in memory).
+    pub(crate) fn new(chosen: Option<bool>, fits: impl FnOnce() -> bool) -> ConcurrentReads {
+        ConcurrentReads {
+            on: AtomicBool::new(chosen.unwrap_or_else(|| !fits())),
+            chosen: chosen.is_some(),
+        }
+    }
+
+    fn get(&self) -> bool {
+        self.on.load(Ordering::Relaxed)
+    }
+
+    /// Chooses again from `fits`, unless the caller chose.
+    fn choose(&self, fits: impl FnOnce() -> bool) {
+        if !self.chosen {
+            self.on.store(!fits(), Ordering::Relaxed);
+        }
+    }
 }
 
 impl std::fmt::Debug for Store {
@@ -224,17 +245,15 @@ impl Store {
 
     /// Whether queries read the four block families concurrently.
     pub(crate) fn concurrent_reads(&self) -> bool {
-        self.concurrent_reads.on.load(Ordering::Relaxed)
+        self.concurrent_reads.get()
     }
 
     /// Chooses again whether queries read the four block families concurrently, from the
     /// store's size now, unless the caller chose ([`StoreBuilder::concurrent_reads`]): called
     /// after a bulk load, which can take a store from fitting in memory to several times it.
     pub(crate) fn choose_concurrent_reads(&self) {
-        if !self.concurrent_reads.chosen {
-            let on = !open::files_fit_in_memory(&self.path);
-            self.concurrent_reads.on.store(on, Ordering::Relaxed);
-        }
+        self.concurrent_reads
+            .choose(|| open::files_fit_in_memory(&self.path));
     }
 
     /// The database handle that [`Postings`] reads and writes through.

@@ -4,7 +4,7 @@
 //! read-only (secondary) opens in `secondary.rs`.
 
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::sync::atomic::AtomicU64;
 use std::sync::Mutex;
 
 use rocksdb::{
@@ -159,12 +159,9 @@ impl Store {
         // How queries read: from memory (mapped files, one family after another) or from
         // disk (positioned reads of the four families at once); StoreBuilder::mmap_reads. A
         // new store is read with positioned reads: nothing says yet whether it will fit.
-        let in_memory = exists && files_fit_in_memory(path);
-        db_opts.set_allow_mmap_reads(builder.mmap_reads.unwrap_or(in_memory));
-        let concurrent_reads = ConcurrentReads {
-            on: AtomicBool::new(builder.concurrent_reads.unwrap_or(exists && !in_memory)),
-            chosen: builder.concurrent_reads.is_some(),
-        };
+        let fits = || files_fit_in_memory(path);
+        db_opts.set_allow_mmap_reads(builder.mmap_reads.unwrap_or_else(|| exists && fits()));
+        let concurrent_reads = ConcurrentReads::new(builder.concurrent_reads, fits);
         if exists {
             let present = DB::list_cf(&db_opts, path)
                 .map_err(|e| Error::rocks("list column families", None, path, e))?;
@@ -227,18 +224,17 @@ impl Store {
     }
 }
 
-/// Whether the store's SST files at `path` take at most half the memory available: then
-/// they stay in the OS page cache and queries read them from memory.
+/// Whether the store's SST files at `path` take at most half the memory available (true for
+/// none): then they stay in the OS page cache and queries read them from memory.
 pub(crate) fn files_fit_in_memory(path: &Path) -> bool {
-    let bytes: u64 = std::fs::read_dir(path)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter(|entry| entry.path().extension().is_some_and(|e| e == "sst"))
-        .filter_map(|entry| entry.metadata().ok())
-        .map(|m| m.len())
-        .sum();
-    crate::bulk::memory::fits(bytes)
+    crate::memory::files_fit(
+        std::fs::read_dir(path)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|entry| entry.path())
+            .filter(|file| file.extension().is_some_and(|e| e == "sst")),
+    )
 }
 
 /// What a store records in `meta` about itself, read (or written, for a new store) before

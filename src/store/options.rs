@@ -163,7 +163,7 @@ impl StoreBuilder {
     /// # Errors
     /// [`crate::Error::Locked`] when another process has it open for writing,
     /// [`crate::Error::UnsupportedFormat`] for a store of a format this build does not know.
-    /// A store of an older format ([`Format`](crate::readers::Format)) opens read-only: its writes fail
+    /// A store of an older format ([`Format`](crate::upgrade::Format)) opens read-only: its writes fail
     /// with [`crate::Error::LegacyFormat`] until `simhash-store upgrade` copies it.
     /// [`crate::Error::ConfigMismatch`] when the configuration differs from the recorded one,
     /// [`crate::Error::NotAStore`] for a directory that holds something else,

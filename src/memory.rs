@@ -1,5 +1,6 @@
-//! How much memory the loader may take: its default budget, and whether a fresh store's files
-//! fit in the page cache.
+//! The memory available to this process, and what follows from it: the bulk loader's default
+//! budget, and whether a store's files fit in the OS page cache (then the loader reads a fresh
+//! store's files back into it, and queries read them through memory maps).
 
 use sysinfo::{MemoryRefreshKind, RefreshKind, System};
 
@@ -47,6 +48,16 @@ pub(crate) fn default_budget(available: u64) -> usize {
 /// Whether `bytes` are at most half the memory available.
 pub(crate) fn fits(bytes: u64) -> bool {
     bytes.saturating_mul(2) <= available()
+}
+
+/// Whether `files` (those that exist) take at most half the memory available together.
+pub(crate) fn files_fit<P: AsRef<std::path::Path>>(files: impl IntoIterator<Item = P>) -> bool {
+    let bytes: u64 = files
+        .into_iter()
+        .filter_map(|f| std::fs::metadata(f).ok())
+        .map(|m| m.len())
+        .sum();
+    fits(bytes)
 }
 
 #[cfg(test)]
