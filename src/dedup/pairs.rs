@@ -27,8 +27,11 @@ use crate::store::Store;
 const DEFAULT_CHUNK: usize = 1 << 16;
 /// Largest accepted chunk (chunk positions are `u32`).
 const MAX_CHUNK: usize = 1 << 26;
-/// Ranges of block values per family: units of parallel work.
-const RANGES_PER_FAMILY: u32 = 256;
+/// Ranges of block values per family, units of parallel work: at most this many ...
+const MAX_RANGES_PER_FAMILY: u32 = 256;
+/// ... and one per this many documents (a scan of a range has a fixed cost: with keys in the
+/// memtables, a seek per block value, `postings::groups::for_each_key`).
+const DOCUMENTS_PER_RANGE: u64 = 1 << 16;
 /// Pairs per message to the caller's thread.
 const BATCH: usize = 4096;
 /// Messages in flight before workers wait for the caller.
@@ -337,10 +340,13 @@ impl<'a> PairScan<'a> {
             chunk: self.chunk,
             cancel: AtomicBool::new(false),
         };
-        let step = 65536 / RANGES_PER_FAMILY;
+        let ranges = (store.len() / DOCUMENTS_PER_RANGE)
+            .clamp(1, u64::from(MAX_RANGES_PER_FAMILY))
+            .next_power_of_two() as u32;
+        let step = 65536 / ranges;
         let tasks: Vec<Task> = (0..BLOCKS)
             .flat_map(|family| {
-                (0..RANGES_PER_FAMILY).map(move |r| Task {
+                (0..ranges).map(move |r| Task {
                     family,
                     lo: r * step,
                     hi: (r + 1) * step,

@@ -14,7 +14,7 @@ use rocksdb::{ReadOptions, WriteBatch, WriteOptions};
 use super::chunk::{self, MAX_ENTRIES};
 use super::groups::{self, malformed_error, Posting};
 use super::{Db, Layout, Packed};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::fingerprint::{Fingerprint, BLOCKS};
 use crate::keys::{self, PackedKey, BLOCK_FAMILIES};
 use crate::store::View;
@@ -135,15 +135,11 @@ fn groups_to_fold(db: Db<'_>, i: usize, values: std::ops::Range<u32>) -> Result<
     let family = BLOCK_FAMILIES[i];
     let mut options = ReadOptions::default();
     options.fill_cache(false);
-    if let Ok(hi) = u16::try_from(values.end) {
-        options.set_iterate_upper_bound(keys::block_prefix(hi).to_vec());
-    }
-    let mut it = db.rocks().raw_iterator_cf_opt(db.family(i)?, options);
-    it.seek(keys::block_prefix(values.start as u16));
     let mut due = Vec::new();
     // (value, segment of its first chunk, whether it is due)
     let mut current: Option<(u16, Option<u32>, bool)> = None;
-    while let Some(key) = it.key() {
+    let view = View::Fixed(db.rocks());
+    groups::for_each_key(db, &view, i, values, options, |key, _| {
         let decoded = keys::decode_packed_key(i, key);
         let value = match decoded {
             Some(PackedKey::Chunk { value, .. }) => value,
@@ -168,9 +164,8 @@ fn groups_to_fold(db: Db<'_>, i: usize, values: std::ops::Range<u32>) -> Result<
             },
             _ => *is_due = true,
         }
-        it.next();
-    }
-    it.status().map_err(|e| db.error("scan", Some(family), e))?;
+        Ok::<(), Error>(())
+    })?;
     if let Some((v, _, true)) = current {
         due.push(v);
     }

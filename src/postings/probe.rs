@@ -100,7 +100,10 @@ impl Postings {
         let epoch = cache.epoch();
         let mut cached = 0;
         for (i, family) in BLOCK_FAMILIES.iter().enumerate() {
-            let mut it = view.raw_iterator_cf_opt(db.family(i)?, ReadOptions::default());
+            // In key order over all groups, not one group's (`groups::for_each_key`).
+            let mut options = ReadOptions::default();
+            options.set_total_order_seek(true);
+            let mut it = view.raw_iterator_cf_opt(db.family(i)?, options);
             it.seek_to_first();
             let mut range: Vec<(Fingerprint, u64)> = Vec::new();
             let mut value = None;

@@ -1,7 +1,7 @@
 //! What a single write puts in the block families: deltas of the packed layout (the only
 //! one this build writes).
 
-use rocksdb::WriteBatch;
+use rocksdb::{ReadOptions, WriteBatch};
 
 use super::{Db, Packed};
 use crate::codec::{self, Delta};
@@ -12,7 +12,10 @@ use crate::keys::{self, BLOCK_FAMILIES};
 /// Whether the four block families of `db` hold no key at all (not even a removal).
 pub(crate) fn block_families_empty(db: Db<'_>) -> Result<bool> {
     for (i, &family) in BLOCK_FAMILIES.iter().enumerate() {
-        let mut it = db.rocks().raw_iterator_cf(db.family(i)?);
+        // In key order over all groups, not one group's (`groups::for_each_key`).
+        let mut options = ReadOptions::default();
+        options.set_total_order_seek(true);
+        let mut it = db.rocks().raw_iterator_cf_opt(db.family(i)?, options);
         it.seek_to_first();
         if it.valid() {
             return Ok(false);

@@ -146,6 +146,9 @@ impl Store {
         db_opts.create_if_missing(true);
         db_opts.create_missing_column_families(true);
         db_opts.set_max_background_jobs(2);
+        // The block families' hashed memtables (`postings::family_options`) take one writer at
+        // a time; so does the store (its write lock).
+        db_opts.set_allow_concurrent_memtable_write(false);
         db_opts.set_keep_log_file_num(4);
         // Start a new, compacted MANIFEST once the current one passes this (RocksDB also
         // allows up to six times the compacted size, for stores of many files). Its default
