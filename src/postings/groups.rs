@@ -169,7 +169,8 @@ fn for_each_group<E: From<Error>>(
 /// iterator reads a memtable only in the block value of its last seek unless it is made in
 /// key order (`total_order_seek`), which copies the memtables into one sorted list. So a scan
 /// of one block value seeks it; a scan of many either seeks each value or reads in key
-/// order, whichever costs less for the keys the memtables hold.
+/// order, whichever costs less for the keys the memtables hold. (A key too short to hold a
+/// block value is seen only in key order.)
 pub(crate) fn for_each_key<E: From<Error>>(
     db: Db<'_>,
     view: &View<'_>,
