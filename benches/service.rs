@@ -1,9 +1,9 @@
 //! `simhash-store serve` under load, beside the same work done in-process, in one run.
 //!
-//! `cargo bench --bench service -- --n 10000000` bulk-loads N random fingerprints (ids 0..N)
-//! into a new store, then for each of `--runs` runs measures, in-process on the `Store`:
-//! single k = 3 queries from one thread per core, `query_batch` of 1,000, and single-document
-//! inserts from 16 threads; then starts the real server (`simhash-store serve`, this build,
+//! `cargo bench --features server --bench service -- --n 10000000` bulk-loads N random
+//! fingerprints (ids 0..N) into a new store, then for each of `--runs` runs measures,
+//! in-process on the `Store`: single k = 3 queries from one thread per core, `query_batch`
+//! of 1,000, and single-document inserts from 16 threads; then starts the real server (`simhash-store serve`, this build,
 //! `--durability buffered`) on 127.0.0.1 and measures the same over HTTP with a load
 //! generator in this process (tokio, keep-alive connections, each sending its next request
 //! as soon as the last is answered): single queries on `--conns` connections (64; queries/s,
