@@ -5,7 +5,7 @@ use std::ops::Range;
 use rocksdb::ReadOptions;
 
 use super::chunk::Chunk;
-use super::{Db, Layout, Postings};
+use super::{in_key_order, Db, Layout, Postings};
 use crate::codec::{self, Delta};
 use crate::error::{Error, Result};
 use crate::fingerprint::Fingerprint;
@@ -167,7 +167,7 @@ fn for_each_group<E: From<Error>>(
 ///
 /// A block family's memtables keep their keys hashed by block value (`options.rs`), and an
 /// iterator reads a memtable only in the block value of its last seek unless it is made in
-/// key order (`total_order_seek`), which copies the memtables into one sorted list. So a scan
+/// key order ([`in_key_order`]), which copies the memtables into one sorted list. So a scan
 /// of one block value seeks it; a scan of many either seeks each value or reads in key
 /// order, whichever costs less for the keys the memtables hold. (A key too short to hold a
 /// block value is seen only in key order.)
@@ -176,7 +176,7 @@ pub(crate) fn for_each_key<E: From<Error>>(
     view: &View<'_>,
     i: usize,
     values: Range<u32>,
-    mut options: ReadOptions,
+    options: ReadOptions,
     mut each: impl FnMut(&[u8], &[u8]) -> std::result::Result<(), E>,
 ) -> std::result::Result<(), E> {
     let family = BLOCK_FAMILIES[i];
@@ -205,7 +205,7 @@ pub(crate) fn for_each_key<E: From<Error>>(
         }
         return Ok(());
     }
-    options.set_total_order_seek(true);
+    let mut options = in_key_order(options);
     if let Ok(hi) = u16::try_from(values.end) {
         options.set_iterate_upper_bound(keys::block_prefix(hi).to_vec());
     }

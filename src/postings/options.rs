@@ -4,7 +4,7 @@
 
 use rocksdb::{
     BlockBasedOptions, BlockBasedTablePinningTier, DBCompressionType, MemtableFactory, Options,
-    SliceTransform,
+    ReadOptions, SliceTransform,
 };
 
 /// 4 KiB data blocks: a chunk is read whole, so a small block means fewer bytes read and
@@ -53,4 +53,13 @@ pub(crate) fn family_options(mut table: BlockBasedOptions) -> Options {
     });
     opts.set_write_buffer_size(WRITE_BUFFER_BYTES);
     opts
+}
+
+/// `options` for an iterator over many block values of a block family: in key order
+/// (`total_order_seek`). A default iterator reads a hashed memtable ([`family_options`]) only
+/// within the block value of its last seek; this one copies the memtables into one sorted
+/// list when it is made.
+pub(crate) fn in_key_order(mut options: ReadOptions) -> ReadOptions {
+    options.set_total_order_seek(true);
+    options
 }

@@ -9,7 +9,7 @@ use rocksdb::ReadOptions;
 use super::cache::PostingsCache;
 use super::chunk::Chunk;
 use super::groups::malformed_error;
-use super::{Db, Postings};
+use super::{in_key_order, Db, Postings};
 use crate::codec::{self, Delta};
 use crate::error::{Error, Result};
 use crate::fingerprint::{Fingerprint, BLOCKS};
@@ -100,9 +100,7 @@ impl Postings {
         let epoch = cache.epoch();
         let mut cached = 0;
         for (i, family) in BLOCK_FAMILIES.iter().enumerate() {
-            // In key order over all groups, not one group's (`groups::for_each_key`).
-            let mut options = ReadOptions::default();
-            options.set_total_order_seek(true);
+            let options = in_key_order(ReadOptions::default());
             let mut it = view.raw_iterator_cf_opt(db.family(i)?, options);
             it.seek_to_first();
             let mut range: Vec<(Fingerprint, u64)> = Vec::new();

@@ -3,7 +3,7 @@
 
 use rocksdb::{ReadOptions, WriteBatch};
 
-use super::{Db, Packed};
+use super::{in_key_order, Db, Packed};
 use crate::codec::{self, Delta};
 use crate::error::Result;
 use crate::fingerprint::{Fingerprint, BLOCKS};
@@ -12,9 +12,7 @@ use crate::keys::{self, BLOCK_FAMILIES};
 /// Whether the four block families of `db` hold no key at all (not even a removal).
 pub(crate) fn block_families_empty(db: Db<'_>) -> Result<bool> {
     for (i, &family) in BLOCK_FAMILIES.iter().enumerate() {
-        // In key order over all groups, not one group's (`groups::for_each_key`).
-        let mut options = ReadOptions::default();
-        options.set_total_order_seek(true);
+        let options = in_key_order(ReadOptions::default());
         let mut it = db.rocks().raw_iterator_cf_opt(db.family(i)?, options);
         it.seek_to_first();
         if it.valid() {
