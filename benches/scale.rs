@@ -35,7 +35,8 @@
 //! `--keep` (leave that directory, with the FAISS input files, in place), `--compact` (also
 //! measure after a full compaction, with other query sets), `--text DOCS`, `--corpus DIR`,
 //! `--after-load Q` (queries asked right after the load, without
-//! reopening the store or reading its files, per k; 10,000), `--verify` (time
+//! reopening the store or reading its files, per k; 10,000; the p50 of each fifth of them,
+//! in the order asked, shows whether the latency settles), `--verify` (time
 //! `Store::verify`), `--pairs` (time all pairs at k = 3, and their peak memory).
 //!
 //! Fingerprints are computed from their index, not held: `--n 1000000000` needs no memory for
@@ -359,7 +360,19 @@ fn scale(args: &Args) {
         // and the pair scan read them): what a user who queries at once gets.
         for k in KS {
             let set = query_set(&mut rng, &fps, &mut HashSet::new(), args.after_load);
-            let (lat, matches, _) = run_queries(&store, &set, k, 0);
+            // In five slices, in the order asked: how the latency settles.
+            let (mut lat, mut matches, mut fifths) = (Vec::new(), 0, Vec::new());
+            for slice in set.chunks(set.len().div_ceil(5).max(1)) {
+                let (l, m, _) = run_queries(&store, slice, k, 0);
+                fifths.push(format!("{:.0}", us(percentile(&l, 0.5))));
+                lat.extend(l);
+                matches += m;
+            }
+            lat.sort_unstable();
+            println!(
+                "  right after the load, k={k}: p50 of each fifth of the queries, in order: {} µs",
+                fifths.join(" ")
+            );
             println!(
                 "| right after the load, k={k} | fresh p50 {:.1} µs | p99 {:.1} µs | first 1,000 p99 n/a | {matches} matches | load average {:.1} |",
                 us(percentile(&lat, 0.5)),

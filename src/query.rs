@@ -187,7 +187,7 @@ impl Store {
                 fp,
                 k,
                 radius,
-                self.concurrent_reads(),
+                self.reads(),
                 &mut found,
             )?,
         }

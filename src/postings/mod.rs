@@ -49,6 +49,7 @@ pub(crate) use cache::PostingsCache;
 pub(crate) use fold::FoldCounters;
 pub(crate) use groups::{malformed_error, Posting};
 pub(crate) use options::{family_options, in_key_order};
+pub(crate) use probe::Reads;
 pub(crate) use write::block_families_empty;
 
 /// How a store lays out its block families (by its [`Format`](crate::store::Format)).

@@ -80,6 +80,8 @@ pub struct Store {
     postings: Postings,
     /// Whether queries read the four block families concurrently.
     concurrent_reads: ConcurrentReads,
+    /// Whether queries put the block families' data blocks in the block cache.
+    cache_fill: CacheFill,
     /// A read-only store's own directory (RocksDB secondary instance), removed on drop.
     /// Declared after `db`, so the database closes first.
     _secondary_dir: Option<tempfile::TempDir>,
@@ -110,6 +112,24 @@ impl ConcurrentReads {
     fn choose(&self, fits: impl FnOnce() -> bool) {
         if !self.chosen {
             self.on.store(!fits(), Ordering::Relaxed);
+        }
+    }
+}
+
+/// Whether queries put the block families' data blocks into the block cache
+/// ([`crate::postings::Reads::fill_cache`]): while those families' files fit in it. Chosen at
+/// open and again after each bulk load.
+pub(crate) struct CacheFill {
+    on: AtomicBool,
+    /// The block cache's size in bytes.
+    capacity: u64,
+}
+
+impl CacheFill {
+    pub(crate) fn new(capacity: usize) -> CacheFill {
+        CacheFill {
+            on: AtomicBool::new(true),
+            capacity: capacity as u64,
         }
     }
 }
@@ -243,17 +263,37 @@ impl Store {
         &self.postings
     }
 
-    /// Whether queries read the four block families concurrently.
-    pub(crate) fn concurrent_reads(&self) -> bool {
-        self.concurrent_reads.get()
+    /// How queries read the block families.
+    pub(crate) fn reads(&self) -> crate::postings::Reads {
+        crate::postings::Reads {
+            concurrent: self.concurrent_reads.get(),
+            fill_cache: self.cache_fill.on.load(Ordering::Relaxed),
+        }
     }
 
-    /// Chooses again whether queries read the four block families concurrently, from the
-    /// store's size now, unless the caller chose ([`StoreBuilder::concurrent_reads`]): called
-    /// after a bulk load, which can take a store from fitting in memory to several times it.
-    pub(crate) fn choose_concurrent_reads(&self) {
+    /// Chooses again how queries read the block families, from the store's size now: whether
+    /// concurrently (unless the caller chose, [`StoreBuilder::concurrent_reads`]) and whether
+    /// into the block cache. Called after a bulk load, which can take a store from fitting in
+    /// memory to several times it.
+    pub(crate) fn choose_reads(&self) {
         self.concurrent_reads
             .choose(|| open::files_fit_in_memory(&self.path));
+        self.choose_cache_fill();
+    }
+
+    /// Chooses whether queries put data blocks into the block cache ([`CacheFill`]).
+    pub(crate) fn choose_cache_fill(&self) {
+        // If the files cannot be listed, keep the last choice: either answers the same.
+        if let Ok(usage) = self.disk_usage() {
+            let blocks: u64 = usage
+                .iter()
+                .filter(|(family, _)| BLOCK_FAMILIES.contains(family))
+                .map(|(_, bytes)| bytes)
+                .sum();
+            self.cache_fill
+                .on
+                .store(blocks <= self.cache_fill.capacity, Ordering::Relaxed);
+        }
     }
 
     /// The database handle that [`Postings`] reads and writes through.
@@ -422,7 +462,7 @@ mod tests {
                 builder = builder.concurrent_reads(on);
             }
             let store = builder.open(dir.path())?;
-            assert_eq!(store.concurrent_reads(), chosen.unwrap_or(false));
+            assert_eq!(store.reads().concurrent, chosen.unwrap_or(false));
             if chosen.is_none() {
                 // As if the store had been larger than memory when opened.
                 store.concurrent_reads.on.store(true, Ordering::Relaxed);
@@ -436,11 +476,45 @@ mod tests {
             }
             loader.finish()?;
             assert_eq!(
-                store.concurrent_reads(),
+                store.reads().concurrent,
                 chosen.unwrap_or(false),
                 "{chosen:?}"
             );
         }
+        Ok(())
+    }
+
+    /// Queries fill the block cache with data blocks only while the block families fit in
+    /// it, chosen at open and after a bulk load; answers are the same either way.
+    #[test]
+    fn queries_fill_the_block_cache_only_while_the_block_families_fit() -> Result<()> {
+        let fingerprint = |id: u64| crate::Fingerprint(id.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        let n = 20_000u64;
+        let mut answers = Vec::new();
+        for (cache, fits) in [(64 << 20, true), (64 << 10, false)] {
+            let dir = tempfile::tempdir().expect("tempdir");
+            let store = Store::builder().block_cache_size(cache).open(dir.path())?;
+            assert!(store.reads().fill_cache, "an empty store fits any cache");
+            let mut loader = store.bulk_loader()?;
+            for id in 0..n {
+                loader.add(id, fingerprint(id))?;
+            }
+            loader.finish()?;
+            assert_eq!(store.reads().fill_cache, fits, "after the load, cache {cache}");
+            let mut these = Vec::new();
+            for id in (0..n).step_by(97) {
+                // A fingerprint 2 bits from a stored one.
+                let q = crate::Fingerprint(fingerprint(id).0 ^ 0b101);
+                let found: Vec<u64> = store.query(q, 3)?.iter().map(|m| m.id).collect();
+                assert!(found.contains(&id), "cache {cache}: {id} not found");
+                these.push(found);
+            }
+            answers.push(these);
+            drop(store);
+            let store = Store::builder().block_cache_size(cache).open(dir.path())?;
+            assert_eq!(store.reads().fill_cache, fits, "after reopening, cache {cache}");
+        }
+        assert_eq!(answers[0], answers[1]);
         Ok(())
     }
 }

@@ -14,7 +14,7 @@ use rocksdb::{
 
 use super::options::StoreBuilder;
 use super::secondary::open_secondary;
-use super::{journal, ConcurrentReads, Format, Store};
+use super::{journal, CacheFill, ConcurrentReads, Format, Store};
 use crate::codec;
 use crate::error::{Error, Result};
 use crate::keys::{self, ALL_FAMILIES, BLOCK_FAMILIES, DOCS_FAMILY, KEYS_FAMILY, META_FAMILY};
@@ -220,9 +220,11 @@ impl Store {
                 builder.query_cache_bytes,
             ),
             concurrent_reads,
+            cache_fill: CacheFill::new(builder.block_cache_bytes),
             _secondary_dir: secondary_dir,
         };
         journal::recover(&store)?;
+        store.choose_cache_fill();
         Ok(store)
     }
 }
