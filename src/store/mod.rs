@@ -500,7 +500,11 @@ mod tests {
                 loader.add(id, fingerprint(id))?;
             }
             loader.finish()?;
-            assert_eq!(store.reads().fill_cache, fits, "after the load, cache {cache}");
+            assert_eq!(
+                store.reads().fill_cache,
+                fits,
+                "after the load, cache {cache}"
+            );
             let mut these = Vec::new();
             for id in (0..n).step_by(97) {
                 // A fingerprint 2 bits from a stored one.
@@ -512,7 +516,11 @@ mod tests {
             answers.push(these);
             drop(store);
             let store = Store::builder().block_cache_size(cache).open(dir.path())?;
-            assert_eq!(store.reads().fill_cache, fits, "after reopening, cache {cache}");
+            assert_eq!(
+                store.reads().fill_cache,
+                fits,
+                "after reopening, cache {cache}"
+            );
         }
         assert_eq!(answers[0], answers[1]);
         Ok(())
