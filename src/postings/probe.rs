@@ -42,10 +42,11 @@ fn io_pool() -> Option<&'static rayon::ThreadPool> {
 pub(crate) struct Reads {
     /// The four families at once, on [`io_pool`]'s threads (a store read from disk).
     pub(crate) concurrent: bool,
-    /// Data blocks read go into the block cache. Worth it only while the block families fit
-    /// in the cache: beyond that a fresh query's blocks are nearly never there, and inserting
-    /// each one (an allocation, a copy, an eviction) is pure cost: at 100M documents read
-    /// with `pread`, a fresh k = 3 query takes 69 µs instead of 79, k = 6 880 instead of 1,150.
+    /// Data blocks read go into the block cache. With positioned reads (`pread`) worth it
+    /// only while the block families fit in the cache: beyond that a fresh query's blocks are
+    /// nearly never there, and inserting each one (an allocation, a copy, an eviction) is pure
+    /// cost: at 100M documents a fresh k = 3 query takes 50 µs instead of 67, k = 6 780
+    /// instead of 1,080 (the store chooses, [`crate::store::CacheFill`]).
     pub(crate) fill_cache: bool,
 }
 

@@ -117,19 +117,24 @@ impl ConcurrentReads {
 }
 
 /// Whether queries put the block families' data blocks into the block cache
-/// ([`crate::postings::Reads::fill_cache`]): while those families' files fit in it. Chosen at
-/// open and again after each bulk load.
+/// ([`crate::postings::Reads::fill_cache`]): always with mapped reads, else while those
+/// families' files fit in it. Chosen at open and again after each bulk load.
 pub(crate) struct CacheFill {
     on: AtomicBool,
     /// The block cache's size in bytes.
     capacity: u64,
+    /// Whether the store reads its files through memory maps. A mapped block goes into the
+    /// cache without a read, and a cached one is not checksummed again: filling it is worth
+    /// it even when few blocks stay (at 100M fresh k = 3 queries take 4% longer without).
+    mapped: bool,
 }
 
 impl CacheFill {
-    pub(crate) fn new(capacity: usize) -> CacheFill {
+    pub(crate) fn new(capacity: usize, mapped: bool) -> CacheFill {
         CacheFill {
             on: AtomicBool::new(true),
             capacity: capacity as u64,
+            mapped,
         }
     }
 }
@@ -283,6 +288,9 @@ impl Store {
 
     /// Chooses whether queries put data blocks into the block cache ([`CacheFill`]).
     pub(crate) fn choose_cache_fill(&self) {
+        if self.cache_fill.mapped {
+            return;
+        }
         // If the files cannot be listed, keep the last choice: either answers the same.
         if let Ok(usage) = self.disk_usage() {
             let blocks: u64 = usage
@@ -484,8 +492,9 @@ mod tests {
         Ok(())
     }
 
-    /// Queries fill the block cache with data blocks only while the block families fit in
-    /// it, chosen at open and after a bulk load; answers are the same either way.
+    /// With positioned reads, queries fill the block cache with data blocks only while the
+    /// block families fit in it, chosen at open and after a bulk load; with mapped reads
+    /// always. Answers are the same either way.
     #[test]
     fn queries_fill_the_block_cache_only_while_the_block_families_fit() -> Result<()> {
         let fingerprint = |id: u64| crate::Fingerprint(id.wrapping_mul(0x9e37_79b9_7f4a_7c15));
@@ -515,12 +524,17 @@ mod tests {
             }
             answers.push(these);
             drop(store);
-            let store = Store::builder().block_cache_size(cache).open(dir.path())?;
-            assert_eq!(
-                store.reads().fill_cache,
-                fits,
-                "after reopening, cache {cache}"
-            );
+            for mapped in [false, true] {
+                let store = Store::builder()
+                    .block_cache_size(cache)
+                    .mmap_reads(mapped)
+                    .open(dir.path())?;
+                assert_eq!(
+                    store.reads().fill_cache,
+                    fits || mapped,
+                    "after reopening, cache {cache}, mapped {mapped}"
+                );
+            }
         }
         assert_eq!(answers[0], answers[1]);
         Ok(())

@@ -163,7 +163,8 @@ impl Store {
         // disk (positioned reads of the four families at once); StoreBuilder::mmap_reads. A
         // new store is read with positioned reads: nothing says yet whether it will fit.
         let fits = || files_fit_in_memory(path);
-        db_opts.set_allow_mmap_reads(builder.mmap_reads.unwrap_or_else(|| exists && fits()));
+        let mapped = builder.mmap_reads.unwrap_or_else(|| exists && fits());
+        db_opts.set_allow_mmap_reads(mapped);
         let concurrent_reads = ConcurrentReads::new(builder.concurrent_reads, fits);
         if exists {
             let present = DB::list_cf(&db_opts, path)
@@ -220,7 +221,7 @@ impl Store {
                 builder.query_cache_bytes,
             ),
             concurrent_reads,
-            cache_fill: CacheFill::new(builder.block_cache_bytes),
+            cache_fill: CacheFill::new(builder.block_cache_bytes, mapped),
             _secondary_dir: secondary_dir,
         };
         journal::recover(&store)?;

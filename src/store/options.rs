@@ -79,10 +79,11 @@ impl StoreBuilder {
     }
 
     /// Size in bytes of the block cache shared by all column families.
-    /// Default: 256 MiB. Queries are fastest when the four block families fit. Queries put
-    /// the block families' data blocks in it only while they fit (chosen at open and after
-    /// each bulk load): past that a fresh query's blocks are nearly never cached, and
-    /// inserting each costs more than it saves; the OS page cache still holds the files.
+    /// Default: 256 MiB. Queries are fastest when the four block families fit. With
+    /// positioned reads ([`StoreBuilder::mmap_reads`] off) queries put the block families'
+    /// data blocks in it only while they fit (chosen at open and after each bulk load): past
+    /// that a fresh query's blocks are nearly never cached, and inserting each costs more
+    /// than it saves; the OS page cache still holds the files.
     pub fn block_cache_size(mut self, bytes: usize) -> Self {
         self.block_cache_bytes = bytes;
         self
