@@ -485,8 +485,9 @@ impl Task {
 /// SST files or in spool files (`chunks`).
 ///
 /// Every file is a task: one per thread and block family, more for a family of more than
-/// [`MAX_FILE_ENTRIES`] (its key range cut along block values), four per thread for `docs` (no sort needed, so these are small and last: the
-/// threads finish close together), and `keys`. Each thread takes the next task from the list
+/// [`MAX_FILE_ENTRIES`] (its key range cut along block values), four per thread for `docs`
+/// (no sort needed, so these are small and last: the threads finish close together), and
+/// `keys`. Each thread takes the next task from the list
 /// until none is left, so no thread waits at the end of a family. A thread sorts the block
 /// keys of its task itself, into buffers it keeps: at most one part per thread is in memory
 /// (32 bytes per key of the part: the keys and the radix sort's scratch).
