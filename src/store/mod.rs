@@ -130,7 +130,7 @@ pub(crate) struct CacheFill {
 }
 
 impl CacheFill {
-    pub(crate) fn new(capacity: usize, mapped: bool) -> CacheFill {
+    fn new(capacity: usize, mapped: bool) -> CacheFill {
         CacheFill {
             on: AtomicBool::new(true),
             capacity: capacity as u64,
@@ -287,7 +287,7 @@ impl Store {
     }
 
     /// Chooses whether queries put data blocks into the block cache ([`CacheFill`]).
-    pub(crate) fn choose_cache_fill(&self) {
+    fn choose_cache_fill(&self) {
         if self.cache_fill.mapped {
             return;
         }
