@@ -4,6 +4,7 @@
 //!
 //! - `runs.rs`: the in-memory run; the store's upsert planner (`src/store/upsert.rs`, the
 //!   same as for [`Store::insert_batch`]) computes its net effect on the store.
+//! - `prefault.rs`: the run's memory faulted in ahead of the adds, on another core.
 //! - `sst.rs`: sorting and writing a run's SST files.
 //! - `spool.rs`: the block entries of a load of many runs, spooled and merged at `finish`.
 //! - `failpoint.rs`: crash points for the crate's tests.
@@ -16,6 +17,7 @@
 
 mod failpoint;
 mod options;
+mod prefault;
 mod progress;
 mod runs;
 mod spool;
@@ -327,10 +329,8 @@ impl BulkLoader<'_> {
         if self.buf.is_empty() {
             return Ok(());
         }
-        let buf = std::mem::replace(
-            &mut self.buf,
-            RunBuffer::with_budget(self.options.memory_budget),
-        );
+        // Put back, emptied, once the run is written: the next run reuses its memory.
+        let mut buf = std::mem::replace(&mut self.buf, RunBuffer::new());
         self.progress.report(BulkPhase::Writing);
         let store = self.store;
         let dir = match &self.dir {
@@ -395,7 +395,15 @@ impl BulkLoader<'_> {
             chunks,
             Store::now_micros(),
         )?;
-        drop(buf);
+        if spooled {
+            buf.clear();
+            self.buf = buf;
+        } else {
+            // Freed before the files are read back: the page cache can take pages this
+            // process has just used, which cost less to touch than pages the system has not
+            // used for a while (see `read_into_page_cache`).
+            drop(buf);
+        }
         sync_dir(&dir)?;
         if let Some(record) = &mut self.record {
             record.runs.push(SpooledRun {

@@ -2,6 +2,7 @@
 //! upsert planner (`src/store/upsert.rs`) reads it through [`Adds`] and plans its net
 //! effect on the store, which `sst.rs` writes.
 
+use super::prefault::Ahead;
 use crate::codec::DocumentRef;
 use crate::fingerprint::Fingerprint;
 use crate::sketch::Sketch;
@@ -39,6 +40,8 @@ pub(crate) struct RunBuffer {
     keyed: usize,
     /// Whether ids so far are strictly increasing (then no id repeats and no sort is needed).
     ascending: bool,
+    /// Faults `recs`' reserved memory in ahead of the adds.
+    ahead: Ahead,
 }
 
 /// Memory per add besides its key: the record, and the sort vectors of the write phase.
@@ -52,12 +55,29 @@ impl RunBuffer {
         }
     }
 
-    /// A buffer with room for as many adds as `budget` bytes hold (at most 64 Mi), so that
-    /// growing it never doubles past the budget. Only touched pages become resident.
+    /// A buffer with room for as many adds as `budget` bytes hold, so that it is never
+    /// moved while it fills (a run ends before the budget is exceeded); if that much cannot be
+    /// reserved, for 64 Mi adds. Pages become resident as the adds reach them: another thread
+    /// faults them in a window ahead ([`Ahead`]).
     pub(crate) fn with_budget(budget: usize) -> Self {
         let mut buf = RunBuffer::new();
-        buf.recs.reserve((budget / BYTES_PER_ADD).min(1 << 26));
+        let adds = budget / BYTES_PER_ADD + 1;
+        if buf.recs.try_reserve_exact(adds).is_err() {
+            buf.recs.reserve(adds.min(1 << 26));
+        }
         buf
+    }
+
+    /// Empties the buffer for the next run, keeping its memory (already faulted in).
+    pub(crate) fn clear(&mut self) {
+        let mut recs = std::mem::take(&mut self.recs);
+        let ahead = std::mem::take(&mut self.ahead);
+        recs.clear();
+        *self = RunBuffer {
+            recs,
+            ahead,
+            ..RunBuffer::new()
+        };
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -113,12 +133,17 @@ impl RunBuffer {
             }
             None => 0,
         };
+        if self.recs.len() == self.recs.capacity() {
+            // Moved: what was faulted in is behind.
+            self.ahead.reset();
+        }
         self.recs.push(Rec {
             id,
             fp: fp.0,
             text_len: text_len.map_or(NO_TEXT_LEN, |l| l.min(NO_TEXT_LEN - 1)),
             key,
         });
+        self.ahead.keep_ahead(&self.recs);
         if !self.added.is_empty() {
             self.added.push(None);
         }
@@ -205,6 +230,32 @@ mod tests {
         assert_eq!(b.key_of(&b.recs[1]), None);
         assert_eq!(b.key_of(&b.recs[2]), Some(&b"z"[..]));
         assert!(b.ascending && b.has_keys());
+    }
+
+    #[test]
+    fn a_cleared_buffer_keeps_its_memory_and_nothing_else() {
+        let mut b = RunBuffer::with_budget(1 << 20);
+        let capacity = b.recs.capacity();
+        assert!(capacity > (1 << 20) / BYTES_PER_ADD);
+        for id in 0..5_000u64 {
+            b.push(
+                id,
+                Fingerprint(id.wrapping_mul(0x9e37_79b9_7f4a_7c15)),
+                Some("k"),
+                None,
+            );
+        }
+        // Filled past the reservation: moved once, every add kept.
+        assert!(b.recs.iter().enumerate().all(
+            |(i, r)| r.id == i as u64 && r.fp == (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+        ));
+        b.push(1, Fingerprint(1), None, None);
+        assert!(!b.ascending && b.has_keys());
+        let capacity = b.recs.capacity();
+        b.clear();
+        assert!(b.is_empty() && b.arena.is_empty() && b.ascending && !b.has_keys());
+        assert_eq!(b.recs.capacity(), capacity);
+        assert_eq!(b.bytes(), 0);
     }
 
     #[test]

@@ -15,6 +15,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use rayon::prelude::*;
 use rocksdb::{Cache, DBCompressionType, DataBlockIndexType, Options, SstFileWriter};
 
+use super::prefault;
 use super::runs::RunBuffer;
 use super::spool::SpoolWriter;
 use crate::codec;
@@ -25,12 +26,12 @@ use crate::keys::{self, BLOCK_FAMILIES, DOCS_FAMILY, KEYS_FAMILY};
 use crate::postings::{self, chunk};
 use crate::store::{self, KeyWrite, UpsertPlan};
 
-/// Entries per SST file at most (about 290 MB of a block family): every task of a block
+/// Entries per SST file at most (about 440 MB of a block family): every task of a block
 /// family scans all of the run's survivors for the keys of its range, so fewer, larger tasks
 /// scan less (at 100M documents, 4 tasks per family instead of 13 made the write phase 25%
-/// shorter), while each thread's sort buffers (32 bytes per entry, 1 GiB at most) stay within
-/// the memory budget.
-const MAX_FILE_ENTRIES: usize = 32 << 20;
+/// shorter), while each thread's sort buffers (16 bytes per entry, 32 where one block
+/// value holds most keys: 1.5 GiB at most) stay within the memory budget.
+const MAX_FILE_ENTRIES: usize = 48 << 20;
 /// Below this many entries a family is written as one file.
 const MIN_PARALLEL_ENTRIES: usize = 1 << 16;
 /// `docs` files per thread: more, smaller tasks than the block families' (see [`write_run`]).
@@ -418,6 +419,11 @@ fn sort_block_range(
     let base = starts[lo];
     let m = starts[hi] - base;
     keys.clear();
+    if keys.capacity() < m + 1 {
+        keys.reserve_exact(m + 1);
+        // One call faults the new buffer in, cheaper than a fault per page (`prefault.rs`).
+        prefault::populate_write(keys.as_ptr() as usize, keys.capacity() * size_of::<u128>());
+    }
     keys.resize(m + 1, 0);
     let mut next = [m; COARSE];
     let mut step = [0usize; COARSE];
