@@ -6,7 +6,8 @@
 //!   same as for [`Store::insert_batch`]) computes its net effect on the store.
 //! - `prefault.rs`: the run's memory faulted in ahead of the adds, on another core.
 //! - `sst.rs`: sorting and writing a run's SST files.
-//! - `spool.rs`: the block entries of a load of many runs, spooled and merged at `finish`.
+//! - `spool.rs`: the block entries of a load of many runs, spooled and merged at `finish`;
+//!   `write_behind.rs`: their files written without filling the page cache.
 //! - `failpoint.rs`: crash points for the crate's tests.
 //! - The store ingests them under its journal (`src/store/journal.rs`), which makes a run's
 //!   ingestion across column families crash-safe and is what `Store::open` recovers.
@@ -22,6 +23,7 @@ mod progress;
 mod runs;
 mod spool;
 mod sst;
+mod write_behind;
 
 #[cfg(test)]
 mod crash_tests;

@@ -16,8 +16,10 @@
 //! reads as zeros after), so it races with nothing: a range freed meanwhile makes the call
 //! fail, which is ignored.
 
-/// Bytes faulted in per request of [`Ahead`].
-const WINDOW_BYTES: usize = /* 32 MiB */ 32 << 20;
+/// Bytes faulted in per request of [`Ahead`] at most: as many as the vector holds, between
+/// these two, so that a small load faults in little more than it fills.
+const MIN_WINDOW_BYTES: usize = /* 1 MiB */ 1 << 20;
+const MAX_WINDOW_BYTES: usize = /* 32 MiB */ 32 << 20;
 
 /// Has the kernel fault in the pages of `len` bytes at `addr` for writing, without changing
 /// their contents; false where it cannot (not Linux, a kernel before 5.14, or a range that is
@@ -45,7 +47,8 @@ pub(crate) fn populate_write(addr: usize, len: usize) -> bool {
 }
 
 /// Faults in the spare capacity of a vector that one thread fills in order, a window at a
-/// time on another thread (rayon's pool), one window ahead of where the filling thread is.
+/// time on another thread (rayon's pool), one window ahead of where the filling thread is. The
+/// window grows with the vector, from 1 MiB to 32 MiB.
 #[derive(Debug, Default)]
 pub(crate) struct Ahead {
     /// Elements (from the start of the vector) up to which faulting in was requested.
@@ -58,7 +61,7 @@ impl Ahead {
     #[inline]
     pub(crate) fn keep_ahead<T>(&mut self, vec: &Vec<T>) {
         let size = std::mem::size_of::<T>().max(1);
-        let window = WINDOW_BYTES / size;
+        let window = (vec.len() * size).clamp(MIN_WINDOW_BYTES, MAX_WINDOW_BYTES) / size;
         if vec.len() + window <= self.requested || self.requested >= vec.capacity() {
             return;
         }

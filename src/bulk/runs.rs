@@ -56,14 +56,15 @@ impl RunBuffer {
     }
 
     /// A buffer with room for as many adds as `budget` bytes hold, so that it is never
-    /// moved while it fills (a run ends before the budget is exceeded); if that much cannot be
-    /// reserved, for 64 Mi adds. Pages become resident as the adds reach them: another thread
-    /// faults them in a window ahead ([`Ahead`]).
+    /// moved while it fills (a run ends before the budget is exceeded); if that much address
+    /// space cannot be reserved, for at most 64 Mi adds, or none. Pages become resident as the
+    /// adds reach them: another thread faults them in a window ahead ([`Ahead`]).
     pub(crate) fn with_budget(budget: usize) -> Self {
         let mut buf = RunBuffer::new();
         let adds = budget / BYTES_PER_ADD + 1;
         if buf.recs.try_reserve_exact(adds).is_err() {
-            buf.recs.reserve(adds.min(1 << 26));
+            // The vector grows as it fills instead.
+            let _ = buf.recs.try_reserve_exact(adds.min(1 << 26));
         }
         buf
     }

@@ -29,7 +29,7 @@
 //! harmless. Then the record is deleted.
 
 use std::fs::File;
-use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
+use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
@@ -37,6 +37,7 @@ use rocksdb::{ReadOptions, WriteOptions};
 use serde::{Deserialize, Serialize};
 
 use super::sst::{self, Destination, FillError};
+use super::write_behind::WriteBehind;
 use crate::codec::{self, Delta};
 use crate::error::{Error, Result};
 use crate::fingerprint::BLOCKS;
@@ -62,7 +63,7 @@ fn invalid(path: &Path, message: String) -> Error {
 
 /// Writes one spool file: the chunks of block values `lo..hi`, in value order.
 pub(crate) struct SpoolWriter {
-    out: BufWriter<File>,
+    out: WriteBehind,
     path: PathBuf,
     lo: u32,
     hi: u32,
@@ -76,7 +77,7 @@ impl SpoolWriter {
     pub(crate) fn create(path: &Path, lo: u32, hi: u32) -> Result<SpoolWriter> {
         let file = File::create(path).map_err(|e| Error::io("creating", path, e))?;
         Ok(SpoolWriter {
-            out: BufWriter::with_capacity(1 << 20, file),
+            out: WriteBehind::new(file),
             path: path.to_path_buf(),
             lo,
             hi,
@@ -119,12 +120,11 @@ impl SpoolWriter {
         tail.extend_from_slice(MAGIC);
         self.out
             .write_all(&tail)
-            .and_then(|()| self.out.flush())
             .map_err(|e| Error::io("writing", &self.path, e))?;
         let file = self
             .out
             .into_inner()
-            .map_err(|e| Error::io("writing", &self.path, e.into_error()))?;
+            .map_err(|e| Error::io("writing", &self.path, e))?;
         file.sync_all()
             .map_err(|e| Error::io("syncing", &self.path, e))?;
         Ok(self.pos + tail.len() as u64)
