@@ -133,10 +133,17 @@ impl<T: Send + 'static> Stream<T> {
 }
 
 impl<T> Drop for Stream<T> {
+    /// Stops the scan and waits for it (it needs no interpreter lock, and its next send fails
+    /// once the receiver is gone): an iterator dropped by an exception, such as Ctrl-C raised
+    /// between two items, must not leave a scan running inside RocksDB while the process
+    /// exits, which aborted it ("pthread lock: Invalid argument").
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
         if let Ok(state) = self.state.get_mut() {
             state.rx = None;
+            if let Some(handle) = state.handle.take() {
+                let _ = handle.join();
+            }
         }
     }
 }

@@ -101,3 +101,42 @@ def test_ctrl_c_during_clusters(tmp_path):
     interrupt(tmp_path, SCAN.format(call="store.clusters(k=24)"))
     with simhash_store.Store.open(tmp_path / "store") as store:
         assert len(store) == 300_000
+
+
+def test_an_exception_between_items_stops_the_scan_before_the_process_exits(tmp_path):
+    # The iterator is dropped by the exception while its scan runs; the process exits right
+    # after. The scan must have stopped by then: one still inside RocksDB while the process
+    # tears it down aborted it ("pthread lock: Invalid argument", exit status -6).
+    body = """
+rng = np.random.default_rng(5)
+n = 200_000
+store.bulk_load_fingerprints(np.arange(n, dtype=np.uint64), rng.integers(0, 2**64, size=n, dtype=np.uint64))
+for _ in range(20):
+    try:
+        for p in store.pairs(k=24):
+            raise ValueError("stop")
+    except ValueError:
+        pass
+print("DONE", flush=True)
+"""
+    script = tmp_path / "child.py"
+    script.write_text(PRELUDE + textwrap.dedent(body))
+    # Several at once, each with its own store: on a busy machine a stopped scan thread may
+    # not run again before its process exits, which is when the race showed.
+    children = [
+        subprocess.Popen(
+            [sys.executable, str(script), str(tmp_path / f"store{i}")],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for i in range(6)
+    ]
+    for child in children:
+        try:
+            out, err = child.communicate(timeout=180)
+        finally:
+            if child.poll() is None:
+                child.kill()
+                child.wait()
+        assert child.returncode == 0 and "DONE" in out, (child.returncode, err)

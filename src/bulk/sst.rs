@@ -28,9 +28,10 @@ use crate::store::{self, KeyWrite, UpsertPlan};
 
 /// Entries per SST file at most (about 440 MB of a block family): every task of a block
 /// family scans all of the run's survivors for the keys of its range, so fewer, larger tasks
-/// scan less (at 100M documents, 4 tasks per family instead of 13 made the write phase 25%
-/// shorter), while each thread's sort buffers (16 bytes per entry, 32 where one block
-/// value holds most keys: 1.5 GiB at most) stay within the memory budget.
+/// scan less (at 100M documents, 3 tasks per family instead of 13 made the write phase 25%
+/// shorter, and 2 instead of 3 another 10%), while each thread's sort buffers (16 bytes per
+/// entry, 32 where one block value holds most keys: 1.5 GiB at most) stay within the memory
+/// budget.
 const MAX_FILE_ENTRIES: usize = 48 << 20;
 /// Below this many entries a family is written as one file.
 const MIN_PARALLEL_ENTRIES: usize = 1 << 16;
