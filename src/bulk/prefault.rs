@@ -53,6 +53,8 @@ pub(crate) fn populate_write(addr: usize, len: usize) -> bool {
 pub(crate) struct Ahead {
     /// Elements (from the start of the vector) up to which faulting in was requested.
     requested: usize,
+    /// The length at which the next window is requested: one window before `requested`.
+    next_at: usize,
 }
 
 impl Ahead {
@@ -60,14 +62,23 @@ impl Ahead {
     /// window of what was requested so far. Call after each push: the test is one comparison.
     #[inline]
     pub(crate) fn keep_ahead<T>(&mut self, vec: &Vec<T>) {
-        let size = std::mem::size_of::<T>().max(1);
-        let window = (vec.len() * size).clamp(MIN_WINDOW_BYTES, MAX_WINDOW_BYTES) / size;
-        if vec.len() + window <= self.requested || self.requested >= vec.capacity() {
+        if vec.len() < self.next_at {
             return;
         }
+        let size = std::mem::size_of::<T>().max(1);
+        let window = (vec.len() * size).clamp(MIN_WINDOW_BYTES, MAX_WINDOW_BYTES) / size;
         let start = self.requested.max(vec.len());
         let end = (start + window).min(vec.capacity());
         self.requested = end;
+        // Past the capacity nothing is left to fault in: ask again only after a move.
+        self.next_at = if end >= vec.capacity() {
+            usize::MAX
+        } else {
+            end - window
+        };
+        if start >= end {
+            return;
+        }
         let addr = vec.as_ptr() as usize + start * size;
         let len = (end - start) * size;
         rayon::spawn(move || {
@@ -77,7 +88,7 @@ impl Ahead {
 
     /// Forgets what was requested: for a vector that was cleared or reallocated.
     pub(crate) fn reset(&mut self) {
-        self.requested = 0;
+        *self = Ahead::default();
     }
 }
 
