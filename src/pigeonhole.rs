@@ -15,6 +15,15 @@
 //! - a document or pair found in several families is *reported* by one only: the first
 //!   family whose blocks are within the radius ([`reporting_family`], [`reports`]). So it is
 //!   reported exactly once, with no set of the pairs seen so far.
+//!
+//! A query uses the general form of the rule (Qin et al., "GPH: Similarity Search in Hamming
+//! Space", ICDE 2018): the families' radii need not be equal, only add up to `k - 3`. If the
+//! blocks of two fingerprints differed by more than `r_i` bits in every family `i`, they
+//! would differ in at least `sum(r_i) + 4 = k + 1` bits. So family `i` reads the groups within
+//! [`query_radii`]`(k)[i] = (k - i) / 4` bits (none for a negative radius): at `k = 6` radii
+//! 1, 1, 1, 0, 52 groups instead of 68; at `k = 4` 20 instead of 68; at `k = 0` family
+//! `block0` alone. A document is reported by the first family whose blocks are within that
+//! family's radius ([`query_reporting_family`]).
 
 use std::sync::LazyLock;
 
@@ -31,6 +40,23 @@ pub const GROUPS: usize = BLOCKS * BLOCK_VALUES;
 /// many bits.
 pub const fn radius(k: u32) -> u32 {
     k / BLOCKS as u32
+}
+
+/// The radius of each family for a query at distance `k`, [`None`] for a family the query
+/// does not read: `(k - i) / 4` for family `i` when `k >= i`. They add up to `k - 3`
+/// (counting `None` as -1), the least the general pigeonhole rule allows, and the larger
+/// radii go to the first families.
+pub fn query_radii(k: u32) -> [Option<u32>; BLOCKS] {
+    std::array::from_fn(|i| k.checked_sub(i as u32).map(|rest| rest / BLOCKS as u32))
+}
+
+/// The family that reports a document `x` to a query `y` read with `radii`
+/// ([`query_radii`]): the first whose blocks differ in at most its radius; `None` if there is
+/// none (then `x` and `y` are more than `k` bits apart).
+#[inline]
+pub fn query_reporting_family(x: u64, y: u64, radii: &[Option<u32>; BLOCKS]) -> Option<usize> {
+    let z = x ^ y;
+    (0..BLOCKS).find(|&i| radii[i].is_some_and(|r| block(z, i).count_ones() <= r))
 }
 
 /// For each radius r in 0..=16, the 16-bit masks with at most r bits set, ascending.
@@ -120,7 +146,59 @@ mod tests {
             .collect()
     }
 
+    #[test]
+    fn query_radii_add_up_to_k_minus_3() {
+        assert_eq!(query_radii(0), [Some(0), None, None, None]);
+        assert_eq!(query_radii(2), [Some(0), Some(0), Some(0), None]);
+        assert_eq!(query_radii(3), [Some(0); 4]);
+        assert_eq!(query_radii(4), [Some(1), Some(0), Some(0), Some(0)]);
+        assert_eq!(query_radii(6), [Some(1), Some(1), Some(1), Some(0)]);
+        assert_eq!(query_radii(7), [Some(1); 4]);
+        for k in 0..=64u32 {
+            let sum: i64 = query_radii(k).iter().map(|r| r.map_or(-1, i64::from)).sum();
+            assert_eq!(sum, i64::from(k) - 3, "k={k}");
+        }
+        let groups = |k| -> usize {
+            query_radii(k)
+                .iter()
+                .flatten()
+                .map(|&r| masks(r).len())
+                .sum()
+        };
+        assert_eq!(
+            (0..=7).map(groups).collect::<Vec<_>>(),
+            [1, 2, 3, 4, 20, 36, 52, 68]
+        );
+    }
+
     proptest! {
+        /// A query finds every document within `k` in exactly one family, at every distance
+        /// up to `k` and beyond, with the differing bits spread or crowded into one block.
+        #[test]
+        fn every_document_within_k_is_reported_once_by_a_query(
+            x: u64, d in 0u32..=64, seed: u64, k in 0u32..=64, crowd: bool, b in 0usize..BLOCKS,
+        ) {
+            let y = if crowd && d <= 16 {
+                // All `d` differing bits in block `b`: the skewed case.
+                let mask = (1u64 << d).wrapping_sub(1) as u16;
+                x ^ (u64::from(mask) << (BLOCK_BITS as usize * (BLOCKS - 1 - b)))
+            } else {
+                flip(x, d, seed)
+            };
+            let radii = query_radii(k);
+            let found: Vec<usize> = (0..BLOCKS)
+                .filter(|&i| {
+                    radii[i].is_some_and(|r| masks(r).contains(&(block(x, i) ^ block(y, i))))
+                })
+                .collect();
+            if (x ^ y).count_ones() <= k {
+                prop_assert!(!found.is_empty(), "{x:016x} {y:016x} k={k}: not found");
+                prop_assert_eq!(query_reporting_family(x, y, &radii), Some(found[0]));
+            } else {
+                prop_assert_eq!(query_reporting_family(x, y, &radii), found.first().copied());
+            }
+        }
+
         /// Every pair within `k` is found by at least one family and reported by exactly one.
         #[test]
         fn every_pair_within_k_is_reported_exactly_once(

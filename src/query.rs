@@ -1,8 +1,9 @@
 //! Exact Hamming-distance queries over the four block families.
 //!
 //! By the pigeonhole rule (`src/pigeonhole.rs`) the query reads, in each block family *i*,
-//! the groups within the radius of the query's block *i* (one group when `k <= 3`;
-//! multi-index hashing, Norouzi, Punjani and Fleet 2012). Each candidate holds its whole
+//! the groups within that family's radius of the query's block *i* (one group when `k <= 3`;
+//! multi-index hashing, Norouzi, Punjani and Fleet 2012, with the general rule's unequal
+//! radii, Qin et al. 2018). Each candidate holds its whole
 //! fingerprint, so its exact distance is checked without another read, and a document is
 //! reported by one family only. When the probes would cost more than reading everything
 //! (large `k` on a small store), the query scans family `block0` in full instead.
@@ -14,7 +15,7 @@ use crate::codec;
 use crate::error::{Error, Result};
 use crate::fingerprint::{Fingerprint, BLOCKS};
 use crate::keys::{self, DOCS_FAMILY};
-use crate::pigeonhole::{self, radius};
+use crate::pigeonhole::{self, query_radii};
 use crate::postings::malformed_error;
 use crate::store::Store;
 use crate::store::View;
@@ -52,8 +53,9 @@ pub enum Strategy {
 /// How a query is answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Plan {
-    /// Probe every block value within `radius` bits in each of the four families.
-    Probe { radius: u32 },
+    /// Probe, in each family `i`, every block value within `radii[i]` bits of the query's
+    /// ([`pigeonhole::query_radii`]).
+    Probe { radii: [Option<u32>; BLOCKS] },
     /// Read all of family `block0`.
     FullScan,
 }
@@ -67,12 +69,16 @@ pub(crate) fn plan(k: u32, n: u64) -> Plan {
     if k >= MAX_DISTANCE {
         return Plan::FullScan;
     }
-    let radius = radius(k);
-    let probes = (BLOCKS * pigeonhole::masks(radius).len()) as f64;
+    let radii = query_radii(k);
+    let probes: usize = radii
+        .iter()
+        .flatten()
+        .map(|&r| pigeonhole::masks(r).len())
+        .sum();
     let per_prefix = n as f64 / 65536.0;
-    let probe_cost = probes * (SEEK_COST + per_prefix.max(1.0) * PROBE_KEY_COST);
-    if radius == 0 || probe_cost < n as f64 {
-        Plan::Probe { radius }
+    let probe_cost = probes as f64 * (SEEK_COST + per_prefix.max(1.0) * PROBE_KEY_COST);
+    if k <= 3 || probe_cost < n as f64 {
+        Plan::Probe { radii }
     } else {
         Plan::FullScan
     }
@@ -84,9 +90,9 @@ impl Store {
     /// fingerprint. Reads one consistent snapshot, so a concurrent write is seen whole or not
     /// at all.
     ///
-    /// `k <= 3` scans four key ranges of about `len() / 65536` keys each. Larger `k` probes
-    /// neighbouring block values (17 ranges per block for `k` in 4..=7, 137 for 8..=11), or
-    /// reads everything when that is cheaper.
+    /// `k = 3` scans four key ranges of about `len() / 65536` keys each, smaller `k` fewer
+    /// (one at `k = 0`). Larger `k` also probes neighbouring block values (20 ranges in all
+    /// at `k = 4`, 52 at `k = 6`, 68 at `k = 7`), or reads everything when that is cheaper.
     ///
     /// ```
     /// use simhash_store::{Fingerprint, Store};
@@ -175,18 +181,20 @@ impl Store {
         let mut found = Vec::new();
         let plan = match strategy {
             Strategy::Auto => plan(k, self.len()),
-            Strategy::Probe => Plan::Probe { radius: radius(k) },
+            Strategy::Probe => Plan::Probe {
+                radii: query_radii(k),
+            },
             Strategy::FullScan => Plan::FullScan,
         };
         match plan {
             Plan::FullScan => self.full_scan(snapshot, fp, k, &mut found)?,
-            Plan::Probe { radius } => self.postings().probe(
+            Plan::Probe { radii } => self.postings().probe(
                 self.blocks_db(),
                 snapshot,
                 epoch,
                 fp,
                 k,
-                radius,
+                &radii,
                 self.reads(),
                 &mut found,
             )?,
@@ -264,9 +272,30 @@ mod tests {
 
     #[test]
     fn plans() {
-        assert_eq!(plan(3, 10), Plan::Probe { radius: 0 });
-        assert_eq!(plan(3, 1 << 40), Plan::Probe { radius: 0 });
-        assert_eq!(plan(6, 1_000_000), Plan::Probe { radius: 1 });
+        assert_eq!(
+            plan(3, 10),
+            Plan::Probe {
+                radii: [Some(0); 4]
+            }
+        );
+        assert_eq!(
+            plan(3, 1 << 40),
+            Plan::Probe {
+                radii: [Some(0); 4]
+            }
+        );
+        assert_eq!(
+            plan(0, 10),
+            Plan::Probe {
+                radii: [Some(0), None, None, None]
+            }
+        );
+        assert_eq!(
+            plan(6, 1_000_000),
+            Plan::Probe {
+                radii: [Some(1), Some(1), Some(1), Some(0)]
+            }
+        );
         assert_eq!(plan(6, 100), Plan::FullScan);
         assert_eq!(plan(64, 1_000_000), Plan::FullScan);
         assert_eq!(plan(40, 1 << 30), Plan::FullScan);

@@ -149,3 +149,64 @@ fn every_way_of_reading_equals_brute_force() -> Result<()> {
     }
     Ok(())
 }
+
+/// Groups of several chunks and data blocks, read as a store read from disk reads them (each
+/// group in one request, bounded to the group: concurrent and positioned reads), equal brute
+/// force: block values crowded onto a few values (0, 1, 0xfffe, 0xffff: the last group of a
+/// family has no next prefix to bound it) so that groups hold up to about 9,000 entries,
+/// with planted near-duplicates at every distance 0..=7, deltas and removals.
+#[test]
+fn whole_group_reads_of_large_skewed_groups_equal_brute_force() -> Result<()> {
+    const CROWDED: [u64; 4] = [0, 1, 0xfffe, 0xffff];
+    let mut rng = Rng::new(2024);
+    let skewed = |rng: &mut Rng| -> u64 {
+        (0..4).fold(0, |fp, _| {
+            let block = if rng.below(4) < 3 {
+                CROWDED[rng.below(4) as usize]
+            } else {
+                rng.below(1 << 16)
+            };
+            fp << 16 | block
+        })
+    };
+    let mut docs: Vec<(u64, u64)> = (0..40_000).map(|id| (id, skewed(&mut rng))).collect();
+    let mut queries = Vec::new();
+    for d in 0..=7 {
+        for _ in 0..3 {
+            let base = docs[rng.below(docs.len() as u64) as usize].1;
+            queries.push(rng.flip(base, d));
+        }
+        queries.push(skewed(&mut rng));
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let open = || {
+        Store::builder()
+            .concurrent_reads(true)
+            .mmap_reads(false)
+            .open(dir.path())
+    };
+    let store = open()?;
+    let mut loader = store.bulk_loader()?;
+    for &(id, fp) in &docs {
+        loader.add(id, Fingerprint(fp))?;
+    }
+    loader.finish()?;
+    let removed: Vec<u64> = docs.iter().step_by(11).map(|&(id, _)| id).collect();
+    for &id in &removed {
+        store.remove(id)?;
+    }
+    docs.retain(|(id, _)| !removed.contains(id));
+    let extra: Vec<(u64, u64)> = queries
+        .iter()
+        .enumerate()
+        .map(|(j, &q)| (1_000_000 + j as u64, q ^ (1 << (j % 64))))
+        .collect();
+    load(&store, &extra)?;
+    docs.extend(extra);
+    check(&store, &docs, &queries, &[0, 1, 2, 3, 4, 5, 6, 7])?;
+    store.flush()?;
+    drop(store);
+    let store = open()?;
+    check(&store, &docs, &queries, &[0, 3, 6])?;
+    Ok(())
+}

@@ -1,5 +1,5 @@
-//! A query's read of the block families: the groups within the pigeonhole radius of the
-//! query's blocks. In the packed layout their chunks are scanned in place ([`Chunk::scan`])
+//! A query's read of the block families: in each family the groups within that family's
+//! pigeonhole radius of the query's block ([`pigeonhole::query_radii`]). In the packed layout their chunks are scanned in place ([`Chunk::scan`])
 //! without decoding the entries that do not match; in the entries layout the groups' keys
 //! are stepped through, or read from the query cache.
 
@@ -42,6 +42,12 @@ fn io_pool() -> Option<&'static rayon::ThreadPool> {
 pub(crate) struct Reads {
     /// The four families at once, on [`io_pool`]'s threads (a store read from disk).
     pub(crate) concurrent: bool,
+    /// Each group is read in one request: an iterator bounded to the group that reads ahead
+    /// up to [`GROUP_READAHEAD`] bytes (RocksDB trims it to the bound), instead of one disk
+    /// read per data block. On with concurrent reads and positioned reads (a store read from
+    /// disk): at a billion documents a group is about 140 KB in four chunks, and a fresh
+    /// k = 3 query from a cold page cache takes 0.6 ms instead of 1.2.
+    pub(crate) whole_groups: bool,
     /// Data blocks read go into the block cache. With positioned reads (`pread`) worth it
     /// only while the block families fit in the cache: beyond that a fresh query's blocks are
     /// nearly never there, and inserting each one (an allocation, a copy, an eviction) is pure
@@ -50,10 +56,16 @@ pub(crate) struct Reads {
     pub(crate) fill_cache: bool,
 }
 
+/// The most a query reads ahead in one group when [`Reads::whole_groups`] is on. RocksDB
+/// trims each read to the group's end (the iterator's upper bound), so this only caps the
+/// read of a group larger than it.
+pub(crate) const GROUP_READAHEAD: usize = 2 << 20;
+
 impl Postings {
     /// Pushes (id, fingerprint, distance) of every document within `k` of `q` in `view` of
-    /// `db` onto `found`, probing in each family the groups within `radius` of the query's
-    /// block (the pigeonhole rule), each document from one family only. `epoch` is the query
+    /// `db` onto `found`, probing in each family `i` the groups within `radii[i]` of the
+    /// query's block ([`pigeonhole::query_radii`]; none if `None`), each document from one
+    /// family only. `epoch` is the query
     /// cache's, read before `view` was taken (entries layout). The packed layout reads as
     /// `reads` says.
     #[allow(clippy::too_many_arguments)]
@@ -64,18 +76,22 @@ impl Postings {
         epoch: u64,
         q: Fingerprint,
         k: u32,
-        radius: u32,
+        radii: &[Option<u32>; BLOCKS],
         reads: Reads,
         found: &mut Vec<(u64, Fingerprint, u32)>,
     ) -> Result<()> {
         match self {
             Postings::Entries { cache } => {
-                probe_entries(db, cache.as_ref(), view, epoch, q, k, radius, found)
+                probe_entries(db, cache.as_ref(), view, epoch, q, k, radii, found)
             }
             Postings::Packed(_) => {
-                let family = |i: usize, found: &mut Vec<(u64, Fingerprint, u32)>| {
-                    let values = pigeonhole::values_within(q.blocks()[i], radius);
-                    probe_packed(db, view, i, q, k, radius, &values, reads, found)
+                let read = |i: usize| radii[i].is_some();
+                let family = |i: usize, found: &mut Vec<(u64, Fingerprint, u32)>| match radii[i] {
+                    Some(radius) => {
+                        let values = pigeonhole::values_within(q.blocks()[i], radius);
+                        probe_packed(db, view, i, q, k, radii, &values, reads, found)
+                    }
+                    None => Ok(()),
                 };
                 match reads.concurrent.then(io_pool).flatten() {
                     Some(pool) => {
@@ -83,6 +99,7 @@ impl Postings {
                             (0..BLOCKS)
                                 .into_par_iter()
                                 .with_max_len(1)
+                                .filter(|&i| read(i))
                                 .map(|i| {
                                     let mut part = Vec::new();
                                     family(i, &mut part).map(|()| part)
@@ -164,18 +181,19 @@ fn probe_entries(
     epoch: u64,
     q: Fingerprint,
     k: u32,
-    radius: u32,
+    radii: &[Option<u32>; BLOCKS],
     found: &mut Vec<(u64, Fingerprint, u32)>,
 ) -> Result<()> {
     let qb = q.blocks();
     let mut check = |fp: Fingerprint, id: u64, i: usize| {
         let d = fp.distance(q);
-        if d <= k && pigeonhole::reporting_family(fp.0, q.0, radius) == Some(i) {
+        if d <= k && pigeonhole::query_reporting_family(fp.0, q.0, radii) == Some(i) {
             found.push((id, fp, d));
         }
     };
     let mut range: Vec<(Fingerprint, u64)> = Vec::new();
     for (i, family) in BLOCK_FAMILIES.iter().enumerate() {
+        let Some(radius) = radii[i] else { continue };
         let values = pigeonhole::values_within(qb[i], radius);
         // Created only when a range is not in the query cache.
         let mut it = None;
@@ -217,9 +235,9 @@ fn probe_entries(
 }
 
 /// Pushes (id, fingerprint, distance) of every document within `k` of `q` onto `found`,
-/// probing in family `i` each block value of `values` (sorted); only documents whose first
-/// block within `radius` of the query's is block `i` (so each document comes from one
-/// family). Packed layout only.
+/// probing in family `i` each block value of `values` (sorted); only documents that family
+/// `i` reports ([`pigeonhole::query_reporting_family`] with `radii`, so each document comes
+/// from one family). Packed layout only.
 #[allow(clippy::too_many_arguments)]
 fn probe_packed(
     db: Db<'_>,
@@ -227,17 +245,30 @@ fn probe_packed(
     i: usize,
     q: Fingerprint,
     k: u32,
-    radius: u32,
+    radii: &[Option<u32>; BLOCKS],
     values: &[u16],
     reads: Reads,
     found: &mut Vec<(u64, Fingerprint, u32)>,
 ) -> Result<()> {
     let family = BLOCK_FAMILIES[i];
+    let cf = db.family(i)?;
     let (q_value, q_rem) = keys::split(i, q);
-    let first_family = |fp: Fingerprint| pigeonhole::reporting_family(fp.0, q.0, radius);
-    let mut options = ReadOptions::default();
-    options.fill_cache(reads.fill_cache);
-    let mut it = view.raw_iterator_cf_opt(db.family(i)?, options);
+    let first_family = |fp: Fingerprint| pigeonhole::query_reporting_family(fp.0, q.0, radii);
+    // With whole-group reads, an iterator per group bounded to it (so that RocksDB trims its
+    // read-ahead to the group); otherwise one iterator seeking from group to group.
+    let options = |group: Option<u16>| {
+        let mut options = ReadOptions::default();
+        options.fill_cache(reads.fill_cache);
+        if let Some(v) = group {
+            options.set_readahead_size(GROUP_READAHEAD);
+            if let Some(next) = v.checked_add(1) {
+                options.set_iterate_upper_bound(keys::block_prefix(next));
+            }
+        }
+        options
+    };
+    let mut bound = values.first().copied().filter(|_| reads.whole_groups);
+    let mut it = view.raw_iterator_cf_opt(cf, options(bound));
     let mut candidates: Vec<Candidate> = Vec::new();
     let mut removals: Vec<(u64, u64, u32)> = Vec::new();
     for &v in values {
@@ -249,6 +280,10 @@ fn probe_packed(
         candidates.clear();
         removals.clear();
         let prefix = keys::block_prefix(v);
+        if reads.whole_groups && bound != Some(v) {
+            bound = Some(v);
+            it = view.raw_iterator_cf_opt(cf, options(bound));
+        }
         it.seek(prefix);
         // The group's deltas come first (so its removals are known before its chunks are
         // scanned), then its chunks; a final chunk is the group's last key.

@@ -270,8 +270,10 @@ impl Store {
 
     /// How queries read the block families.
     pub(crate) fn reads(&self) -> crate::postings::Reads {
+        let concurrent = self.concurrent_reads.get();
         crate::postings::Reads {
-            concurrent: self.concurrent_reads.get(),
+            concurrent,
+            whole_groups: concurrent && !self.cache_fill.mapped,
             fill_cache: self.cache_fill.on.load(Ordering::Relaxed),
         }
     }
