@@ -33,7 +33,7 @@ use crate::stream::Stream;
 /// - ``cache_size``: RocksDB's block cache, in bytes;
 /// - ``query_cache_size``: the query cache in bytes, of a store of format 6 or older (256 MiB
 ///   by default, 0 for none; a store of format 7 reads its packed chunks without one);
-/// - ``concurrent_reads``: read a query's four block families at once on four I/O threads
+/// - ``concurrent_reads``: read a query's groups at once on eight I/O threads
 ///   (``None``, the default: when the store's files exceed half the memory available, that
 ///   is, when queries read from disk; chosen at open and after each bulk load);
 /// - ``mmap_reads``: read the store's files through memory maps instead of positioned reads

@@ -1,7 +1,8 @@
 //! A query's read of the block families: in each family the groups within that family's
-//! pigeonhole radius of the query's block ([`pigeonhole::query_radii`]). In the packed layout their chunks are scanned in place ([`Chunk::scan`])
-//! without decoding the entries that do not match; in the entries layout the groups' keys
-//! are stepped through, or read from the query cache.
+//! pigeonhole radius of the query's block ([`pigeonhole::query_radii`]). In the packed layout
+//! their chunks are scanned in place ([`Chunk::scan`]) without decoding the entries that do
+//! not match; in the entries layout the groups' keys are stepped through, or read from the
+//! query cache.
 
 use rayon::prelude::*;
 use rocksdb::ReadOptions;
@@ -20,15 +21,20 @@ use crate::store::View;
 /// A candidate of one group: (remainder, id, distance).
 type Candidate = (u64, u64, u32);
 
-/// The threads that read the four block families of a query at once
-/// ([`crate::StoreBuilder::concurrent_reads`]): four, so that each family's read is in flight
-/// together, apart from rayon's pool, whose threads are the cores' for computing. Made on first
-/// use; `None` if the threads cannot be started (then families are read one after another).
+/// Reads in flight at once for one query with concurrent reads: a disk serves more bytes per
+/// second with more requests queued (this machine's: 128 KiB reads, 470 MB/s one at a time,
+/// 670 four at a time, 930 eight at a time, 990 sixteen; `benches/disk_reads.py`).
+const IO_THREADS: usize = 8;
+
+/// The threads that read the block families of a query at once
+/// ([`crate::StoreBuilder::concurrent_reads`]): [`IO_THREADS`], apart from rayon's pool, whose
+/// threads are the cores' for computing. Made on first use; `None` if the threads cannot be
+/// started (then families are read one after another).
 fn io_pool() -> Option<&'static rayon::ThreadPool> {
     static POOL: std::sync::OnceLock<Option<rayon::ThreadPool>> = std::sync::OnceLock::new();
     POOL.get_or_init(|| {
         rayon::ThreadPoolBuilder::new()
-            .num_threads(BLOCKS)
+            .num_threads(IO_THREADS)
             .thread_name(|i| format!("simhash-store-read-{i}"))
             .build()
             .ok()
@@ -40,13 +46,14 @@ fn io_pool() -> Option<&'static rayon::ThreadPool> {
 /// size, at open and after each bulk load.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Reads {
-    /// The four families at once, on [`io_pool`]'s threads (a store read from disk).
+    /// The families at once, on [`io_pool`]'s threads (a store read from disk); with
+    /// `whole_groups`, every group of the query at once (a k = 6 query reads 52).
     pub(crate) concurrent: bool,
     /// Each group is read in one request: an iterator bounded to the group that reads ahead
     /// up to [`GROUP_READAHEAD`] bytes (RocksDB trims it to the bound), instead of one disk
     /// read per data block. On with concurrent reads and positioned reads (a store read from
     /// disk): at a billion documents a group is about 140 KB in four chunks, and a fresh
-    /// k = 3 query from a cold page cache takes 0.6 ms instead of 1.2.
+    /// k = 3 query from a cold page cache takes 0.6-0.8 ms instead of 1.0-1.2.
     pub(crate) whole_groups: bool,
     /// Data blocks read go into the block cache. With positioned reads (`pread`) worth it
     /// only while the block families fit in the cache: beyond that a fresh query's blocks are
@@ -65,9 +72,8 @@ impl Postings {
     /// Pushes (id, fingerprint, distance) of every document within `k` of `q` in `view` of
     /// `db` onto `found`, probing in each family `i` the groups within `radii[i]` of the
     /// query's block ([`pigeonhole::query_radii`]; none if `None`), each document from one
-    /// family only. `epoch` is the query
-    /// cache's, read before `view` was taken (entries layout). The packed layout reads as
-    /// `reads` says.
+    /// family only. `epoch` is the query cache's, read before `view` was taken (entries
+    /// layout). The packed layout reads as `reads` says.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn probe(
         &self,
@@ -85,24 +91,34 @@ impl Postings {
                 probe_entries(db, cache.as_ref(), view, epoch, q, k, radii, found)
             }
             Postings::Packed(_) => {
-                let read = |i: usize| radii[i].is_some();
-                let family = |i: usize, found: &mut Vec<(u64, Fingerprint, u32)>| match radii[i] {
-                    Some(radius) => {
-                        let values = pigeonhole::values_within(q.blocks()[i], radius);
-                        probe_packed(db, view, i, q, k, radii, &values, reads, found)
-                    }
-                    None => Ok(()),
+                // Each family read, with the block values it reads.
+                let families: Vec<(usize, Vec<u16>)> = (0..BLOCKS)
+                    .filter_map(|i| {
+                        let radius = radii[i]?;
+                        Some((i, pigeonhole::values_within(q.blocks()[i], radius)))
+                    })
+                    .collect();
+                let read = |(i, values): (usize, &[u16]), found: &mut Vec<_>| {
+                    probe_packed(db, view, i, q, k, radii, values, reads, found)
                 };
                 match reads.concurrent.then(io_pool).flatten() {
                     Some(pool) => {
+                        // Groups read whole are read one per task, so that all of a query's
+                        // are in flight together; otherwise one task per family.
+                        let tasks: Vec<(usize, &[u16])> = families
+                            .iter()
+                            .flat_map(|(i, values)| {
+                                let per_task = if reads.whole_groups { 1 } else { values.len() };
+                                values.chunks(per_task.max(1)).map(|part| (*i, part))
+                            })
+                            .collect();
                         let parts: Vec<Result<Vec<(u64, Fingerprint, u32)>>> = pool.install(|| {
-                            (0..BLOCKS)
-                                .into_par_iter()
+                            tasks
+                                .par_iter()
                                 .with_max_len(1)
-                                .filter(|&i| read(i))
-                                .map(|i| {
+                                .map(|&task| {
                                     let mut part = Vec::new();
-                                    family(i, &mut part).map(|()| part)
+                                    read(task, &mut part).map(|()| part)
                                 })
                                 .collect()
                         });
@@ -111,8 +127,8 @@ impl Postings {
                         }
                     }
                     None => {
-                        for i in 0..BLOCKS {
-                            family(i, found)?;
+                        for (i, values) in &families {
+                            read((*i, values), found)?;
                         }
                     }
                 }

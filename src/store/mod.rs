@@ -78,7 +78,7 @@ pub struct Store {
     format: Format,
     /// The block families: their layout and its state.
     postings: Postings,
-    /// Whether queries read the four block families concurrently.
+    /// Whether queries read their groups concurrently.
     concurrent_reads: ConcurrentReads,
     /// Whether queries put the block families' data blocks in the block cache.
     cache_fill: CacheFill,
@@ -87,7 +87,7 @@ pub struct Store {
     _secondary_dir: Option<tempfile::TempDir>,
 }
 
-/// Whether queries read the four block families concurrently
+/// Whether queries read their groups concurrently
 /// ([`StoreBuilder::concurrent_reads`]), and whether the caller chose it (otherwise the store
 /// chooses at open and again after each bulk load: on when its files do not fit in memory).
 pub(crate) struct ConcurrentReads {
