@@ -108,6 +108,8 @@ pub(crate) fn matches_to_py<'py>(
 
 #[pymethods]
 impl PyStore {
+    // One argument per keyword of Python's `Store(...)`.
+    #[allow(clippy::too_many_arguments)]
     #[new]
     #[pyo3(signature = (path, *, durability = "buffered", read_only = false, cache_size = None, query_cache_size = None, concurrent_reads = None, mmap_reads = None, **settings))]
     fn new(

@@ -21,12 +21,12 @@ use crate::store::View;
 /// A candidate of one group: (remainder, id, distance).
 type Candidate = (u64, u64, u32);
 
-/// Reads in flight at once for one query with concurrent reads: a disk serves more bytes per
-/// second with more requests queued (this machine's: 128 KiB reads, 470 MB/s one at a time,
+/// Reads in flight at once with concurrent reads (for all queries together: they share the
+/// threads): a disk serves more bytes per second with more requests queued (this machine's: 128 KiB reads, 470 MB/s one at a time,
 /// 670 four at a time, 930 eight at a time, 990 sixteen; `benches/disk_reads.py`).
 const IO_THREADS: usize = 8;
 
-/// The threads that read the block families of a query at once
+/// The threads that read the groups of a query at once
 /// ([`crate::StoreBuilder::concurrent_reads`]): [`IO_THREADS`], apart from rayon's pool, whose
 /// threads are the cores' for computing. Made on first use; `None` if the threads cannot be
 /// started (then families are read one after another).
