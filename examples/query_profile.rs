@@ -17,6 +17,10 @@
 //! times each measured one and prints the median and the 99th percentile (a store of format 7
 //! has no query cache: every mode but `fresh` differs only in what the block cache holds).
 //!
+//! `QUERY_PROFILE_SEED=N` draws other queries than the default ones (runs one after another on
+//! a store, each fresh). Fingerprints are computed from their index, so that a planted query
+//! needs no copy of the store's (a billion would take 8 GB).
+//!
 //! READS, any of `concurrent` or `sequential` (`StoreBuilder::concurrent_reads`) and `mmap`
 //! or `pread` (`StoreBuilder::mmap_reads`), sets how the store reads (default: the store's
 //! choice).
@@ -38,8 +42,13 @@ fn splitmix(state: &mut u64) -> u64 {
 }
 
 fn fingerprints(n: u64) -> Vec<u64> {
-    let mut rng = 42;
-    (0..n).map(|_| splitmix(&mut rng)).collect()
+    (0..n).map(fingerprint).collect()
+}
+
+/// Fingerprint `i` of [`fingerprints`], computed alone (a billion would take 8 GB).
+fn fingerprint(i: u64) -> u64 {
+    let mut state = 42u64.wrapping_add(i.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+    splitmix(&mut state)
 }
 
 #[inline(never)]
@@ -112,13 +121,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 };
             }
             let store = builder.open(dir)?;
-            let fps = fingerprints(store.len());
-            let mut rng = 7;
+            let n = store.len().max(1);
+            // QUERY_PROFILE_SEED: other queries than the default's, for runs one after another
+            // that are all fresh.
+            let mut rng = std::env::var("QUERY_PROFILE_SEED")
+                .ok()
+                .and_then(|s| s.parse().ok())
+                .unwrap_or(7);
             let mut queries = |count: usize| -> Vec<Fingerprint> {
                 (0..count)
                     .map(|i| {
                         if i % 2 == 0 {
-                            let base = fps[(splitmix(&mut rng) % fps.len() as u64) as usize];
+                            let base = fingerprint(splitmix(&mut rng) % n);
                             let flip =
                                 (1 << (splitmix(&mut rng) % 64)) | (1 << (splitmix(&mut rng) % 64));
                             Fingerprint(base ^ flip)
