@@ -12,6 +12,42 @@ fn load(store: &Store, docs: &[(u64, u64)]) -> Result<()> {
     store.insert_batch(docs.iter().map(|&(id, fp)| Entry::new(id, Fingerprint(fp))))
 }
 
+/// Bulk-loads `docs` into the empty `store`, then single writes on top: every `remove_every`th
+/// document removed and, as deltas beside the chunks, one document a bit away from each of the
+/// first `near` queries; `docs` becomes what the store holds.
+fn bulk_load_then_write(
+    store: &Store,
+    docs: &mut Vec<(u64, u64)>,
+    queries: &[u64],
+    remove_every: usize,
+    near: usize,
+) -> Result<()> {
+    let mut loader = store.bulk_loader()?;
+    for &(id, fp) in docs.iter() {
+        loader.add(id, Fingerprint(fp))?;
+    }
+    loader.finish()?;
+    let removed: Vec<u64> = docs
+        .iter()
+        .step_by(remove_every)
+        .map(|&(id, _)| id)
+        .collect();
+    for &id in &removed {
+        store.remove(id)?;
+    }
+    docs.retain(|(id, _)| !removed.contains(id));
+    let next = docs.iter().map(|&(id, _)| id).max().unwrap_or(0) + 1;
+    let extra: Vec<(u64, u64)> = queries
+        .iter()
+        .take(near)
+        .enumerate()
+        .map(|(j, &q)| (next + j as u64, q ^ (1 << (j % 64))))
+        .collect();
+    load(store, &extra)?;
+    docs.extend(extra);
+    Ok(())
+}
+
 fn check(store: &Store, docs: &[(u64, u64)], queries: &[u64], ks: &[u32]) -> Result<()> {
     for &q in queries {
         for &k in ks {
@@ -117,26 +153,7 @@ fn every_way_of_reading_equals_brute_force() -> Result<()> {
             .concurrent_reads(concurrent)
             .mmap_reads(mmap)
             .open(dir.path())?;
-        let mut loader = store.bulk_loader()?;
-        for &(id, fp) in &docs {
-            loader.add(id, Fingerprint(fp))?;
-        }
-        loader.finish()?;
-        // Single writes after the bulk load: deltas beside the chunks, and removals.
-        let removed: Vec<u64> = docs.iter().step_by(7).map(|&(id, _)| id).collect();
-        for &id in &removed {
-            store.remove(id)?;
-        }
-        docs.retain(|(id, _)| !removed.contains(id));
-        let next = docs.iter().map(|&(id, _)| id).max().unwrap_or(0) + 1;
-        let extra: Vec<(u64, u64)> = queries
-            .iter()
-            .take(20)
-            .enumerate()
-            .map(|(j, &q)| (next + j as u64, q ^ (1 << (j % 64))))
-            .collect();
-        load(&store, &extra)?;
-        docs.extend(extra);
+        bulk_load_then_write(&store, &mut docs, &queries, 7, 20)?;
         check(&store, &docs, &queries, &[0, 1, 2, 3, 4, 6, 8])?;
         // Reopened, the writes are in SST files, read the same way.
         store.flush()?;
@@ -186,23 +203,7 @@ fn whole_group_reads_of_large_skewed_groups_equal_brute_force() -> Result<()> {
             .open(dir.path())
     };
     let store = open()?;
-    let mut loader = store.bulk_loader()?;
-    for &(id, fp) in &docs {
-        loader.add(id, Fingerprint(fp))?;
-    }
-    loader.finish()?;
-    let removed: Vec<u64> = docs.iter().step_by(11).map(|&(id, _)| id).collect();
-    for &id in &removed {
-        store.remove(id)?;
-    }
-    docs.retain(|(id, _)| !removed.contains(id));
-    let extra: Vec<(u64, u64)> = queries
-        .iter()
-        .enumerate()
-        .map(|(j, &q)| (1_000_000 + j as u64, q ^ (1 << (j % 64))))
-        .collect();
-    load(&store, &extra)?;
-    docs.extend(extra);
+    bulk_load_then_write(&store, &mut docs, &queries, 11, queries.len())?;
     check(&store, &docs, &queries, &[0, 1, 2, 3, 4, 5, 6, 7])?;
     store.flush()?;
     drop(store);

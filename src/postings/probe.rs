@@ -91,20 +91,19 @@ impl Postings {
                 probe_entries(db, cache.as_ref(), view, epoch, q, k, radii, found)
             }
             Postings::Packed(_) => {
-                // Each family read, with the block values it reads.
-                let families: Vec<(usize, Vec<u16>)> = (0..BLOCKS)
-                    .filter_map(|i| {
-                        let radius = radii[i]?;
-                        Some((i, pigeonhole::values_within(q.blocks()[i], radius)))
-                    })
-                    .collect();
-                let read = |(i, values): (usize, &[u16]), found: &mut Vec<_>| {
+                // The block values each family reads (none for a family without a radius).
+                let values = |i: usize| {
+                    radii[i].map(|radius| pigeonhole::values_within(q.blocks()[i], radius))
+                };
+                let read = |i: usize, values: &[u16], found: &mut Vec<_>| {
                     probe_packed(db, view, i, q, k, radii, values, reads, found)
                 };
                 match reads.concurrent.then(io_pool).flatten() {
                     Some(pool) => {
                         // Groups read whole are read one per task, so that all of a query's
                         // are in flight together; otherwise one task per family.
+                        let families: Vec<(usize, Vec<u16>)> =
+                            (0..BLOCKS).filter_map(|i| Some((i, values(i)?))).collect();
                         let tasks: Vec<(usize, &[u16])> = families
                             .iter()
                             .flat_map(|(i, values)| {
@@ -116,9 +115,9 @@ impl Postings {
                             tasks
                                 .par_iter()
                                 .with_max_len(1)
-                                .map(|&task| {
+                                .map(|&(i, values)| {
                                     let mut part = Vec::new();
-                                    read(task, &mut part).map(|()| part)
+                                    read(i, values, &mut part).map(|()| part)
                                 })
                                 .collect()
                         });
@@ -127,8 +126,10 @@ impl Postings {
                         }
                     }
                     None => {
-                        for (i, values) in &families {
-                            read((*i, values), found)?;
+                        for i in 0..BLOCKS {
+                            if let Some(values) = values(i) {
+                                read(i, &values, found)?;
+                            }
                         }
                     }
                 }
