@@ -161,7 +161,7 @@ impl Store {
         // this is what keeps a crash from leaving a document in `docs` but not in `block2`.
         db_opts.set_atomic_flush(true);
         // How queries read: from memory (mapped files, one family after another) or from
-        // disk (positioned reads of the four families at once); StoreBuilder::mmap_reads. A
+        // disk (positioned reads of all a query's groups at once); StoreBuilder::mmap_reads. A
         // new store is read with positioned reads: nothing says yet whether it will fit.
         let fits = || files_fit_in_memory(path);
         let mapped = builder.mmap_reads.unwrap_or_else(|| exists && fits());
