@@ -46,7 +46,7 @@ pub(crate) fn default_budget(available: u64) -> usize {
 }
 
 /// Whether `bytes` are at most half the memory available.
-fn fits(bytes: u64) -> bool {
+pub(crate) fn fits(bytes: u64) -> bool {
     bytes.saturating_mul(2) <= available()
 }
 

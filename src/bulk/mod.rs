@@ -5,7 +5,8 @@
 //! - `runs.rs`: the in-memory run; the store's upsert planner (`src/store/upsert.rs`, the
 //!   same as for [`Store::insert_batch`]) computes its net effect on the store.
 //! - `prefault.rs`: the run's memory faulted in ahead of the adds, on another core.
-//! - `sst.rs`: sorting and writing a run's SST files.
+//! - `sst.rs`: sorting and writing a run's SST files; `kept_pages.rs`: their pages kept in
+//!   the page cache when they are to be read back.
 //! - `spool.rs`: the block entries of a load of many runs, spooled and merged at `finish`;
 //!   `write_behind.rs`: their files written without filling the page cache.
 //! - `failpoint.rs`: crash points for the crate's tests.
@@ -17,6 +18,7 @@
 //! The design, and why runs are spooled and merged, is in `docs/design.md`, "Bulk loading".
 
 mod failpoint;
+mod kept_pages;
 mod options;
 mod prefault;
 mod progress;
@@ -52,6 +54,10 @@ pub(crate) use spool::recover as recover_load;
 
 /// Input bytes counted for an add of a precomputed fingerprint.
 const FINGERPRINT_BYTES: u64 = 8;
+/// Bytes of SST files per document of a run, about, for deciding before writing whether its
+/// files will fit in memory (46 at 100M documents without keys; more with keys, which are
+/// neither kept nor read back).
+const ESTIMATED_BYTES_PER_DOCUMENT: u64 = 48;
 
 /// A text waiting to be fingerprinted.
 struct PendingText {
@@ -387,6 +393,10 @@ impl BulkLoader<'_> {
                 final_chunks: postings::block_families_empty(store.blocks_db())?,
             }
         };
+        // A run ingested as it is is read back after (`warm`) if its files fit in memory:
+        // their pages are kept as they are written, so that only their tails are read.
+        let keep_pages =
+            !spooled && memory::fits(net.survivors.len() as u64 * ESTIMATED_BYTES_PER_DOCUMENT);
         let written = sst::write_run(
             &buf,
             &net,
@@ -395,6 +405,7 @@ impl BulkLoader<'_> {
             dest,
             segment,
             chunks,
+            keep_pages,
             Store::now_micros(),
         )?;
         if spooled {

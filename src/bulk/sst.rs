@@ -15,6 +15,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use rayon::prelude::*;
 use rocksdb::{Cache, DBCompressionType, DataBlockIndexType, Options, SstFileWriter};
 
+use super::kept_pages::{self, KeptPages};
 use super::prefault;
 use super::runs::RunBuffer;
 use super::spool::SpoolWriter;
@@ -99,14 +100,62 @@ fn rocks(operation: &'static str, family: &'static str, path: &Path, e: rocksdb:
     Error::rocks(operation, Some(family), path, e)
 }
 
+/// RocksDB's SST writer, and the pages of its file kept in the page cache if asked
+/// ([`KeptPages`]).
+pub(crate) struct SstWriter<'a> {
+    inner: SstFileWriter<'a>,
+    kept: Option<KeptPages>,
+    /// Bytes put since the file's size was last looked at.
+    unchecked: usize,
+}
+
+impl SstWriter<'_> {
+    pub(crate) fn put(
+        &mut self,
+        key: impl AsRef<[u8]>,
+        value: impl AsRef<[u8]>,
+    ) -> std::result::Result<(), rocksdb::Error> {
+        let (key, value) = (key.as_ref(), value.as_ref());
+        self.inner.put(key, value)?;
+        self.wrote(key.len() + value.len());
+        Ok(())
+    }
+
+    pub(crate) fn delete(
+        &mut self,
+        key: impl AsRef<[u8]>,
+    ) -> std::result::Result<(), rocksdb::Error> {
+        let key = key.as_ref();
+        self.inner.delete(key)?;
+        self.wrote(key.len());
+        Ok(())
+    }
+
+    #[inline]
+    fn wrote(&mut self, bytes: usize) {
+        if let Some(kept) = &mut self.kept {
+            self.unchecked += bytes;
+            if self.unchecked >= kept_pages::CHECK_EVERY {
+                self.unchecked = 0;
+                if !kept.keep_up() {
+                    self.kept = None;
+                }
+            }
+        }
+    }
+}
+
 /// Writes one SST file of `family` at `path`; `fill` adds the entries in key order. Returns
-/// the file size, or `None` (and no file) if `fill` added nothing.
+/// the file size, or `None` (and no file) if `fill` added nothing. With `keep_pages` the
+/// file's pages stay in the page cache as they are written ([`KeptPages`]), for a read-back
+/// that then reads only the file's tail.
 pub(crate) fn write_file(
     family: &'static str,
     path: &Path,
     dest: Destination,
     count: usize,
-    fill: impl FnOnce(&mut SstFileWriter<'_>) -> FillResult,
+    keep_pages: bool,
+    fill: impl FnOnce(&mut SstWriter<'_>) -> FillResult,
 ) -> Result<Option<u64>> {
     if count == 0 {
         return Ok(None);
@@ -140,10 +189,15 @@ pub(crate) fn write_file(
         }
         opts
     };
-    let mut writer = SstFileWriter::create(&opts);
-    writer
+    let inner = SstFileWriter::create(&opts);
+    inner
         .open(path)
         .map_err(|e| rocks("create an SST file", family, path, e))?;
+    let mut writer = SstWriter {
+        inner,
+        kept: keep_pages.then(|| KeptPages::open(path)).flatten(),
+        unchecked: 0,
+    };
     match fill(&mut writer) {
         Ok(()) => {}
         Err(FillError::Rocks(e)) => return Err(rocks("write an SST file", family, path, e)),
@@ -154,9 +208,15 @@ pub(crate) fn write_file(
             return Ok(None);
         }
     }
-    writer
+    // The pages stay mapped while the writer syncs the file and drops its pages; then the
+    // mappings go and the pages stay in the cache.
+    let SstWriter {
+        mut inner, kept, ..
+    } = writer;
+    inner
         .finish()
         .map_err(|e| rocks("finish an SST file", family, path, e))?;
+    drop(kept);
     let size = std::fs::metadata(path)
         .map_err(|e| Error::io("reading the size of", path, e))?
         .len();
@@ -207,18 +267,18 @@ fn split<T>(
 }
 
 /// Writes a put of `T`; the vector is a scratch buffer for the value, reused across puts.
-type PutFn<'f, T> = dyn Fn(&mut SstFileWriter<'_>, &mut Vec<u8>, &T) -> std::result::Result<(), rocksdb::Error>
+type PutFn<'f, T> = dyn Fn(&mut SstWriter<'_>, &mut Vec<u8>, &T) -> std::result::Result<(), rocksdb::Error>
     + Sync
     + 'f;
 
 /// Writes puts and deletes merged in key order.
 fn merge_into<T>(
-    w: &mut SstFileWriter<'_>,
+    w: &mut SstWriter<'_>,
     puts: &[T],
     deletes: &[u128],
     key: impl Fn(&T) -> u128,
     put: &PutFn<'_, T>,
-    delete: impl Fn(&mut SstFileWriter<'_>, u128) -> std::result::Result<(), rocksdb::Error>,
+    delete: impl Fn(&mut SstWriter<'_>, u128) -> std::result::Result<(), rocksdb::Error>,
 ) -> std::result::Result<(), rocksdb::Error> {
     let mut scratch = Vec::new();
     let mut d = deletes.iter().peekable();
@@ -489,7 +549,8 @@ impl Task {
 /// ingestion order: `docs`, `keys`, then `block0..3`. `now` is the `added` time of new
 /// documents. The block families get removals of the documents the run replaces, numbered
 /// `segment`, and the run's entries as chunks of segment `segment` ([`write_packed`]), in the
-/// SST files or in spool files (`chunks`).
+/// SST files or in spool files (`chunks`). With `keep_pages` the pages of the block and `docs`
+/// files stay in the page cache ([`KeptPages`]): for a run whose files are read back.
 ///
 /// Every file is a task: one per thread and block family, more for a family of more than
 /// [`MAX_FILE_ENTRIES`] (its key range cut along block values), four per thread for `docs`
@@ -507,6 +568,7 @@ pub(crate) fn write_run(
     dest: Destination,
     segment: u32,
     chunks: Chunks,
+    keep_pages: bool,
     now: u64,
 ) -> Result<Written> {
     let starts = block_starts(buf, &net.survivors);
@@ -550,15 +612,18 @@ pub(crate) fn write_run(
         let made = match *task {
             Task::Keys => {
                 let path = dir.join(format!("{prefix}-{KEYS_FAMILY}-000.sst"));
-                let size = write_file(KEYS_FAMILY, &path, dest, net.key_writes.len(), |w| {
-                    for write in &net.key_writes {
-                        match write {
-                            KeyWrite::Put(key, id) => w.put(key.bytes(buf), keys::id_value(*id))?,
-                            KeyWrite::Delete(key) => w.delete(key.bytes(buf))?,
+                let size =
+                    write_file(KEYS_FAMILY, &path, dest, net.key_writes.len(), false, |w| {
+                        for write in &net.key_writes {
+                            match write {
+                                KeyWrite::Put(key, id) => {
+                                    w.put(key.bytes(buf), keys::id_value(*id))?
+                                }
+                                KeyWrite::Delete(key) => w.delete(key.bytes(buf))?,
+                            }
                         }
-                    }
-                    Ok(())
-                })?;
+                        Ok(())
+                    })?;
                 (size.map(|s| (KEYS_FAMILY, path, s)), None)
             }
             Task::Block(i, p, (lo, hi)) => {
@@ -571,7 +636,7 @@ pub(crate) fn write_run(
                 match chunks {
                     Chunks::Ingest { final_chunks } => {
                         let count = keys.len() + deletes.len();
-                        let size = write_file(family, &path, dest, count, |w| {
+                        let size = write_file(family, &path, dest, count, keep_pages, |w| {
                             let w = std::cell::RefCell::new(w);
                             write_packed(
                                 i,
@@ -589,7 +654,7 @@ pub(crate) fn write_run(
                         (size.map(|s| (family, path, s)), None)
                     }
                     Chunks::Spool => {
-                        let size = write_file(family, &path, dest, deletes.len(), |w| {
+                        let size = write_file(family, &path, dest, deletes.len(), false, |w| {
                             write_packed(
                                 i,
                                 segment,
@@ -629,22 +694,32 @@ pub(crate) fn write_run(
             Task::Docs(p, ref pr, ref dr) => {
                 let path = dir.join(format!("{prefix}-{DOCS_FAMILY}-{p:03}.sst"));
                 let (puts, deletes) = (&net.survivors[pr.clone()], &doc_deletes[dr.clone()]);
-                let size = write_file(DOCS_FAMILY, &path, dest, puts.len() + deletes.len(), |w| {
-                    Ok(merge_into(
-                        w,
-                        puts,
-                        deletes,
-                        doc_id,
-                        &|w, scratch, &s| match rec(s) {
-                            Some(r) => {
-                                codec::encode_document_into(&buf.document(s, r, added(s)), scratch);
-                                w.put(keys::doc_key(r.id), &scratch[..])
-                            }
-                            None => Ok(()),
-                        },
-                        |w, id| w.delete(keys::doc_key(id as u64)),
-                    )?)
-                })?;
+                let size = write_file(
+                    DOCS_FAMILY,
+                    &path,
+                    dest,
+                    puts.len() + deletes.len(),
+                    keep_pages,
+                    |w| {
+                        Ok(merge_into(
+                            w,
+                            puts,
+                            deletes,
+                            doc_id,
+                            &|w, scratch, &s| match rec(s) {
+                                Some(r) => {
+                                    codec::encode_document_into(
+                                        &buf.document(s, r, added(s)),
+                                        scratch,
+                                    );
+                                    w.put(keys::doc_key(r.id), &scratch[..])
+                                }
+                                None => Ok(()),
+                            },
+                            |w, id| w.delete(keys::doc_key(id as u64)),
+                        )?)
+                    },
+                )?;
                 (size.map(|s| (DOCS_FAMILY, path, s)), None)
             }
         };
