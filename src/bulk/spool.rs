@@ -209,13 +209,8 @@ impl SpoolReader {
     }
 
     /// Appends the entries of block value `value` (covered, and not below the last one read)
-    /// to `out` as (remainder, id, `segment`).
-    fn read_value(
-        &mut self,
-        value: u32,
-        segment: u32,
-        out: &mut Vec<(u64, u64, u32)>,
-    ) -> Result<()> {
+    /// to `out`, in order, as [`entry_key`]s.
+    fn read_value(&mut self, value: u32, out: &mut Vec<u128>) -> Result<()> {
         let at = (value - self.lo) as usize;
         let (start, end) = (self.offsets[at], self.offsets[at + 1]);
         let io = |e| Error::io("reading", &self.path, e);
@@ -239,7 +234,7 @@ impl SpoolReader {
             self.pos += 4 + len as u64;
             let chunk = Chunk::parse(&self.bytes)
                 .map_err(|m| invalid(&self.path, format!("a chunk of value {value}: {m}")))?;
-            chunk.for_each(|rem, id| out.push((rem, id, segment)));
+            chunk.for_each(|rem, id| out.push(entry_key(rem, id)));
         }
         Ok(())
     }
@@ -470,19 +465,25 @@ fn merge_part(
         options.set_iterate_upper_bound(keys::block_prefix(hi).to_vec());
     }
     let mut it = store.db().raw_iterator_cf_opt(store.block_cf(i)?, options);
-    let mut entries: Vec<(u64, u64, u32)> = Vec::new();
+    let mut entries: Vec<u128> = Vec::new();
+    let mut scratch: Vec<u128> = Vec::new();
+    // Where each run's entries of the value start in `entries`, and where the last ends.
+    let mut bounds: Vec<usize> = Vec::with_capacity(readers.len() + 1);
     let mut removals: Vec<(u64, u64, u32)> = Vec::new();
     let mut group: Vec<(u64, u64)> = Vec::new();
     let mut bytes = Vec::new();
     let mut puts = 0usize;
-    let size = sst::write_file(family, path, Destination::Bottom, 1, |w| {
+    let size = sst::write_file(family, path, Destination::Bottom, 1, false, |w| {
         for value in lo..hi {
             entries.clear();
-            for (run_segment, files) in readers.iter_mut() {
+            bounds.clear();
+            for (_, files) in readers.iter_mut() {
+                bounds.push(entries.len());
                 if let Some(r) = files.iter_mut().find(|r| r.covers(value)) {
-                    r.read_value(value, *run_segment, &mut entries)?;
+                    r.read_value(value, &mut entries)?;
                 }
             }
+            bounds.push(entries.len());
             if entries.is_empty() {
                 continue;
             }
@@ -513,16 +514,19 @@ fn merge_part(
             }
             it.status()
                 .map_err(|e| store.rocks_err("scan", Some(family), e))?;
-            removals.sort_unstable();
-            // Each run's entries are sorted: a stable sort merges the runs.
-            entries.sort_by_key(|&(rem, id, _)| (rem, id));
+            if !removals.is_empty() {
+                removals.sort_unstable();
+                drop_hidden(&mut entries, &mut bounds, &removals, |run| readers[run].0);
+            }
+            merge_runs(&mut entries, &mut bounds, &mut scratch);
+            // A document in two runs with the same fingerprint, not removed in between, is one
+            // entry.
             group.clear();
-            for &(rem, id, seg) in entries.iter() {
-                let hidden = removals
-                    .binary_search_by(|r| (r.0, r.1).cmp(&(rem, id)))
-                    .is_ok_and(|at| seg < removals[at].2);
-                if !hidden && group.last() != Some(&(rem, id)) {
-                    group.push((rem, id));
+            let mut previous = None;
+            for &key in entries.iter() {
+                if previous != Some(key) {
+                    group.push(split_entry_key(key));
+                    previous = Some(key);
                 }
             }
             let last = group.len().div_ceil(chunk::MAX_ENTRIES).saturating_sub(1);
@@ -545,9 +549,139 @@ fn merge_part(
     Ok(size)
 }
 
+/// An entry (remainder, id) as one number whose order is the entries' order.
+fn entry_key(rem: u64, id: u64) -> u128 {
+    (u128::from(rem) << 64) | u128::from(id)
+}
+
+/// The (remainder, id) of an [`entry_key`].
+fn split_entry_key(key: u128) -> (u64, u64) {
+    ((key >> 64) as u64, key as u64)
+}
+
+/// Removes from each run's entries (`entries[bounds[r]..bounds[r + 1]]`, of segment
+/// `segment(r)`) those hidden by one of `removals` (remainder, id, watermark; sorted): a
+/// removal hides the document's entries in segments below its watermark. `bounds` follows.
+fn drop_hidden(
+    entries: &mut Vec<u128>,
+    bounds: &mut [usize],
+    removals: &[(u64, u64, u32)],
+    segment: impl Fn(usize) -> u32,
+) {
+    let mut kept = 0;
+    for run in 0..bounds.len().saturating_sub(1) {
+        let (from, to) = (bounds[run], bounds[run + 1]);
+        bounds[run] = kept;
+        let seg = segment(run);
+        for at in from..to {
+            let key = entries[at];
+            let (rem, id) = split_entry_key(key);
+            let hidden = removals
+                .binary_search_by(|r| (r.0, r.1).cmp(&(rem, id)))
+                .is_ok_and(|j| seg < removals[j].2);
+            if !hidden {
+                entries[kept] = key;
+                kept += 1;
+            }
+        }
+    }
+    if let Some(last) = bounds.last_mut() {
+        *last = kept;
+    }
+    entries.truncate(kept);
+}
+
+/// Merges the sorted runs `entries[bounds[r]..bounds[r + 1]]` into one sorted sequence, in
+/// passes that merge neighbouring runs pairwise (⌈log2 runs⌉ passes through `scratch`, one
+/// comparison per entry and pass). `bounds` is left as `[0, entries.len()]`.
+fn merge_runs(entries: &mut Vec<u128>, bounds: &mut Vec<usize>, scratch: &mut Vec<u128>) {
+    bounds.dedup();
+    while bounds.len() > 2 {
+        scratch.clear();
+        scratch.reserve(entries.len());
+        let mut next = Vec::with_capacity(bounds.len() / 2 + 2);
+        let mut r = 0;
+        while r + 1 < bounds.len() {
+            next.push(scratch.len());
+            let (lo, mid) = (bounds[r], bounds[r + 1]);
+            match bounds.get(r + 2) {
+                Some(&hi) => {
+                    merge_two(&entries[lo..mid], &entries[mid..hi], scratch);
+                    r += 2;
+                }
+                None => {
+                    scratch.extend_from_slice(&entries[lo..mid]);
+                    r += 1;
+                }
+            }
+        }
+        next.push(scratch.len());
+        std::mem::swap(entries, scratch);
+        *bounds = next;
+    }
+}
+
+/// Appends the merge of sorted `a` and `b` to `out`.
+fn merge_two(a: &[u128], b: &[u128], out: &mut Vec<u128>) {
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        // One of the two advances: written without a branch on the comparison.
+        let take_a = a[i] <= b[j];
+        out.push(if take_a { a[i] } else { b[j] });
+        i += usize::from(take_a);
+        j += usize::from(!take_a);
+    }
+    out.extend_from_slice(&a[i..]);
+    out.extend_from_slice(&b[j..]);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        /// Hidden entries dropped, then the runs merged, equal the old way: every run's
+        /// entries with their segment, sorted, and filtered one by one.
+        #[test]
+        fn merging_runs_equals_sorting_them(
+            runs in proptest::collection::vec(
+                proptest::collection::vec((0u64..40, 0u64..6), 0..60), 0..9),
+            removals in proptest::collection::vec((0u64..40, 0u64..6, 0u32..12), 0..20),
+        ) {
+            let mut removals = removals;
+            removals.sort_unstable();
+            removals.dedup_by_key(|r| (r.0, r.1));
+            let segment = |run: usize| 2 * run as u32 + 1;
+            let mut entries = Vec::new();
+            let mut bounds = Vec::new();
+            let mut old_way = Vec::new();
+            for (r, run) in runs.iter().enumerate() {
+                let mut run = run.clone();
+                run.sort_unstable();
+                run.dedup();
+                bounds.push(entries.len());
+                entries.extend(run.iter().map(|&(rem, id)| entry_key(rem, id)));
+                old_way.extend(run.iter().map(|&(rem, id)| (rem, id, segment(r))));
+            }
+            bounds.push(entries.len());
+            old_way.sort_by_key(|&(rem, id, _)| (rem, id));
+            let mut want: Vec<(u64, u64)> = Vec::new();
+            for &(rem, id, seg) in &old_way {
+                let hidden = removals
+                    .binary_search_by(|r| (r.0, r.1).cmp(&(rem, id)))
+                    .is_ok_and(|at| seg < removals[at].2);
+                if !hidden && want.last() != Some(&(rem, id)) {
+                    want.push((rem, id));
+                }
+            }
+            drop_hidden(&mut entries, &mut bounds, &removals, segment);
+            merge_runs(&mut entries, &mut bounds, &mut Vec::new());
+            let mut got: Vec<(u64, u64)> = entries.iter().map(|&k| split_entry_key(k)).collect();
+            got.dedup();
+            proptest::prop_assert_eq!(got, want);
+            proptest::prop_assert_eq!(bounds.len().min(2), entries.len().min(1) + 1);
+        }
+    }
 
     #[test]
     fn a_spool_file_reads_back() -> Result<()> {
@@ -568,15 +702,15 @@ mod tests {
         let mut part = SpoolReader::open(&path, 12, 16)?;
         assert!(!part.covers(11) && part.covers(15) && !part.covers(16));
         let mut got = Vec::new();
-        part.read_value(15, 1, &mut got)?;
+        part.read_value(15, &mut got)?;
         assert_eq!(got.len(), 4096);
         for value in [10u32, 11, 15, 19] {
             let mut got = Vec::new();
-            r.read_value(value, 3, &mut got)?;
-            let expect: Vec<(u64, u64, u32)> = want
+            r.read_value(value, &mut got)?;
+            let expect: Vec<u128> = want
                 .iter()
                 .filter(|(v, _)| u32::from(*v) == value)
-                .flat_map(|(_, e)| e.iter().map(|&(a, b)| (a, b, 3)))
+                .flat_map(|(_, e)| e.iter().map(|&(a, b)| entry_key(a, b)))
                 .collect();
             assert_eq!(got, expect, "value {value}");
         }
