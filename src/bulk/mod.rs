@@ -393,8 +393,8 @@ impl BulkLoader<'_> {
                 final_chunks: postings::block_families_empty(store.blocks_db())?,
             }
         };
-        // A run ingested as it is is read back after (`warm`) if its files fit in memory:
-        // their pages are kept as they are written, so that only their tails are read.
+        // The files of a run ingested directly (not spooled) are read back (`warm`) if they
+        // fit in memory: their pages are kept as they are written, so only the tails are read.
         let keep_pages =
             !spooled && memory::fits(net.survivors.len() as u64 * ESTIMATED_BYTES_PER_DOCUMENT);
         let written = sst::write_run(

@@ -63,8 +63,10 @@ impl BulkOptions {
     /// fits in one run goes straight to the bottom level of the LSM tree, and a larger one
     /// spools its runs' block entries and merges them at [`finish`](crate::BulkLoader::finish)
     /// (about 1.8 times the time of one run at 100 million documents). Peak memory is about
-    /// the budget plus the store's block cache. Each document costs about 57 bytes plus its
-    /// external key.
+    /// the budget plus the store's block cache (the resident size of a load whose files fit
+    /// in half the memory also counts pages of the files being written, up to about 0.6 GB,
+    /// mapped so that they stay in the page cache). Each document costs about 57 bytes plus
+    /// its external key.
     ///
     /// Default: a third of the memory available when the options are made (the system's
     /// available memory, or the cgroup's free memory in a container, whichever is less),
