@@ -5,7 +5,7 @@
 #
 # Needs: about 55 GB free under DIR (the store is 44 GB; at the peak, at the start of the merge,
 # the spool files and the documents take about 48 GB: spools are deleted family by family as
-# the merge proceeds), and about 25 minutes on 2 cores (load 5.5 to 6 minutes, verify 4, all
+# the merge proceeds), and about 25 minutes on 2 cores (load 5.3 to 6 minutes, verify 4, all
 # pairs 4 to 5, queries the rest). Memory: the loader's default budget (a third of the
 # memory available) plus the block cache; the pair scan stays under 8 GB. The store is
 # deleted at the end (pass --keep to keep it).
