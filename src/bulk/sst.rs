@@ -1,9 +1,10 @@
 //! Writing a run's net effect as sorted SST files, one set per column family (the store
 //! ingests them: `Store::ingest_journal`).
 //!
-//! Every file is one task ([`write_run`]): a key range of a block family (its keys sorted by
-//! the task itself, as `u128`, whose numeric order is their byte order because keys are
-//! big-endian), a range of `docs` (survivors are already in id order) or `keys`. The threads
+//! Every task writes one file ([`write_run`]; a block range whose pages are kept, several of
+//! at most [`KEPT_FILE_ENTRIES`]): a key range of a block family (its keys sorted by the task
+//! itself, as `u128`, whose numeric order is their byte order because keys are big-endian), a
+//! range of `docs` (survivors are already in id order) or `keys`. The threads
 //! take tasks from one list until it is empty, so both cores stay busy to the end. Puts and
 //! deletion tombstones (old block entries, old keys, removed documents) are merged into the
 //! same files in key order; a key appears once per run.
@@ -116,6 +117,7 @@ pub(crate) struct SstWriter<'a> {
 }
 
 impl SstWriter<'_> {
+    /// Adds `key` with `value`; keys come in increasing order.
     pub(crate) fn put(
         &mut self,
         key: impl AsRef<[u8]>,
@@ -127,6 +129,7 @@ impl SstWriter<'_> {
         Ok(())
     }
 
+    /// Adds a deletion tombstone for `key`, in the same order as puts.
     pub(crate) fn delete(
         &mut self,
         key: impl AsRef<[u8]>,
@@ -137,6 +140,7 @@ impl SstWriter<'_> {
         Ok(())
     }
 
+    /// Counts `bytes` put, and keeps the file's new pages every [`kept_pages::CHECK_EVERY`].
     #[inline]
     fn wrote(&mut self, bytes: usize) {
         if let Some(kept) = &mut self.kept {
@@ -592,7 +596,8 @@ impl Task {
 /// SST files or in spool files (`chunks`). With `keep_pages` the pages of the block and `docs`
 /// files stay in the page cache ([`KeptPages`]): for a run whose files are read back.
 ///
-/// Every file is a task: one per thread and block family, more for a family of more than
+/// Tasks: one per thread and block family (its range written as files of at most
+/// [`KEPT_FILE_ENTRIES`] with `keep_pages`), more for a family of more than
 /// [`MAX_FILE_ENTRIES`] (its key range cut along block values), four per thread for `docs`
 /// (no sort needed, so these are small and last: the threads finish close together), and
 /// `keys`. Each thread takes the next task from the list
