@@ -96,15 +96,8 @@ impl KeptPages {
 fn populate(map: &Mmap, at: usize, len: usize) -> bool {
     #[cfg(target_os = "linux")]
     {
-        // SAFETY: `at..at + len` is inside the mapping (the caller's window), page-aligned;
-        // MADV_POPULATE_READ reads and writes no memory of this process.
-        unsafe {
-            libc::madvise(
-                map.as_ptr().add(at) as *mut libc::c_void,
-                len,
-                libc::MADV_POPULATE_READ,
-            ) == 0
-        }
+        map.advise_range(memmap2::Advice::PopulateRead, at, len)
+            .is_ok()
     }
     #[cfg(not(target_os = "linux"))]
     {

@@ -599,10 +599,8 @@ fn merge_runs(entries: &mut Vec<u128>, bounds: &mut Vec<usize>, scratch: &mut Ve
     while bounds.len() > 2 {
         scratch.clear();
         scratch.reserve(entries.len());
-        let mut next = Vec::with_capacity(bounds.len() / 2 + 2);
         let mut r = 0;
         while r + 1 < bounds.len() {
-            next.push(scratch.len());
             let (lo, mid) = (bounds[r], bounds[r + 1]);
             match bounds.get(r + 2) {
                 Some(&hi) => {
@@ -615,9 +613,16 @@ fn merge_runs(entries: &mut Vec<u128>, bounds: &mut Vec<usize>, scratch: &mut Ve
                 }
             }
         }
-        next.push(scratch.len());
         std::mem::swap(entries, scratch);
-        *bounds = next;
+        // The merged runs start where the first of each pair did.
+        let mut at = 0;
+        bounds.retain(|_| {
+            at += 1;
+            at % 2 == 1
+        });
+        if bounds.last() != Some(&entries.len()) {
+            bounds.push(entries.len());
+        }
     }
 }
 

@@ -281,9 +281,9 @@ type PutFn<'f, T> = dyn Fn(&mut SstWriter<'_>, &mut Vec<u8>, &T) -> std::result:
     + Sync
     + 'f;
 
-/// Cuts a block family's sorted `keys` and `deletes` of block values below `hi` into pieces of
-/// whole groups, each of about `max` keys at most (more only where one group holds more):
-/// (keys range, deletes range) per piece, in order, together covering both.
+/// Cuts a block family's sorted `keys` and `deletes` (all of block values below `hi`) into
+/// pieces of whole groups, each of about `max` keys at most (more only where one group holds
+/// more): (keys range, deletes range) per piece, in order, together covering both.
 fn pieces(
     keys: &[u128],
     deletes: &[u128],
@@ -308,9 +308,6 @@ fn pieces(
         let d_end = d + deletes[d..].partition_point(|&x| block_value(x) < value_hi);
         out.push((k..end, d..d_end));
         (k, d) = (end, d_end);
-    }
-    if let Some(last) = out.last_mut() {
-        last.1.end = deletes.len();
     }
     out
 }
@@ -680,7 +677,6 @@ pub(crate) fn write_run(
                 let d = &block_deletes[i];
                 let deletes = &d[d.partition_point(|&k| block_value(k) < lo)
                     ..d.partition_point(|&k| block_value(k) < hi)];
-                let path = dir.join(format!("{prefix}-{family}-{p:03}.sst"));
                 match chunks {
                     Chunks::Ingest { final_chunks } => {
                         let pieces = if keep_pages {
@@ -713,6 +709,7 @@ pub(crate) fn write_run(
                         (files, None)
                     }
                     Chunks::Spool => {
+                        let path = dir.join(format!("{prefix}-{family}-{p:03}.sst"));
                         let size = write_file(family, &path, dest, deletes.len(), false, |w| {
                             write_packed(
                                 i,

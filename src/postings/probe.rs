@@ -22,8 +22,9 @@ use crate::store::View;
 type Candidate = (u64, u64, u32);
 
 /// Reads in flight at once with concurrent reads (for all queries together: they share the
-/// threads): a disk serves more bytes per second with more requests queued (this machine's: 128 KiB reads, 470 MB/s one at a time,
-/// 670 four at a time, 930 eight at a time, 990 sixteen; `benches/disk_reads.py`).
+/// threads): a disk serves more bytes per second with more requests queued (this machine's:
+/// 128 KiB reads, 470 MB/s one at a time, 670 four at a time, 930 eight at a time, 990
+/// sixteen; `benches/disk_reads.py`).
 const IO_THREADS: usize = 8;
 
 /// The threads that read the groups of a query at once
