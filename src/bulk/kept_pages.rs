@@ -107,13 +107,13 @@ fn populate(map: &Mmap, at: usize, len: usize) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use std::io::Write;
 
-    /// Whether each page of `path` is in the page cache (Linux).
+    /// How many pages of `path` are in the page cache, and of how many (Linux).
     #[cfg(target_os = "linux")]
-    fn resident_pages(path: &Path) -> (usize, usize) {
+    pub(crate) fn resident_pages(path: &Path) -> (usize, usize) {
         let file = File::open(path).unwrap();
         // SAFETY: mapped only for `mincore`, which reads no page.
         let map = unsafe { Mmap::map(&file) }.unwrap();

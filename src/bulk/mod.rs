@@ -495,6 +495,9 @@ impl BulkLoader<'_> {
             return Ok(());
         };
         self.progress.report(BulkPhase::Merging);
+        // The run buffer is not needed again: its memory goes to the page cache, which the
+        // merge fills with the pages it writes.
+        self.buf = RunBuffer::new();
         let final_chunks = record.final_chunks;
         let merged = failpoint::hit(Point::BeforeMerge).and_then(|()| {
             spool::merge(self.store, record, |i| {

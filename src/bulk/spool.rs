@@ -47,9 +47,15 @@ use crate::store::{Journal, Store};
 
 const MAGIC: &[u8; 8] = b"SHSPOOL1";
 const FOOTER: usize = 24;
-/// Block values per part of a family's merge, at most: parts are the unit of parallel work
-/// and of output files (at 1B documents about 130 MB each).
-const VALUES_PER_PART: u32 = 1 << 11;
+/// Parts of a family's merge, at least: parts are the unit of parallel work, of output files
+/// and of pages kept in the page cache ([`kept_parts`]).
+const MIN_PARTS: u32 = 32;
+/// Entries per part of a family's merge, about, at most: about 70 MB of output, small enough
+/// for its pages to be kept cheaply ([`sst::KEPT_FILE_ENTRIES`]); at 1B documents 128 parts.
+const PART_ENTRIES: u64 = sst::KEPT_FILE_ENTRIES as u64;
+/// The share of the memory available at the start of a merge whose block families do not all
+/// fit that the merge fills with their pages as it writes them ([`kept_parts`]), in quarters.
+const KEPT_QUARTERS_OF_AVAILABLE: u64 = 3;
 /// Read buffer per spool file in a merge part.
 const READ_BUFFER: usize = 64 << 10;
 
@@ -346,8 +352,21 @@ pub(crate) fn merge(
         }
     };
     let dir = PathBuf::from(&record.dir);
-    // The merged families are about the size of the spool files: warm them if all fit.
-    let warm = crate::memory::files_fit(record.all_files().map(|f| &f.path));
+    // The merged families are about the size of the spool files: warm them if all fit, or
+    // keep the pages of as many parts of each as fit.
+    let spooled: u64 = record
+        .all_files()
+        .filter_map(|f| std::fs::metadata(&f.path).ok())
+        .map(|m| m.len())
+        .sum();
+    let available = available_to_merge();
+    let warm = spooled.saturating_mul(2) <= available;
+    let parts = parts(store.len());
+    let kept = if warm {
+        0
+    } else {
+        kept_parts(parts, spooled, available)
+    };
     let mut bytes = 0;
     // `i` names the family in every call below, not only an index.
     #[allow(clippy::needless_range_loop)]
@@ -355,7 +374,7 @@ pub(crate) fn merge(
         if record.done.get(i).copied().unwrap_or(false) {
             continue;
         }
-        let files = merge_family(store, &record, i, segment, &dir)?;
+        let files = merge_family(store, &record, i, segment, &dir, parts, kept)?;
         bytes += files.iter().map(|f| f.1).sum::<u64>();
         if !files.is_empty() {
             super::sync_dir(&dir)?;
@@ -363,7 +382,7 @@ pub(crate) fn merge(
                 doc_count: store.len(),
                 files: files
                     .iter()
-                    .map(|(p, _)| {
+                    .map(|(p, _, _)| {
                         (
                             BLOCK_FAMILIES[i].to_string(),
                             p.to_string_lossy().into_owned(),
@@ -371,10 +390,11 @@ pub(crate) fn merge(
                     })
                     .collect(),
             };
-            // Before the ingestion moves them: the same inodes become the store's files.
-            if warm {
-                super::read_into_page_cache(files.iter().map(|f| f.0.as_path()));
-            }
+            // Before the ingestion moves them: the same inodes become the store's files. Of
+            // a kept part only the tail the writer dropped last is read.
+            super::read_into_page_cache(
+                files.iter().filter(|f| warm || f.2).map(|f| f.0.as_path()),
+            );
             store.begin_ingestion(&journal, segment + 1)?;
             store.ingest_journal(&journal, None)?;
             store.commit_ingestion(journal.doc_count)?;
@@ -406,25 +426,65 @@ pub(crate) fn recover(store: &Store) -> Result<()> {
     }
 }
 
+#[cfg(test)]
+thread_local! {
+    /// The memory available as a merge on this thread sees it, if a test says.
+    static AVAILABLE: std::cell::Cell<Option<u64>> = const { std::cell::Cell::new(None) };
+}
+
+/// The memory available to a merge ([`crate::memory::available`]).
+fn available_to_merge() -> u64 {
+    #[cfg(test)]
+    if let Some(bytes) = AVAILABLE.with(std::cell::Cell::get) {
+        return bytes;
+    }
+    crate::memory::available()
+}
+
+/// The parts of each family's merge in a store of `documents`: a power of two from
+/// [`MIN_PARTS`], each of about [`PART_ENTRIES`] entries at most.
+fn parts(documents: u64) -> u32 {
+    let parts = documents.div_ceil(PART_ENTRIES).next_power_of_two();
+    u32::try_from(parts)
+        .unwrap_or(u32::MAX)
+        .clamp(MIN_PARTS, 1 << 16)
+}
+
+/// How many of each family's `parts` (the first ones) the merge keeps in the page cache as it
+/// writes them, for spool files of `spooled` bytes (about the size of the merged block
+/// families) and `available` bytes of memory: as many as take
+/// [`KEPT_QUARTERS_OF_AVAILABLE`] quarters of it. A store larger than the memory is then
+/// about as much in the page cache right after its load as later, when queries have filled
+/// it, and a query reads from disk only the groups that are not (at 1B documents about half),
+/// into pages the merge has already used.
+fn kept_parts(parts: u32, spooled: u64, available: u64) -> u32 {
+    let quota = available / 4 * KEPT_QUARTERS_OF_AVAILABLE;
+    let kept = u128::from(parts) * u128::from(quota) / u128::from(spooled.max(1));
+    u32::try_from(kept).unwrap_or(u32::MAX).min(parts)
+}
+
 /// Writes the merged chunks of family `i`, segment `segment`, into SST files in `dir`, one per
-/// part of the block values, in parallel; returns them with their sizes, in key order.
+/// part of the block values (`parts` of them, the first `kept` with their pages kept in the
+/// page cache), in parallel; returns them with their sizes and whether their pages were
+/// kept, in key order.
 fn merge_family(
     store: &Store,
     record: &LoadRecord,
     i: usize,
     segment: u32,
     dir: &Path,
-) -> Result<Vec<(PathBuf, u64)>> {
-    let parts: Vec<(u32, u32)> = (0..(1u32 << 16) / VALUES_PER_PART)
-        .map(|p| (p * VALUES_PER_PART, (p + 1) * VALUES_PER_PART))
-        .collect();
-    let made: Vec<Result<Option<(PathBuf, u64)>>> = parts
-        .par_iter()
+    parts: u32,
+    kept: u32,
+) -> Result<Vec<(PathBuf, u64, bool)>> {
+    let per_part = (1u32 << 16) / parts;
+    let made: Vec<Result<Option<(PathBuf, u64, bool)>>> = (0..parts)
+        .into_par_iter()
         .with_max_len(1)
-        .map(|&(lo, hi)| {
+        .map(|p| {
+            let (lo, hi) = (p * per_part, (p + 1) * per_part);
             let path = dir.join(format!("merge-{}-{lo:05}.sst", BLOCK_FAMILIES[i]));
-            merge_part(store, record, i, segment, (lo, hi), &path)
-                .map(|size| size.map(|s| (path, s)))
+            merge_part(store, record, i, segment, (lo, hi), p < kept, &path)
+                .map(|size| size.map(|s| (path, s, p < kept)))
         })
         .collect();
     let mut out = Vec::new();
@@ -436,14 +496,15 @@ fn merge_family(
     Ok(out)
 }
 
-/// Merges block values `lo..hi` of family `i` into the SST file `path`; its size, or `None` if
-/// the range holds nothing.
+/// Merges block values `lo..hi` of family `i` into the SST file `path`, its pages kept in the
+/// page cache with `keep_pages`; its size, or `None` if the range holds nothing.
 fn merge_part(
     store: &Store,
     record: &LoadRecord,
     i: usize,
     segment: u32,
     (lo, hi): (u32, u32),
+    keep_pages: bool,
     path: &Path,
 ) -> Result<Option<u64>> {
     let family = BLOCK_FAMILIES[i];
@@ -473,7 +534,7 @@ fn merge_part(
     let mut group: Vec<(u64, u64)> = Vec::new();
     let mut bytes = Vec::new();
     let mut puts = 0usize;
-    let size = sst::write_file(family, path, Destination::Bottom, 1, false, |w| {
+    let size = sst::write_file(family, path, Destination::Bottom, 1, keep_pages, |w| {
         for value in lo..hi {
             entries.clear();
             bounds.clear();
@@ -686,6 +747,83 @@ mod tests {
             proptest::prop_assert_eq!(got, want);
             proptest::prop_assert_eq!(bounds.len().min(2), entries.len().min(1) + 1);
         }
+    }
+
+    #[test]
+    fn merge_parts_hold_about_a_kept_file_each() {
+        assert_eq!(parts(0), MIN_PARTS);
+        assert_eq!(parts(100_000_000), MIN_PARTS);
+        // 1B: 128 parts of 7.8 M entries.
+        assert_eq!(parts(1_000_000_000), 128);
+        assert!(1_000_000_000 / u64::from(parts(1_000_000_000)) <= PART_ENTRIES);
+        assert_eq!(parts(u64::MAX), 1 << 16);
+    }
+
+    #[test]
+    fn the_merge_keeps_as_many_parts_as_three_quarters_of_the_memory_hold() {
+        const GB: u64 = 1 << 30;
+        // 1B: 34 GB of block families, 22 GB available: 16.5 GB kept.
+        assert_eq!(kept_parts(128, 34 * GB, 22 * GB), 62);
+        assert_eq!(kept_parts(128, 34 * GB, 0), 0);
+        assert_eq!(kept_parts(128, 34 * GB, 1 << 62), 128);
+        assert_eq!(kept_parts(32, 0, 8 * GB), 32);
+    }
+
+    /// A merge whose block families do not fit in memory keeps the pages of the first parts
+    /// of each in the page cache (whole files), and not those of the others.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_merge_larger_than_the_memory_keeps_the_pages_of_its_first_parts(
+    ) -> std::result::Result<(), Box<dyn std::error::Error>> {
+        use crate::bulk::kept_pages::tests::resident_pages;
+        use crate::bulk::BulkOptions;
+        use crate::fingerprint::Fingerprint;
+        let dir = tempfile::tempdir()?;
+        // Where the kernel cannot keep pages (before Linux 5.14), nothing is kept.
+        let probe = dir.path().join("probe");
+        std::fs::write(&probe, vec![1u8; 1 << 16])?;
+        if !crate::bulk::kept_pages::KeptPages::open(&probe).is_some_and(|mut k| k.keep_up()) {
+            return Ok(());
+        }
+        let store = Store::open(dir.path().join("store"))?;
+        // Two runs of 2M documents: 32 parts per family, of about 1.2 MB each.
+        let n: u64 = 4_000_000;
+        let budget = (n as usize / 2) * crate::bulk::runs::BYTES_PER_ADD;
+        let mut loader = store.bulk_loader_with(BulkOptions::new().memory_budget(budget))?;
+        for id in 0..n {
+            loader.add(
+                id,
+                Fingerprint(id.wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(17)),
+            )?;
+        }
+        // Spools of about 160 MB: 40 MB of memory (30 kept) keeps 6 parts of each family.
+        AVAILABLE.with(|a| a.set(Some(40 << 20)));
+        let summary = loader.finish();
+        AVAILABLE.with(|a| a.set(None));
+        assert!(summary?.runs >= 2);
+        for i in 0..BLOCKS {
+            // (first block value, whether every page is cached) of each file, in key order.
+            let mut files: Vec<(u16, bool)> = store
+                .db()
+                .live_files()?
+                .into_iter()
+                .filter(|f| f.column_family_name == BLOCK_FAMILIES[i])
+                .map(|f| {
+                    let key = f.start_key.unwrap_or_default();
+                    let value = u16::from_be_bytes([key[0], key[1]]);
+                    let path = store.path().join(f.name.trim_start_matches('/'));
+                    let (resident, pages) = resident_pages(&path);
+                    (value, resident == pages)
+                })
+                .collect();
+            files.sort_unstable();
+            let kept = files.iter().take_while(|f| f.1).count();
+            assert!(
+                kept > 0 && kept < files.len() && files[kept..].iter().all(|f| !f.1),
+                "family {i}: {files:?}"
+            );
+        }
+        Ok(())
     }
 
     #[test]

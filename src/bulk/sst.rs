@@ -42,7 +42,7 @@ const MIN_PARALLEL_ENTRIES: usize = 1 << 16;
 /// writer drops the whole file's pages after every megabyte, and the kernel steps through
 /// every cached page of the file each time, so keeping a file's pages costs time growing
 /// with the square of its size: 0.9 s of system time for a 415 MB file, 0.02 s for 64 MB.
-const KEPT_FILE_ENTRIES: usize = 8 << 20;
+pub(crate) const KEPT_FILE_ENTRIES: usize = 8 << 20;
 /// `docs` files per thread: more, smaller tasks than the block families' (see [`write_run`]).
 const DOCS_PARTS_PER_THREAD: usize = 4;
 /// Zstandard level of bottom-level `docs` and `keys` files. Level 1 compresses these values
