@@ -801,13 +801,13 @@ mod tests {
         let summary = loader.finish();
         AVAILABLE.with(|a| a.set(None));
         assert!(summary?.runs >= 2);
-        for i in 0..BLOCKS {
+        for family in BLOCK_FAMILIES {
             // (first block value, whether every page is cached) of each file, in key order.
             let mut files: Vec<(u16, bool)> = store
                 .db()
                 .live_files()?
                 .into_iter()
-                .filter(|f| f.column_family_name == BLOCK_FAMILIES[i])
+                .filter(|f| f.column_family_name == family)
                 .map(|f| {
                     let key = f.start_key.unwrap_or_default();
                     let value = u16::from_be_bytes([key[0], key[1]]);
@@ -820,7 +820,7 @@ mod tests {
             let kept = files.iter().take_while(|f| f.1).count();
             assert!(
                 kept > 0 && kept < files.len() && files[kept..].iter().all(|f| !f.1),
-                "family {i}: {files:?}"
+                "{family}: {files:?}"
             );
         }
         Ok(())
