@@ -9,7 +9,9 @@
 //! chunks from every run, drops the entries hidden by a removal delta of a later run (a
 //! document the load replaced), and writes the group as chunks of one new segment into SST
 //! files that are ingested under the journal; then that family's spool files are deleted, so
-//! the extra disk is at most the spools plus one family's new files.
+//! the extra disk is at most the spools plus one family's new files. The merged files are read
+//! into the page cache if they all fit in half the memory; otherwise the first parts of each
+//! family keep their pages as they are written, as many as three quarters of the memory hold.
 //!
 //! A spool file:
 //!
