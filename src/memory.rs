@@ -47,7 +47,12 @@ pub(crate) fn default_budget(available: u64) -> usize {
 
 /// Whether `bytes` are at most half the memory available.
 pub(crate) fn fits(bytes: u64) -> bool {
-    bytes.saturating_mul(2) <= available()
+    fits_in(bytes, available())
+}
+
+/// Whether `bytes` are at most half of `available` bytes of memory.
+pub(crate) fn fits_in(bytes: u64, available: u64) -> bool {
+    bytes.saturating_mul(2) <= available
 }
 
 /// Whether `files` (those that exist) take at most half the memory available together.

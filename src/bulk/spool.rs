@@ -362,7 +362,7 @@ pub(crate) fn merge(
         .map(|m| m.len())
         .sum();
     let available = available_to_merge();
-    let warm = spooled.saturating_mul(2) <= available;
+    let warm = crate::memory::fits_in(spooled, available);
     let parts = parts(store.len());
     let kept = if warm {
         0
