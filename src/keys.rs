@@ -7,6 +7,7 @@
 //! | `block0..block3`, formats 1-6 | block *i* (2 B) · the other three blocks in order (6 B) · id (8 B) | empty |
 //! | `block0..block3`, format 7: a delta | block *i* (2 B) · `0x00` · the other three blocks in order (6 B) · id (8 B) | empty (added), or a removal: segment watermark (4 B) |
 //! | `block0..block3`, format 7: a chunk | block *i* (2 B) · `0x01` · `u32::MAX` − segment (4 B) · chunk number (4 B) | a packed chunk ([`crate::postings`]) |
+//! | `block0..block3`, format 8: a chunk's ids | block *i* (2 B) · `0x02` · `u32::MAX` − segment (4 B) · chunk number (4 B) | the chunk's packed ids |
 //! | `docs`          | id (8 B)                                                       | [`crate::codec`] `Document` |
 //! | `keys`          | external key (UTF-8 bytes, 1..=4096 B)                         | id (8 B)              |
 //! | `meta`          | ASCII name (`format_version`, `simhasher`, `doc_count`)        | see [`crate::codec`]  |
@@ -14,8 +15,10 @@
 //! A block key sorts first by the block value, so all documents sharing block *i* form one
 //! contiguous range: the range a query scans. In format 7 that range holds the value's deltas
 //! (single writes not yet folded into chunks) first, then its packed chunks, the newest
-//! segment first: whatever is written later sorts before the chunks already there, so a
-//! chunk written as its group's last key stays the last (`postings::chunk`, the final flag).
+//! segment first: whatever chunk is written later sorts before the chunks already there, so a
+//! chunk written as its group's last chunk stays the last (`postings::chunk`, the final flag).
+//! In format 8 the chunks' ids follow, in the same order (under the same segment and chunk
+//! number), so that a query reads the chunks without them.
 
 use crate::fingerprint::{Fingerprint, BLOCKS};
 
@@ -66,6 +69,7 @@ pub(crate) const CHUNK_KEY_LEN: usize = 11;
 pub(crate) const DELTA_KEY_LEN: usize = 17;
 const DELTA_KIND: u8 = 0x00;
 const CHUNK_KIND: u8 = 0x01;
+const IDS_KIND: u8 = 0x02;
 
 /// Block `i` of `fp` and its remainder: the other three blocks in order, as a 48-bit number.
 #[inline]
@@ -100,12 +104,31 @@ pub(crate) fn join(i: usize, value: u16, remainder: u64) -> Fingerprint {
 /// segments sort first.
 #[inline]
 pub(crate) fn chunk_key(value: u16, segment: u32, chunk: u32) -> [u8; CHUNK_KEY_LEN] {
+    segment_key(CHUNK_KIND, value, segment, chunk)
+}
+
+/// Key of the ids of chunk `chunk` of segment `segment` of block value `value` (format 8):
+/// after every chunk of the value, in the chunks' order.
+#[inline]
+pub(crate) fn ids_key(value: u16, segment: u32, chunk: u32) -> [u8; CHUNK_KEY_LEN] {
+    segment_key(IDS_KIND, value, segment, chunk)
+}
+
+fn segment_key(kind: u8, value: u16, segment: u32, chunk: u32) -> [u8; CHUNK_KEY_LEN] {
     let mut key = [0u8; CHUNK_KEY_LEN];
     key[0..2].copy_from_slice(&value.to_be_bytes());
-    key[2] = CHUNK_KIND;
+    key[2] = kind;
     key[3..7].copy_from_slice(&(u32::MAX - segment).to_be_bytes());
     key[7..11].copy_from_slice(&chunk.to_be_bytes());
     key
+}
+
+/// The first key of block value `value` after its deltas and chunks: where its chunks' ids
+/// begin (format 8), the bound of a read of the chunks alone.
+#[inline]
+pub(crate) fn ids_prefix(value: u16) -> [u8; 3] {
+    let [hi, lo] = value.to_be_bytes();
+    [hi, lo, IDS_KIND]
 }
 
 /// Key of the delta of document `id` with fingerprint `fp` in block family `i` (format 7).
@@ -119,25 +142,52 @@ pub(crate) fn delta_key(i: usize, fp: Fingerprint, id: u64) -> [u8; DELTA_KEY_LE
     key
 }
 
-/// A key of a format 7 block family, decoded.
+/// A key of a block family of format 7 or 8, decoded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum PackedKey {
-    /// A chunk of block value `value`, written in segment `segment`.
-    Chunk { value: u16, segment: u32 },
+    /// Chunk `number` of block value `value`, written in segment `segment`.
+    Chunk {
+        value: u16,
+        segment: u32,
+        number: u32,
+    },
+    /// The ids of chunk `number` of block value `value` and segment `segment` (format 8).
+    Ids {
+        value: u16,
+        segment: u32,
+        number: u32,
+    },
     /// The delta of one document.
     Delta { fingerprint: Fingerprint, id: u64 },
 }
 
-/// Decodes a key of format 7 block family `i`, or `None` if it is neither layout.
+/// Decodes a key of block family `i` of format 7 or 8, or `None` if it is none of their
+/// keys.
 #[inline]
 pub(crate) fn decode_packed_key(i: usize, key: &[u8]) -> Option<PackedKey> {
+    let segment_key = |key: &[u8]| {
+        let word = |at: usize| u32::from_be_bytes([key[at], key[at + 1], key[at + 2], key[at + 3]]);
+        (
+            u16::from_be_bytes([key[0], key[1]]),
+            u32::MAX - word(3),
+            word(7),
+        )
+    };
     match (key.len(), key.get(2)) {
         (CHUNK_KEY_LEN, Some(&CHUNK_KIND)) => {
-            let mut segment = [0u8; 4];
-            segment.copy_from_slice(&key[3..7]);
+            let (value, segment, number) = segment_key(key);
             Some(PackedKey::Chunk {
-                value: u16::from_be_bytes([key[0], key[1]]),
-                segment: u32::MAX - u32::from_be_bytes(segment),
+                value,
+                segment,
+                number,
+            })
+        }
+        (CHUNK_KEY_LEN, Some(&IDS_KIND)) => {
+            let (value, segment, number) = segment_key(key);
+            Some(PackedKey::Ids {
+                value,
+                segment,
+                number,
             })
         }
         (DELTA_KEY_LEN, Some(&DELTA_KIND)) => {
@@ -284,13 +334,21 @@ mod tests {
             let delta = delta_key(i, fp, id);
             prop_assert_eq!(decode_packed_key(i, &delta), Some(PackedKey::Delta { fingerprint: fp, id }));
             let key = chunk_key(value, segment, chunk);
-            prop_assert_eq!(decode_packed_key(i, &key), Some(PackedKey::Chunk { value, segment }));
+            prop_assert_eq!(decode_packed_key(i, &key), Some(PackedKey::Chunk { value, segment, number: chunk }));
+            let ids = ids_key(value, segment, chunk);
+            prop_assert_eq!(decode_packed_key(i, &ids), Some(PackedKey::Ids { value, segment, number: chunk }));
             // A value's deltas sort before its chunks, later segments before earlier ones,
-            // and all inside the value's prefix.
+            // every chunk before the first ids (the bound of a read of chunks alone), and
+            // all inside the value's prefix.
             prop_assert!(delta.as_slice() < key.as_slice());
             if segment > 0 {
                 prop_assert!(key.as_slice() < chunk_key(value, segment - 1, 0).as_slice());
+                prop_assert!(ids.as_slice() < ids_key(value, segment - 1, 0).as_slice());
             }
+            let first_ids = ids_prefix(value);
+            prop_assert!(chunk_key(value, 0, u32::MAX).as_slice() < first_ids.as_slice());
+            prop_assert!(first_ids.as_slice() <= ids_key(value, u32::MAX, 0).as_slice());
+            prop_assert!(ids.starts_with(&first_ids));
             prop_assert!(key.starts_with(&block_prefix(value)) && delta.starts_with(&block_prefix(value)));
         }
 

@@ -246,6 +246,11 @@ fn format_v7_fixture_opens_and_answers() -> Result<()> {
 }
 
 #[test]
+fn format_v8_fixture_opens_and_answers() -> Result<()> {
+    check_fixture(8)
+}
+
+#[test]
 #[ignore = "writes tests/fixtures: run only when releasing a new format version"]
 fn write_fixture() -> Result<()> {
     let path = fixture(FORMAT_VERSION);
@@ -261,7 +266,7 @@ fn write_fixture() -> Result<()> {
                 Ok(Entry::new(i, hasher.fingerprint(&text(i))?).with_key(format!("fixture/{i}")))
             })
             .collect::<Result<_>>()?;
-        // Every kind of block-family record (format 7): documents 0-29 by a bulk run (chunks
+        // Every kind of block-family record (formats 7 and 8): documents 0-29 by a bulk run (chunks
         // of segment 1), 3 removed (a removal delta) and loaded again by a second run (segment
         // 2), 30-39 one by one (added deltas).
         let (bulk, single) = entries.split_at(30);

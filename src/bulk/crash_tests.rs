@@ -129,7 +129,10 @@ fn check_compact(store: &Store, finals: bool) -> TestResult {
         let mut last: Option<(u16, u32, bool)> = None;
         let mut groups = 0;
         while let (Some(key), Some(value)) = (it.key(), it.value()) {
-            if let Some(PackedKey::Chunk { value: v, segment }) = decode_packed_key(i, key) {
+            if let Some(PackedKey::Chunk {
+                value: v, segment, ..
+            }) = decode_packed_key(i, key)
+            {
                 let is_final = Chunk::parse(value)?.is_final();
                 match last {
                     Some((lv, ls, lf)) if lv == v => {

@@ -44,7 +44,8 @@ use crate::codec::{self, Delta};
 use crate::error::{Error, Result};
 use crate::fingerprint::BLOCKS;
 use crate::keys::{self, PackedKey, BLOCK_FAMILIES, META_FAMILY};
-use crate::postings::chunk::{self, Chunk};
+use crate::postings::chunk::Chunk;
+use crate::postings::GroupWriter;
 use crate::store::{Journal, Store};
 
 const MAGIC: &[u8; 8] = b"SHSPOOL1";
@@ -242,7 +243,13 @@ impl SpoolReader {
             self.pos += 4 + len as u64;
             let chunk = Chunk::parse(&self.bytes)
                 .map_err(|m| invalid(&self.path, format!("a chunk of value {value}: {m}")))?;
-            chunk.for_each(|rem, id| out.push(entry_key(rem, id)));
+            let ids = chunk.ids().ok_or_else(|| {
+                invalid(
+                    &self.path,
+                    format!("a chunk of value {value} without its ids"),
+                )
+            })?;
+            chunk.for_each(&ids, |rem, id| out.push(entry_key(rem, id)));
         }
         Ok(())
     }
@@ -534,7 +541,7 @@ fn merge_part(
     let mut bounds: Vec<usize> = Vec::with_capacity(readers.len() + 1);
     let mut removals: Vec<(u64, u64, u32)> = Vec::new();
     let mut group: Vec<(u64, u64)> = Vec::new();
-    let mut bytes = Vec::new();
+    let mut writer = GroupWriter::default();
     let mut puts = 0usize;
     let size = sst::write_file(family, path, Destination::Bottom, 1, keep_pages, |w| {
         for value in lo..hi {
@@ -567,7 +574,7 @@ fn merge_part(
                             removals.push((keys::split(i, fingerprint).1, id, watermark));
                         }
                     }
-                    Some(PackedKey::Chunk { .. }) => {
+                    Some(PackedKey::Chunk { .. } | PackedKey::Ids { .. }) => {
                         has_chunks = true;
                         break;
                     }
@@ -592,17 +599,16 @@ fn merge_part(
                     previous = Some(key);
                 }
             }
-            let last = group.len().div_ceil(chunk::MAX_ENTRIES).saturating_sub(1);
-            for (c, part) in group.chunks(chunk::MAX_ENTRIES).enumerate() {
-                bytes.clear();
-                chunk::encode(
-                    part,
-                    record.final_chunks && !has_chunks && c == last,
-                    &mut bytes,
-                );
-                w.put(keys::chunk_key(v, segment, c as u32), &bytes)?;
-                puts += 1;
-            }
+            writer.write(
+                v,
+                segment,
+                &group,
+                record.final_chunks && !has_chunks,
+                |key, bytes| {
+                    puts += 1;
+                    w.put(key, bytes)
+                },
+            )?;
         }
         if puts == 0 {
             return Err(FillError::Empty);
@@ -706,6 +712,7 @@ fn merge_two(a: &[u128], b: &[u128], out: &mut Vec<u128>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::postings::chunk;
 
     proptest::proptest! {
         /// Hidden entries dropped, then the runs merged, equal the old way: every run's

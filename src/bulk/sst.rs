@@ -25,7 +25,7 @@ use crate::codec::Delta;
 use crate::error::{Error, Result};
 use crate::fingerprint::{Fingerprint, BLOCKS};
 use crate::keys::{self, BLOCK_FAMILIES, DOCS_FAMILY, KEYS_FAMILY};
-use crate::postings::{self, chunk};
+use crate::postings::{self, chunk, GroupWriter};
 use crate::store::{self, KeyWrite, UpsertPlan};
 
 /// Entries per SST file at most (about 440 MB of a block family): every task of a block
@@ -340,11 +340,20 @@ fn merge_into<T>(
     Ok(())
 }
 
+/// Where [`write_packed`] writes a run's chunks.
+pub(crate) enum ChunkOut<'a> {
+    /// The store's layout: chunk keys and values, then their ids keys and values, through
+    /// `put(key, value)` ([`GroupWriter`]).
+    Store(&'a mut dyn FnMut(&[u8], &[u8]) -> FillResult),
+    /// A spool file: each chunk with its ids inline, through `spool(block value, bytes)`.
+    Spool(&'a mut dyn FnMut(u16, &[u8]) -> FillResult),
+}
+
 /// Writes the packed layout of sorted block keys `keys` (as `u128`) of family `i`: for each
 /// block value, a removal delta for each of its `deletes` (old entries of replaced documents;
 /// the removal hides them in older segments, not in this one) through `delta(key, value)`,
-/// then its entries as chunks of segment `segment` through `chunk(value, number, bytes)`,
-/// the last one final if `final_chunks` (nothing of the group can sort after it).
+/// then its entries as chunks of segment `segment` through `out`, the last one final if
+/// `final_chunks` (nothing of the group can sort after it).
 pub(crate) fn write_packed(
     i: usize,
     segment: u32,
@@ -352,7 +361,7 @@ pub(crate) fn write_packed(
     keys: &[u128],
     deletes: &[u128],
     delta: &mut dyn FnMut(&[u8], &[u8]) -> FillResult,
-    chunk: &mut dyn FnMut(u16, u32, &[u8]) -> FillResult,
+    mut out: ChunkOut<'_>,
 ) -> FillResult {
     let split = |k: u128| {
         (
@@ -363,8 +372,9 @@ pub(crate) fn write_packed(
     };
     let removal = codec::encode_delta(Delta::Removed { watermark: segment });
     let (mut a, mut d) = (0, 0);
-    let mut entries: Vec<(u64, u64)> = Vec::with_capacity(chunk::MAX_ENTRIES);
+    let mut entries: Vec<(u64, u64)> = Vec::new();
     let mut bytes = Vec::new();
+    let mut writer = GroupWriter::default();
     while a < keys.len() || d < deletes.len() {
         let value = match (keys.get(a), deletes.get(d)) {
             (Some(&k), Some(&dk)) => block_value(k).min(block_value(dk)),
@@ -379,17 +389,24 @@ pub(crate) fn write_packed(
             d += 1;
         }
         let end = a + keys[a..].partition_point(|&k| block_value(k) == value);
-        let last = (end - a).div_ceil(chunk::MAX_ENTRIES).saturating_sub(1);
-        for (c, part) in keys[a..end].chunks(chunk::MAX_ENTRIES).enumerate() {
-            entries.clear();
-            entries.extend(part.iter().map(|&k| {
-                let (_, rem, id) = split(k);
-                (rem, id)
-            }));
-            bytes.clear();
-            chunk::encode(&entries, final_chunks && c == last, &mut bytes);
-            // 2^32 chunks of 4,096 entries would be 2^44 documents in one run: out of reach.
-            chunk(value as u16, c as u32, &bytes)?;
+        entries.clear();
+        entries.extend(keys[a..end].iter().map(|&k| {
+            let (_, rem, id) = split(k);
+            (rem, id)
+        }));
+        match &mut out {
+            ChunkOut::Store(put) => {
+                writer.write(value as u16, segment, &entries, final_chunks, |k, v| {
+                    put(k, v)
+                })?
+            }
+            ChunkOut::Spool(spool) => {
+                for part in entries.chunks(chunk::MAX_ENTRIES) {
+                    bytes.clear();
+                    chunk::encode(part, false, &mut bytes);
+                    spool(value as u16, &bytes)?;
+                }
+            }
         }
         a = end;
     }
@@ -698,10 +715,7 @@ pub(crate) fn write_run(
                                     keys,
                                     deletes,
                                     &mut |k, v| Ok(w.borrow_mut().put(k, v)?),
-                                    &mut |value, c, bytes| {
-                                        Ok(w.borrow_mut()
-                                            .put(keys::chunk_key(value, segment, c), bytes)?)
-                                    },
+                                    ChunkOut::Store(&mut |k, v| Ok(w.borrow_mut().put(k, v)?)),
                                 )
                             })?;
                             files.extend(size.map(|s| (family, path, s)));
@@ -718,7 +732,7 @@ pub(crate) fn write_run(
                                 &[],
                                 deletes,
                                 &mut |k, v| Ok(w.put(k, v)?),
-                                &mut |_, _, _| Ok(()),
+                                ChunkOut::Store(&mut |_, _| Ok(())),
                             )
                         })?;
                         let spool_path = dir.join(format!("{prefix}-{family}-{p:03}.spool"));
@@ -730,7 +744,7 @@ pub(crate) fn write_run(
                             keys,
                             &[],
                             &mut |_, _| Ok(()),
-                            &mut |value, _, bytes| Ok(spool.put(value, bytes)?),
+                            ChunkOut::Spool(&mut |value, bytes| Ok(spool.put(value, bytes)?)),
                         );
                         match filled {
                             Ok(()) | Err(FillError::Empty) => {}

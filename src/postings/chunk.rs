@@ -1,5 +1,6 @@
 //! A packed chunk: up to [`MAX_ENTRIES`] `(remainder, id)` entries of one block value, sorted,
-//! bit-packed in one value, and scanned without decoding it.
+//! bit-packed, and scanned without decoding it; its ids either inline (format 7, and the bulk
+//! loader's spool files) or *apart*, in a value of their own (format 8).
 //!
 //! A *remainder* is the 48 bits of a fingerprint outside the family's block (the other three
 //! blocks in order, [`crate::keys::split`]). Entries are sorted by (remainder, id). The top
@@ -10,12 +11,18 @@
 //! |----------------|--------------------------------------------------------------------|
 //! | 2              | `n`: entries, 1..=4096 (little-endian, like every field here)      |
 //! | 1              | `h`: bucket bits, 0..=12; plus 128 if the chunk is *final*          |
-//! | 1              | `w`: id width in bits, 0..=64                                      |
+//! | 1              | `w`: id width in bits, 0..=64; plus 128 if the ids are *apart*      |
 //! | 8              | `base`: the smallest id                                            |
 //! | 2 · 2^h        | start of each bucket (entry index), ascending                      |
 //! | ⌈n · (48 − h) / 8⌉ | the low `48 − h` bits of each remainder, bit-packed, first entry in the lowest bits |
-//! | ⌈n · w / 8⌉    | `id − base` of each entry, bit-packed the same way                 |
+//! | ⌈n · w / 8⌉    | `id − base` of each entry, bit-packed the same way (inline ids only) |
 //! | 16             | zero padding, so that every field is read with whole-word loads    |
+//!
+//! Ids apart are the value of their own key ([`crate::keys::ids_key`]): the `⌈n · w / 8⌉`
+//! bytes of packed ids, then 16 bytes of padding ([`Ids`]). A query scans remainders only and
+//! reads the ids of a chunk only when one of its entries matches, which is rare: at a billion
+//! documents a group's chunks take about 80 KB and their ids 57 KB, so a query that reads its
+//! four groups from disk reads 0.32 MB instead of 0.55.
 //!
 //! `h` is about `log2(n / 11)`, which minimises the bits per entry (the table costs `16 · 2^h`
 //! bits and saves `h` per entry): 42.3 bits per remainder at 1,526 entries (a block value of a
@@ -23,11 +30,11 @@
 //! adds the bucket's popcount distance, which is computed once per bucket (and skips the
 //! bucket when it alone exceeds `k`): no branch per entry other than the rare match.
 //!
-//! A *final* chunk is the last key of its group, and stays so: it is written only when
+//! A *final* chunk is the last chunk of its group, and stays so: it is written only when
 //! nothing else of the group can follow it (by a bulk run into empty block families, or by a
-//! fold, which rewrites the group), and every key written later sorts before it
+//! fold, which rewrites the group), and every chunk written later sorts before it
 //! ([`crate::keys`]). A reader stops there instead of stepping to the next key, which would
-//! read the next group's block.
+//! read the next group's block (or the group's ids).
 
 /// The most entries a chunk holds.
 pub(crate) const MAX_ENTRIES: usize = 4096;
@@ -38,6 +45,8 @@ const PADDING: usize = 16;
 const MAX_BUCKET_BITS: u32 = 12;
 /// The bit of the `h` byte that marks a final chunk.
 const FINAL: u8 = 0x80;
+/// The bit of the `w` byte that marks a chunk whose ids are apart.
+const APART: u8 = 0x80;
 
 /// The bucket bits for a chunk of `n` entries.
 fn bucket_bits(n: usize) -> u32 {
@@ -131,8 +140,28 @@ fn low_mask(bits: u32) -> u64 {
 }
 
 /// Appends the chunk of `entries` (sorted by (remainder, id), each remainder below 2^48,
-/// 1..=[`MAX_ENTRIES`] of them) to `out`, marked final if `is_final`.
+/// 1..=[`MAX_ENTRIES`] of them) to `out` with its ids inline, marked final if `is_final`.
 pub(crate) fn encode(entries: &[(u64, u64)], is_final: bool, out: &mut Vec<u8>) {
+    encode_into(entries, is_final, out, None);
+}
+
+/// Appends the chunk of `entries` (as [`encode`]) to `out` with its ids apart: the value of
+/// its ids key goes to `ids`.
+pub(crate) fn encode_apart(
+    entries: &[(u64, u64)],
+    is_final: bool,
+    out: &mut Vec<u8>,
+    ids: &mut Vec<u8>,
+) {
+    encode_into(entries, is_final, out, Some(ids));
+}
+
+fn encode_into(
+    entries: &[(u64, u64)],
+    is_final: bool,
+    out: &mut Vec<u8>,
+    apart: Option<&mut Vec<u8>>,
+) {
     debug_assert!(!entries.is_empty() && entries.len() <= MAX_ENTRIES);
     debug_assert!(entries.windows(2).all(|w| w[0] <= w[1]));
     let n = entries.len();
@@ -144,18 +173,27 @@ pub(crate) fn encode(entries: &[(u64, u64)], is_final: bool, out: &mut Vec<u8>) 
     let buckets = 1usize << h;
     let lows_len = (n * low_bits as usize).div_ceil(8);
     let ids_len = (n * w as usize).div_ceil(8);
+    let inline_ids_len = if apart.is_some() { 0 } else { ids_len };
     let start = out.len();
     out.resize(
-        start + HEADER + 2 * buckets + lows_len + ids_len + PADDING,
+        start + HEADER + 2 * buckets + lows_len + inline_ids_len + PADDING,
         0,
     );
     let chunk = &mut out[start..];
     chunk[0..2].copy_from_slice(&(n as u16).to_le_bytes());
     chunk[2] = h as u8 | if is_final { FINAL } else { 0 };
-    chunk[3] = w as u8;
+    chunk[3] = w as u8 | if apart.is_some() { APART } else { 0 };
     chunk[4..12].copy_from_slice(&base.to_le_bytes());
     let (table, fields) = chunk[HEADER..].split_at_mut(2 * buckets);
-    let (lows, ids) = fields.split_at_mut(lows_len);
+    let (lows, inline_ids) = fields.split_at_mut(lows_len);
+    let ids = match apart {
+        Some(ids) => {
+            let at = ids.len();
+            ids.resize(at + ids_len + PADDING, 0);
+            &mut ids[at..]
+        }
+        None => inline_ids,
+    };
     let (mut lows, mut ids) = (BitWriter::new(lows), BitWriter::new(ids));
     let mut next_bucket = 0usize;
     for (j, &(rem, id)) in entries.iter().enumerate() {
@@ -182,13 +220,58 @@ pub(crate) struct Chunk<'a> {
     n: usize,
     is_final: bool,
     h: u32,
-    w: u32,
-    base: u64,
+    ids: IdsLayout,
     table: &'a [u8],
     /// The packed low parts, through the end of the value (the padding included).
     lows: &'a [u8],
-    /// The packed ids, through the end of the value.
-    ids: &'a [u8],
+    /// The packed ids if inline, through the end of the value.
+    inline_ids: Option<&'a [u8]>,
+}
+
+/// What reading a chunk's ids takes from the chunk: its entries, id width and smallest id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct IdsLayout {
+    n: usize,
+    w: u32,
+    base: u64,
+}
+
+/// The ids of a chunk's entries, in entry order: inline ([`Chunk::ids`]) or apart
+/// ([`Ids::parse`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Ids<'a> {
+    layout: IdsLayout,
+    /// The packed ids, through the end of the value (the padding included).
+    bytes: &'a [u8],
+}
+
+impl<'a> Ids<'a> {
+    /// Checks `bytes`, the value of an ids key, against the chunk whose ids they are.
+    pub(crate) fn parse(
+        bytes: &'a [u8],
+        layout: IdsLayout,
+    ) -> std::result::Result<Ids<'a>, String> {
+        let want = (layout.n * layout.w as usize).div_ceil(8) + PADDING;
+        if bytes.len() != want {
+            return Err(format!(
+                "{} bytes of ids, expected {want} for {} entries of {} bits",
+                bytes.len(),
+                layout.n,
+                layout.w
+            ));
+        }
+        Ok(Ids { layout, bytes })
+    }
+
+    /// The id of entry `j` (below the chunk's entry count).
+    #[inline]
+    pub(crate) fn get(&self, j: usize) -> u64 {
+        let w = self.layout.w;
+        // Wraps only in a damaged chunk (an encoded one holds `id - base`).
+        self.layout
+            .base
+            .wrapping_add(get_bits64(self.bytes, j * w as usize, w))
+    }
 }
 
 impl<'a> Chunk<'a> {
@@ -202,7 +285,8 @@ impl<'a> Chunk<'a> {
         }
         let n = usize::from(u16::from_le_bytes([bytes[0], bytes[1]]));
         let is_final = bytes[2] & FINAL != 0;
-        let (h, w) = (u32::from(bytes[2] & !FINAL), u32::from(bytes[3]));
+        let apart = bytes[3] & APART != 0;
+        let (h, w) = (u32::from(bytes[2] & !FINAL), u32::from(bytes[3] & !APART));
         let mut base = [0u8; 8];
         base.copy_from_slice(&bytes[4..12]);
         let base = u64::from_le_bytes(base);
@@ -213,7 +297,11 @@ impl<'a> Chunk<'a> {
         }
         let buckets = 1usize << h;
         let lows_len = (n * (REMAINDER_BITS - h) as usize).div_ceil(8);
-        let ids_len = (n * w as usize).div_ceil(8);
+        let ids_len = if apart {
+            0
+        } else {
+            (n * w as usize).div_ceil(8)
+        };
         let want = HEADER + 2 * buckets + lows_len + ids_len + PADDING;
         if bytes.len() != want {
             return Err(format!("{} bytes, expected {want}", bytes.len()));
@@ -232,11 +320,10 @@ impl<'a> Chunk<'a> {
             n,
             is_final,
             h,
-            w,
-            base,
+            ids: IdsLayout { n, w, base },
             table,
             lows: &bytes[lows_at..],
-            ids: &bytes[lows_at + lows_len..],
+            inline_ids: (!apart).then(|| &bytes[lows_at + lows_len..]),
         })
     }
 
@@ -246,9 +333,23 @@ impl<'a> Chunk<'a> {
         self.n
     }
 
-    /// Whether this is the last key of its group (see the module documentation).
+    /// Whether this is the last chunk of its group (see the module documentation).
     pub(crate) fn is_final(&self) -> bool {
         self.is_final
+    }
+
+    /// The chunk's ids if they are inline; `None` if they are apart (read them with
+    /// [`Ids::parse`] and [`Chunk::ids_layout`]).
+    pub(crate) fn ids(&self) -> Option<Ids<'a>> {
+        self.inline_ids.map(|bytes| Ids {
+            layout: self.ids,
+            bytes,
+        })
+    }
+
+    /// What [`Ids::parse`] needs to read this chunk's ids apart.
+    pub(crate) fn ids_layout(&self) -> IdsLayout {
+        self.ids
     }
 
     fn bucket_start(&self, b: usize) -> usize {
@@ -261,16 +362,10 @@ impl<'a> Chunk<'a> {
         ]))
     }
 
-    #[inline]
-    fn id(&self, j: usize) -> u64 {
-        // Wraps only in a damaged chunk (an encoded one holds `id - base`).
-        self.base
-            .wrapping_add(get_bits64(self.ids, j * self.w as usize, self.w))
-    }
-
-    /// Calls `found(remainder, id, distance)` for every entry whose remainder is within `k`
-    /// bits of `query` (a 48-bit remainder), in entry order.
-    pub(crate) fn scan(&self, query: u64, k: u32, found: impl FnMut(u64, u64, u32)) {
+    /// Calls `found(remainder, entry, distance)` for every entry whose remainder is within
+    /// `k` bits of `query` (a 48-bit remainder), in entry order; `entry` is the entry's index,
+    /// for its id ([`Ids::get`]).
+    pub(crate) fn scan(&self, query: u64, k: u32, found: impl FnMut(u64, usize, u32)) {
         #[cfg(target_arch = "x86_64")]
         if std::arch::is_x86_feature_detected!("popcnt") {
             // SAFETY: the CPU has the `popcnt` instruction, checked just above.
@@ -283,13 +378,13 @@ impl<'a> Chunk<'a> {
     /// it, and `count_ones` then costs a dozen instructions per entry).
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "popcnt")]
-    fn scan_popcnt(&self, query: u64, k: u32, found: impl FnMut(u64, u64, u32)) {
+    fn scan_popcnt(&self, query: u64, k: u32, found: impl FnMut(u64, usize, u32)) {
         self.scan_entries(query, k, found);
     }
 
     /// The scan's loop: the hot loop of a query.
     #[inline(always)]
-    fn scan_entries(&self, query: u64, k: u32, mut found: impl FnMut(u64, u64, u32)) {
+    fn scan_entries(&self, query: u64, k: u32, mut found: impl FnMut(u64, usize, u32)) {
         let low_bits = REMAINDER_BITS - self.h;
         let mask = low_mask(low_bits);
         let (q_high, q_low) = (query >> low_bits, query & mask);
@@ -316,7 +411,7 @@ impl<'a> Chunk<'a> {
                 let low = (word >> (at & 7)) & mask;
                 if (low ^ q_low).count_ones() <= budget {
                     let remainder = ((b as u64) << low_bits) | low;
-                    found(remainder, self.id(e), (remainder ^ query).count_ones());
+                    found(remainder, e, (remainder ^ query).count_ones());
                 }
                 at += low_bits as usize;
             }
@@ -324,8 +419,8 @@ impl<'a> Chunk<'a> {
         }
     }
 
-    /// Calls `each(remainder, id)` for every entry, in order.
-    pub(crate) fn for_each(&self, mut each: impl FnMut(u64, u64)) {
+    /// Calls `each(remainder, id)` for every entry, in order, with the chunk's `ids`.
+    pub(crate) fn for_each(&self, ids: &Ids<'_>, mut each: impl FnMut(u64, u64)) {
         let low_bits = REMAINDER_BITS - self.h;
         let mask = low_mask(low_bits);
         let mut start = self.bucket_start(0);
@@ -333,7 +428,7 @@ impl<'a> Chunk<'a> {
             let end = self.bucket_start(b + 1);
             for e in start..end {
                 let low = get_bits57(self.lows, e * low_bits as usize, mask);
-                each(((b as u64) << low_bits) | low, self.id(e));
+                each(((b as u64) << low_bits) | low, ids.get(e));
             }
             start = end;
         }
@@ -345,6 +440,8 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    /// The entries of `entries` encoded and read back, with ids inline and apart (the two
+    /// must agree).
     fn round_trip(entries: &[(u64, u64)]) -> Vec<(u64, u64)> {
         let mut bytes = vec![0xAA];
         let is_final = entries.len() % 2 == 1;
@@ -353,7 +450,20 @@ mod tests {
         assert_eq!(chunk.len(), entries.len());
         assert_eq!(chunk.is_final(), is_final);
         let mut out = Vec::new();
-        chunk.for_each(|r, id| out.push((r, id)));
+        let ids = chunk.ids().expect("inline ids");
+        chunk.for_each(&ids, |r, id| out.push((r, id)));
+
+        let (mut apart, mut id_bytes) = (vec![0xAA], vec![0xBB]);
+        encode_apart(entries, is_final, &mut apart, &mut id_bytes);
+        let chunk = Chunk::parse(&apart[1..]).expect("a chunk just encoded parses");
+        assert_eq!(chunk.is_final(), is_final);
+        assert!(chunk.ids().is_none());
+        // Without the ids, the chunk is the inline one less its ids.
+        assert_eq!(apart.len() + id_bytes.len() - 1 - 16, bytes.len());
+        let ids = Ids::parse(&id_bytes[1..], chunk.ids_layout()).expect("ids just encoded");
+        let mut again = Vec::new();
+        chunk.for_each(&ids, |r, id| again.push((r, id)));
+        assert_eq!(again, out);
         out
     }
 
@@ -390,11 +500,11 @@ mod tests {
         }
     }
 
-    /// The bytes of chunks of 1 to 4,096 entries, ids of 0 to 64 bits: one hash, so that a
-    /// change to the encoder cannot change the format unnoticed.
+    /// The bytes of chunks of 1 to 4,096 entries, ids of 0 to 64 bits, inline and apart:
+    /// one hash each, so that a change to the encoder cannot change the format unnoticed.
     #[test]
     fn the_encoding_is_stable() {
-        let mut bytes = Vec::new();
+        let (mut bytes, mut apart, mut ids) = (Vec::new(), Vec::new(), Vec::new());
         let mut x = 0x9e37_79b9_7f4a_7c15u64;
         let mut next = || {
             x = x
@@ -414,12 +524,22 @@ mod tests {
                         (next(), id)
                     })
                     .collect();
-                encode(&sorted(entries), n % 2 == 0, &mut bytes);
+                let entries = sorted(entries);
+                encode(&entries, n % 2 == 0, &mut bytes);
+                encode_apart(&entries, n % 2 == 0, &mut apart, &mut ids);
             }
         }
         assert_eq!(
             (bytes.len(), xxhash_rust::xxh3::xxh3_64(&bytes)),
             (511_858, 9_160_146_723_110_157_394)
+        );
+        let hash = |b: &[u8]| (b.len(), xxhash_rust::xxh3::xxh3_64(b));
+        assert_eq!(
+            (hash(&apart), hash(&ids)),
+            (
+                (307_146, 13_606_139_610_033_038_045),
+                (205_576, 17_990_603_788_257_509_890)
+            )
         );
     }
 
@@ -435,7 +555,18 @@ mod tests {
         let mut wide = bytes.clone();
         wide[3] = 65;
         assert!(Chunk::parse(&wide).is_err());
+        // Inline ids read as apart: the length is wrong.
+        let mut apart = bytes.clone();
+        apart[3] |= APART;
+        assert!(Chunk::parse(&apart).is_err());
         assert!(Chunk::parse(&[]).is_err());
+        // Ids apart of the wrong length.
+        let (mut chunk, mut ids) = (Vec::new(), Vec::new());
+        encode_apart(&[(1, 2), (3, 40)], false, &mut chunk, &mut ids);
+        let layout = Chunk::parse(&chunk).expect("a chunk").ids_layout();
+        assert!(Ids::parse(&ids, layout).is_ok());
+        assert!(Ids::parse(&ids[1..], layout).is_err());
+        assert!(Ids::parse(&[], layout).is_err());
         let many: Vec<(u64, u64)> = (0..100).map(|j| (j << 40, j)).collect();
         let mut bytes = Vec::new();
         encode(&many, true, &mut bytes);
@@ -477,11 +608,12 @@ mod tests {
             entries.push((query, 9));
             let entries = sorted(entries);
             let entries = &entries[..entries.len().min(MAX_ENTRIES)];
-            let mut bytes = Vec::new();
-            encode(entries, false, &mut bytes);
+            let (mut bytes, mut ids) = (Vec::new(), Vec::new());
+            encode_apart(entries, false, &mut bytes, &mut ids);
             let chunk = Chunk::parse(&bytes).map_err(TestCaseError::fail)?;
+            let ids = Ids::parse(&ids, chunk.ids_layout()).map_err(TestCaseError::fail)?;
             let mut got = Vec::new();
-            chunk.scan(query, k, |r, id, d| got.push((r, id, d)));
+            chunk.scan(query, k, |r, e, d| got.push((r, ids.get(e), d)));
             let want: Vec<(u64, u64, u32)> = entries
                 .iter()
                 .map(|&(r, id)| (r, id, (r ^ query).count_ones()))

@@ -1,8 +1,8 @@
 //! Folding a group's deltas and segments into fresh chunks (packed layout).
 //!
-//! A fold reads the group as queries see it and, in one atomic batch, deletes every chunk and
-//! delta key of the group and writes the group again as chunks of segment 0, the last one
-//! final (`chunk.rs`). Segment 0 is never a bulk run's (those start at 1), so any later
+//! A fold reads the group as queries see it and, in one atomic batch, deletes every key of the
+//! group (chunks, their ids, deltas) and writes the group again as chunks of segment 0, the
+//! last one final (`chunk.rs`), with their ids. Segment 0 is never a bulk run's (those start at 1), so any later
 //! removal hides its entries, as it must, and later segments sort before it.
 //! Folds run under the write lock: no other write changes the group between the read and the
 //! batch, and readers see the group before or after the batch, never between.
@@ -11,8 +11,8 @@ use std::sync::atomic::{AtomicU16, Ordering};
 
 use rocksdb::{ReadOptions, WriteBatch, WriteOptions};
 
-use super::chunk::{self, MAX_ENTRIES};
 use super::groups::{self, malformed_error, Posting};
+use super::write::GroupWriter;
 use super::{Db, Layout, Packed};
 use crate::error::{Error, Result};
 use crate::fingerprint::{Fingerprint, BLOCKS};
@@ -142,7 +142,7 @@ fn groups_to_fold(db: Db<'_>, i: usize, values: std::ops::Range<u32>) -> Result<
     groups::for_each_key(db, &view, i, values, options, |key, _| {
         let decoded = keys::decode_packed_key(i, key);
         let value = match decoded {
-            Some(PackedKey::Chunk { value, .. }) => value,
+            Some(PackedKey::Chunk { value, .. } | PackedKey::Ids { value, .. }) => value,
             Some(PackedKey::Delta { fingerprint, .. }) => fingerprint.block(i),
             None => {
                 malformed_error(family, key, "neither a chunk nor a delta key".into())?;
@@ -162,6 +162,8 @@ fn groups_to_fold(db: Db<'_>, i: usize, values: std::ops::Range<u32>) -> Result<
                 Some(s) if *s != segment => *is_due = true,
                 Some(_) => {}
             },
+            // Ids follow their chunks: the chunks tell.
+            Some(PackedKey::Ids { .. }) => {}
             _ => *is_due = true,
         }
         Ok::<(), Error>(())
@@ -200,17 +202,11 @@ fn fold_into(
         .iter()
         .map(|&(fp, id)| (keys::split(i, fp).1, id))
         .collect();
-    let mut bytes = Vec::new();
-    let last = entries.len().div_ceil(MAX_ENTRIES).saturating_sub(1);
-    for (c, part) in entries.chunks(MAX_ENTRIES).enumerate() {
-        // 2^32 chunks of 4,096 entries would be 2^44 documents in one group: out of reach.
-        let number = c as u32;
-        bytes.clear();
-        // The fold rewrites the whole group: its last chunk is final.
-        chunk::encode(part, c == last, &mut bytes);
-        batch.put_cf(cf, keys::chunk_key(value, 0, number), &bytes);
-    }
-    Ok(())
+    // The fold rewrites the whole group: its last chunk is final.
+    GroupWriter::default().write(value, 0, &entries, true, |key, bytes| {
+        batch.put_cf(cf, key, bytes);
+        Ok::<(), Error>(())
+    })
 }
 
 /// Writes a fold's `batch`.

@@ -4,7 +4,7 @@ use std::ops::Range;
 
 use rocksdb::ReadOptions;
 
-use super::chunk::Chunk;
+use super::chunk::{Chunk, Ids};
 use super::{in_key_order, Db, Layout, Postings};
 use crate::codec::{self, Delta};
 use crate::error::{Error, Result};
@@ -24,6 +24,13 @@ pub(crate) struct GroupParts {
     chunked: Vec<(u64, u64, u32)>,
     /// Packed layout: (remainder, id, delta), in key order.
     deltas: Vec<(u64, u64, Delta)>,
+    /// Packed layout, ids apart: the group's chunks waiting for their ids, as (segment,
+    /// number, end of its bytes in `apart_bytes`), in key order, ...
+    apart: Vec<(u32, u32, usize)>,
+    /// ... their bytes, one after another, ...
+    apart_bytes: Vec<u8>,
+    /// ... and how many of them have had their ids (which come in the chunks' order).
+    apart_done: usize,
     /// Packed layout: scratch for [`GroupParts::finish`].
     merged: Vec<(u64, u64)>,
 }
@@ -33,6 +40,15 @@ impl GroupParts {
         self.entries.clear();
         self.chunked.clear();
         self.deltas.clear();
+        self.apart.clear();
+        self.apart_bytes.clear();
+        self.apart_done = 0;
+    }
+
+    /// The key of the first chunk of the group of value `value` still without its ids.
+    fn missing_ids(&self, value: u16) -> Option<[u8; keys::CHUNK_KEY_LEN]> {
+        let &(segment, number, _) = self.apart.get(self.apart_done)?;
+        Some(keys::chunk_key(value, segment, number))
     }
 
     /// The group of block value `value` of family `i`: sorted by (remainder, id), each
@@ -144,6 +160,10 @@ fn for_each_group<E: From<Error>>(
         };
         if current != Some(v) {
             if let Some(done) = current {
+                if let Some(key) = parts.missing_ids(done) {
+                    malformed(family, &key, "the ids of a chunk are missing".into())
+                        .map_err(E::from)?;
+                }
                 parts.finish(i, done, &mut group);
                 if !group.is_empty() {
                     each(done, &group)?;
@@ -154,6 +174,9 @@ fn for_each_group<E: From<Error>>(
         read_key(layout, i, key, value, &mut parts, malformed).map_err(E::from)
     })?;
     if let Some(done) = current {
+        if let Some(key) = parts.missing_ids(done) {
+            malformed(family, &key, "the ids of a chunk are missing".into()).map_err(E::from)?;
+        }
         parts.finish(i, done, &mut group);
         if !group.is_empty() {
             each(done, &group)?;
@@ -285,12 +308,42 @@ fn read_key(
             None => malformed(family, key, "not a 16-byte block key".into())?,
         },
         Layout::Packed => match keys::decode_packed_key(i, key) {
-            Some(PackedKey::Chunk { segment, .. }) => match Chunk::parse(value) {
-                Ok(chunk) => {
-                    chunk.for_each(|rem, id| parts.chunked.push((rem, id, segment)));
-                }
+            Some(PackedKey::Chunk {
+                segment, number, ..
+            }) => match Chunk::parse(value) {
+                Ok(chunk) => match chunk.ids() {
+                    Some(ids) => {
+                        chunk.for_each(&ids, |rem, id| parts.chunked.push((rem, id, segment)))
+                    }
+                    None => {
+                        parts.apart_bytes.extend_from_slice(value);
+                        parts.apart.push((segment, number, parts.apart_bytes.len()));
+                    }
+                },
                 Err(message) => malformed(family, key, format!("chunk: {message}"))?,
             },
+            Some(PackedKey::Ids {
+                segment, number, ..
+            }) => {
+                let at = parts.apart_done;
+                match parts.apart.get(at) {
+                    Some(&(s, n, end)) if (s, n) == (segment, number) => {
+                        parts.apart_done += 1;
+                        let start = at.checked_sub(1).map_or(0, |p| parts.apart[p].2);
+                        let bytes = &parts.apart_bytes[start..end];
+                        // Parsed when it was read.
+                        if let Ok(chunk) = Chunk::parse(bytes) {
+                            match Ids::parse(value, chunk.ids_layout()) {
+                                Ok(ids) => chunk.for_each(&ids, |rem, id| {
+                                    parts.chunked.push((rem, id, segment))
+                                }),
+                                Err(message) => malformed(family, key, format!("ids: {message}"))?,
+                            }
+                        }
+                    }
+                    _ => malformed(family, key, "ids without their chunk".into())?,
+                }
+            }
             Some(PackedKey::Delta { fingerprint, id }) => match codec::decode_delta(value) {
                 Some(delta) => {
                     let (_, rem) = keys::split(i, fingerprint);
@@ -298,7 +351,7 @@ fn read_key(
                 }
                 None => malformed(family, key, format!("a {}-byte delta", value.len()))?,
             },
-            None => malformed(family, key, "neither a chunk nor a delta key".into())?,
+            None => malformed(family, key, "not a key of the packed layout".into())?,
         },
     }
     Ok(())

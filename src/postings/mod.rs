@@ -50,7 +50,7 @@ pub(crate) use fold::FoldCounters;
 pub(crate) use groups::{malformed_error, Posting};
 pub(crate) use options::{family_options, in_key_order};
 pub(crate) use probe::Reads;
-pub(crate) use write::block_families_empty;
+pub(crate) use write::{block_families_empty, GroupWriter};
 
 /// How a store lays out its block families (by its [`Format`](crate::store::Format)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -8,7 +8,7 @@ use rayon::prelude::*;
 use rocksdb::ReadOptions;
 
 use super::cache::PostingsCache;
-use super::chunk::Chunk;
+use super::chunk::{Chunk, Ids, IdsLayout};
 use super::groups::malformed_error;
 use super::{in_key_order, Db, Postings};
 use crate::codec::{self, Delta};
@@ -18,8 +18,9 @@ use crate::keys::{self, PackedKey, BLOCK_FAMILIES};
 use crate::pigeonhole;
 use crate::store::View;
 
-/// A candidate of one group: (remainder, id, distance).
-type Candidate = (u64, u64, u32);
+/// A candidate of one group: (remainder, id, distance, segment of its chunk; `u32::MAX` for
+/// an added delta).
+type Candidate = (u64, u64, u32, u32);
 
 /// Reads in flight at once with concurrent reads (for all queries together: they share the
 /// threads): a disk serves more bytes per second with more requests queued (this machine's:
@@ -272,16 +273,15 @@ fn probe_packed(
     let cf = db.family(i)?;
     let (q_value, q_rem) = keys::split(i, q);
     let first_family = |fp: Fingerprint| pigeonhole::query_reporting_family(fp.0, q.0, radii);
-    // With whole-group reads, an iterator per group bounded to it (so that RocksDB trims its
-    // read-ahead to the group); otherwise one iterator seeking from group to group.
+    // With whole-group reads, an iterator per group bounded to its chunks (so that RocksDB
+    // trims its read-ahead to them, leaving their ids); otherwise one iterator seeking from
+    // group to group.
     let options = |group: Option<u16>| {
         let mut options = ReadOptions::default();
         options.fill_cache(reads.fill_cache);
         if let Some(v) = group {
             options.set_readahead_size(GROUP_READAHEAD);
-            if let Some(next) = v.checked_add(1) {
-                options.set_iterate_upper_bound(keys::block_prefix(next));
-            }
+            options.set_iterate_upper_bound(keys::ids_prefix(v));
         }
         options
     };
@@ -289,6 +289,10 @@ fn probe_packed(
     let mut it = view.raw_iterator_cf_opt(cf, options(bound));
     let mut candidates: Vec<Candidate> = Vec::new();
     let mut removals: Vec<(u64, u64, u32)> = Vec::new();
+    // Matches in chunks whose ids are apart: (remainder, entry, distance, chunk of `apart`).
+    let mut unresolved: Vec<(u64, usize, u32, usize)> = Vec::new();
+    // Those chunks: (segment, number, what reading their ids takes).
+    let mut apart: Vec<(u32, u32, IdsLayout)> = Vec::new();
     for &v in values {
         let outside = (v ^ q_value).count_ones();
         if outside > k {
@@ -297,6 +301,8 @@ fn probe_packed(
         let budget = k - outside;
         candidates.clear();
         removals.clear();
+        unresolved.clear();
+        apart.clear();
         let prefix = keys::block_prefix(v);
         if reads.whole_groups && bound != Some(v) {
             bound = Some(v);
@@ -304,37 +310,44 @@ fn probe_packed(
         }
         it.seek(prefix);
         // The group's deltas come first (so its removals are known before its chunks are
-        // scanned), then its chunks; a final chunk is the group's last key.
+        // scanned), then its chunks; a final chunk is the group's last chunk, and the chunks'
+        // ids (format 8) follow them.
         while let (Some(key), Some(value)) = (it.key(), it.value()) {
             if !key.starts_with(&prefix) {
                 break;
             }
             match keys::decode_packed_key(i, key) {
-                Some(PackedKey::Chunk { segment, .. }) => match Chunk::parse(value) {
+                Some(PackedKey::Chunk {
+                    segment, number, ..
+                }) => match Chunk::parse(value) {
                     Ok(chunk) => {
-                        chunk.scan(q_rem, budget, |rem, id, d| {
-                            // Removals are in key order: sorted by (remainder, id).
-                            let hidden = !removals.is_empty()
-                                && removals
-                                    .binary_search_by(|r| (r.0, r.1).cmp(&(rem, id)))
-                                    .is_ok_and(|at| segment < removals[at].2);
-                            if !hidden {
-                                candidates.push((rem, id, d + outside));
+                        let ids = chunk.ids();
+                        let at = apart.len();
+                        let mut matched = false;
+                        chunk.scan(q_rem, budget, |rem, e, d| match ids {
+                            Some(ids) => candidates.push((rem, ids.get(e), d + outside, segment)),
+                            None => {
+                                matched = true;
+                                unresolved.push((rem, e, d + outside, at));
                             }
                         });
+                        if matched {
+                            apart.push((segment, number, chunk.ids_layout()));
+                        }
                         if chunk.is_final() {
                             break;
                         }
                     }
                     Err(message) => malformed_error(family, key, format!("chunk: {message}"))?,
                 },
+                Some(PackedKey::Ids { .. }) => break,
                 Some(PackedKey::Delta { fingerprint, id }) => {
                     let (_, rem) = keys::split(i, fingerprint);
                     match codec::decode_delta(value) {
                         Some(Delta::Added) => {
                             let d = fingerprint.distance(q);
                             if d <= k {
-                                candidates.push((rem, id, d));
+                                candidates.push((rem, id, d, u32::MAX));
                             }
                         }
                         Some(Delta::Removed { watermark }) => {
@@ -345,14 +358,44 @@ fn probe_packed(
                         }
                     }
                 }
-                None => malformed_error(family, key, "neither a chunk nor a delta key".into())?,
+                None => malformed_error(family, key, "not a key of the packed layout".into())?,
             }
             it.next();
         }
         it.status().map_err(|e| db.error("scan", Some(family), e))?;
-        for &(rem, id, d) in &candidates {
+        // The ids of the chunks that matched, each read once.
+        for (at, &(segment, number, layout)) in apart.iter().enumerate() {
+            let key = keys::ids_key(v, segment, number);
+            let mut options = ReadOptions::default();
+            options.fill_cache(reads.fill_cache);
+            let bytes = view
+                .get_pinned_cf_opt(cf, key, options)
+                .map_err(|e| db.error("read", Some(family), e))?;
+            let Some(bytes) = bytes else {
+                malformed_error(family, &key, "the ids of a chunk are missing".into())?;
+                continue;
+            };
+            let ids = match Ids::parse(&bytes, layout) {
+                Ok(ids) => ids,
+                Err(message) => {
+                    malformed_error(family, &key, format!("ids: {message}"))?;
+                    continue;
+                }
+            };
+            for &(rem, e, d, _) in unresolved.iter().filter(|u| u.3 == at) {
+                candidates.push((rem, ids.get(e), d, segment));
+            }
+        }
+        for &(rem, id, d, segment) in &candidates {
+            // A delta (segment `u32::MAX`) is never hidden; removals are in key order:
+            // sorted by (remainder, id).
+            let hidden = segment != u32::MAX
+                && !removals.is_empty()
+                && removals
+                    .binary_search_by(|r| (r.0, r.1).cmp(&(rem, id)))
+                    .is_ok_and(|at| segment < removals[at].2);
             let fp = keys::join(i, v, rem);
-            if first_family(fp) == Some(i) {
+            if !hidden && first_family(fp) == Some(i) {
                 found.push((id, fp, d));
             }
         }

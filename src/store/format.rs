@@ -12,8 +12,9 @@
 //! | 5 | 0.5.0 | the settings record ends with `latin_count_pieces_ratio` |
 //! | 6 | 0.6.0 | the settings record is JSON by field name with the word lists' content hashes; a `docs` value may end with a sketch |
 //! | 7 | 0.7.0 | packed posting blocks: chunks and deltas in the block families (`src/postings/`), `meta/next_segment` |
+//! | 8 | 0.8.0 | a chunk's ids apart from it, under a key of their own (`src/postings/chunk.rs`), so that a query reads remainders only |
 //!
-//! This build writes format 7 only. Stores of formats 1 to 6 open read-only: queries, pair
+//! This build writes format 8 only. Stores of formats 1 to 7 open read-only: queries, pair
 //! scans, export and [`Store::upgrade`](crate::Store::upgrade) read them, and a write fails
 //! with [`Error::LegacyFormat`](crate::Error::LegacyFormat), which names
 //! `simhash-store upgrade`.
@@ -40,6 +41,8 @@ pub enum Format {
     V6 = 6,
     /// 0.7: packed posting blocks (chunks and deltas), `meta/next_segment`.
     V7 = 7,
+    /// 0.8: each chunk's ids apart from it, under a key of their own.
+    V8 = 8,
 }
 
 /// How a format encodes its settings record (`meta/simhasher`, `src/settings/`).
@@ -54,11 +57,11 @@ pub(crate) enum SettingsEncoding {
 
 impl Format {
     /// The format this build writes: every new store's.
-    pub const CURRENT: Format = Format::V7;
+    pub const CURRENT: Format = Format::V8;
     /// The oldest format this build reads.
     pub const OLDEST: Format = Format::V1;
     /// Every format, oldest first.
-    pub const ALL: [Format; 7] = [
+    pub const ALL: [Format; 8] = [
         Format::V1,
         Format::V2,
         Format::V3,
@@ -66,6 +69,7 @@ impl Format {
         Format::V5,
         Format::V6,
         Format::V7,
+        Format::V8,
     ];
 
     /// The format recorded as `version` (`meta/format_version`), if this build knows it.
@@ -88,6 +92,7 @@ impl Format {
             Format::V5 => "0.5.0",
             Format::V6 => "0.6.0",
             Format::V7 => "0.7.0",
+            Format::V8 => "0.8.0",
         }
     }
 
@@ -100,7 +105,7 @@ impl Format {
     /// How the format's block families are laid out.
     pub(crate) fn layout(self) -> Layout {
         match self {
-            Format::V7 => Layout::Packed,
+            Format::V7 | Format::V8 => Layout::Packed,
             _ => Layout::Entries,
         }
     }
@@ -111,7 +116,7 @@ impl Format {
             Format::V1 | Format::V2 | Format::V3 | Format::V4 | Format::V5 => {
                 SettingsEncoding::Positional
             }
-            Format::V6 | Format::V7 => SettingsEncoding::ByName,
+            Format::V6 | Format::V7 | Format::V8 => SettingsEncoding::ByName,
         }
     }
 
@@ -134,7 +139,7 @@ impl Format {
             Format::V3 => "fingerprint configuration (format 3)",
             Format::V4 => "fingerprint configuration (format 4)",
             Format::V5 => "fingerprint configuration (format 5)",
-            Format::V6 | Format::V7 => "fingerprint settings record",
+            Format::V6 | Format::V7 | Format::V8 => "fingerprint settings record",
         }
     }
 
@@ -165,7 +170,7 @@ mod tests {
                 .starts_with(&format!("0.{}.", format.version())));
         }
         assert_eq!(Format::from_version(0), None);
-        assert_eq!(Format::from_version(8), None);
+        assert_eq!(Format::from_version(9), None);
         assert_eq!(Format::OLDEST, Format::ALL[0]);
         assert_eq!(Format::CURRENT, Format::ALL[Format::ALL.len() - 1]);
     }
@@ -174,6 +179,7 @@ mod tests {
     fn layouts_and_settings_encodings() {
         assert_eq!(Format::V6.layout(), Layout::Entries);
         assert_eq!(Format::V7.layout(), Layout::Packed);
+        assert_eq!(Format::V8.layout(), Layout::Packed);
         assert_eq!(Format::V5.settings_encoding(), SettingsEncoding::Positional);
         assert_eq!(Format::V6.settings_encoding(), SettingsEncoding::ByName);
         // Each positional format after 2 appended at least one field.

@@ -313,9 +313,9 @@ impl Store {
 
     /// Folds every group of the block families that has deltas or chunks of more than one
     /// segment (see `src/postings/fold.rs`), and returns how many it folded: none in a
-    /// read-only store or one of the entries layout.
+    /// read-only store or one of an older format.
     pub(crate) fn fold_groups(&self) -> Result<u64> {
-        match self.postings.packed().filter(|_| !self.read_only) {
+        match self.packed().ok().filter(|_| !self.read_only) {
             Some(packed) => packed.fold_groups(self.blocks_db(), &self.write_options(), || {
                 self.lock_writes()
             }),
@@ -370,13 +370,17 @@ impl Store {
     }
 
     /// The packed layout's state: a writable store's block families, or
-    /// [`Error::LegacyFormat`] for a store of an older format.
+    /// [`Error::LegacyFormat`] for a store of an older format (format 7's chunks are packed
+    /// too, with their ids inline, which this build reads but does not write).
     pub(crate) fn packed(&self) -> Result<&crate::postings::Packed> {
-        self.postings.packed().ok_or_else(|| Error::LegacyFormat {
-            path: self.path.clone(),
-            found: self.format.version(),
-            current: Format::CURRENT.version(),
-        })
+        self.postings
+            .packed()
+            .filter(|_| self.format.is_writable())
+            .ok_or_else(|| Error::LegacyFormat {
+                path: self.path.clone(),
+                found: self.format.version(),
+                current: Format::CURRENT.version(),
+            })
     }
 
     pub(crate) fn write_options(&self) -> WriteOptions {

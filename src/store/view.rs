@@ -52,6 +52,18 @@ impl<'a> View<'a> {
             View::Fixed(db) => db.get_pinned_cf(cf, key),
         }
     }
+
+    pub(crate) fn get_pinned_cf_opt(
+        &self,
+        cf: &impl AsColumnFamilyRef,
+        key: impl AsRef<[u8]>,
+        options: ReadOptions,
+    ) -> Result<Option<DBPinnableSlice<'_>>, rocksdb::Error> {
+        match self {
+            View::Snapshot(s) => s.get_pinned_cf_opt(cf, key, options),
+            View::Fixed(db) => db.get_pinned_cf_opt(cf, key, &options),
+        }
+    }
 }
 
 impl Store {
