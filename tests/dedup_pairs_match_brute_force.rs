@@ -123,20 +123,21 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 16, ..ProptestConfig::default() })]
 
     #[test]
-    fn pairs_and_clusters_equal_brute_force(seed: u64, random in 0usize..300, centres in 1usize..6, crowd in 0usize..80, format in 6u32..=7) {
+    fn pairs_and_clusters_equal_brute_force(seed: u64, random in 0usize..300, centres in 1usize..6, crowd in 0usize..80, format in 6u32..=8) {
         let mut rng = Rng::new(seed);
         let (docs, _) = planted(&mut rng, random, centres, 8);
         let family = rng.below(4) as u32;
         let docs = with_shared_block(&mut rng, docs, family, crowd);
         let dir = tempfile::tempdir().unwrap();
-        // Both layouts: packed (format 7) and entries (format 6, read only).
+        // Every layout: packed with ids apart (format 8), with ids inline (format 7, read
+        // only) and entries (format 6, read only).
         let mut store = Store::open(dir.path()).unwrap();
         load(&store, &docs).unwrap();
-        if format == 6 {
+        if format != 8 {
             drop(store);
-            common::legacy::rewrite_as_format6(dir.path());
+            common::legacy::rewrite_as(dir.path(), format);
             store = Store::open(dir.path()).unwrap();
-            assert_eq!(store.format_version(), 6);
+            assert_eq!(store.format_version(), format);
         }
         let ks = [0, 1, 2, 3, 4, 5, 6, 7, 8, 12];
         check(&store, &docs, &ks, 1 << 16).unwrap();

@@ -1,4 +1,4 @@
-//! The packed layout (format 7) against a model: random sequences of single inserts and
+//! The packed layout (format 8) against a model: random sequences of single inserts and
 //! removals (deltas), bulk runs (new segments, whose upserts hide older chunks' entries),
 //! folds (by enough deltas in a group, and by `compact`) and reopens. After every step queries
 //! at every distance 0..=8 answer like a brute-force scan of the model, the pair scan finds
@@ -181,7 +181,7 @@ fn groups_larger_than_a_chunk() -> std::result::Result<(), Box<dyn std::error::E
     Ok(())
 }
 
-/// The delta key (format 7) of document `id` with fingerprint `fp` in family `block0`:
+/// The delta key (formats 7 and 8) of document `id` with fingerprint `fp` in family `block0`:
 /// block 0, the kind byte `00`, the other three blocks, the id (docs/design.md).
 fn block0_delta_key(fp: u64, id: u64) -> Vec<u8> {
     let mut key = Vec::with_capacity(17);
@@ -236,6 +236,68 @@ fn verify_names_orphans_and_hidden_entries() -> std::result::Result<(), Box<dyn 
     // A query reports a document from the first family whose block matches, block 0 here,
     // where the removal hides it: the damage shows, as `verify` says.
     assert!(store.query(Fingerprint(b), 0)?.is_empty());
+    Ok(())
+}
+
+/// The key (format 8) of the ids of chunk `number` of segment `segment` of block value
+/// `value`: the value, the kind byte `02`, `u32::MAX` − segment, the chunk number
+/// (docs/design.md).
+fn ids_key(value: u16, segment: u32, number: u32) -> Vec<u8> {
+    let mut key = value.to_be_bytes().to_vec();
+    key.push(0x02);
+    key.extend_from_slice(&(u32::MAX - segment).to_be_bytes());
+    key.extend_from_slice(&number.to_be_bytes());
+    key
+}
+
+/// A chunk's ids are a key of their own: a query that matches in a chunk whose ids are gone
+/// or cut short fails with a decode error naming the key, and so does `verify`, instead of
+/// answering with wrong ids; a query that matches nothing in that chunk does not read them.
+#[test]
+fn a_chunk_without_its_ids_is_a_decode_error() -> std::result::Result<(), Box<dyn std::error::Error>>
+{
+    let (a, b) = (0x1234_5678_9abc_def0u64, 0x1234_0fed_cba9_8765u64);
+    for damage in ["missing", "short"] {
+        let dir = tempfile::tempdir()?;
+        {
+            let store = Store::open(dir.path())?;
+            let mut loader = store.bulk_loader()?;
+            loader.add(1, Fingerprint(a))?;
+            loader.add(2, Fingerprint(b))?;
+            loader.finish()?;
+            assert_eq!(store.query(Fingerprint(a), 0)?.len(), 1);
+        }
+        {
+            let db = rocksdb::DB::open_cf(&rocksdb::Options::default(), dir.path(), ALL_FAMILIES)?;
+            let block0 = db.cf_handle(ALL_FAMILIES[0]).ok_or("block0")?;
+            // Both documents share block 0 (0x1234): one chunk of segment 1 in block0.
+            let key = ids_key(0x1234, 1, 0);
+            let ids = db
+                .get_cf(block0, &key)?
+                .ok_or("the ids key of the bulk run's chunk")?;
+            if damage == "missing" {
+                db.delete_cf(block0, &key)?;
+            } else {
+                db.put_cf(block0, &key, &ids[..ids.len() - 1])?;
+            }
+            db.flush_cf(block0)?;
+        }
+        let store = Store::open(dir.path())?;
+        // Document 1 is reported by family 0 (the first whose block matches): its chunk's ids
+        // are needed.
+        match store.query(Fingerprint(a), 0) {
+            Err(simhash_store::Error::Decode { key, .. }) => {
+                assert!(key.starts_with("123402"), "{damage}: {key}")
+            }
+            other => panic!("{damage}: {other:?}"),
+        }
+        // Nothing within 0 of this one in that chunk: the ids are not read.
+        assert!(store.query(Fingerprint(a ^ 0xff), 0)?.is_empty());
+        match store.verify() {
+            Ok(report) => assert!(!report.is_clean(), "{damage}: {report}"),
+            Err(e) => assert!(matches!(e, simhash_store::Error::Decode { .. }), "{e}"),
+        }
+    }
     Ok(())
 }
 

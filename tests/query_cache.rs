@@ -112,7 +112,7 @@ fn preload_caches_every_range_and_answers_stay_exact() -> Result<()> {
     Ok(())
 }
 
-/// A store of format 7 has no query cache: preloading does nothing.
+/// A store of the packed layout (format 8) has no query cache: preloading does nothing.
 #[test]
 fn the_packed_layout_has_no_query_cache() -> Result<()> {
     let dir = tempfile::tempdir().expect("tempdir");

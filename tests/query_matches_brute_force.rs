@@ -69,10 +69,11 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
 
     #[test]
-    fn query_equals_brute_force(seed: u64, random in 0usize..300, centres in 1usize..6, format in 6u32..=7) {
+    fn query_equals_brute_force(seed: u64, random in 0usize..300, centres in 1usize..6, format in 6u32..=8) {
         let (docs, queries) = planted(&mut Rng::new(seed), random, centres, 8);
         let dir = tempfile::tempdir().unwrap();
-        // Both layouts: packed (format 7) and entries (format 6, read only).
+        // Every layout: packed with ids apart (format 8), with ids inline (format 7, read
+        // only) and entries (format 6, read only).
         let store = Store::open(dir.path()).unwrap();
         load(&store, &docs).unwrap();
         let store = in_format(store, dir.path(), format);
@@ -95,20 +96,22 @@ fn probing_path_at_larger_store() -> Result<()> {
 /// Queries keep matching brute force after removals and fingerprint changes, in both layouts.
 #[test]
 fn after_updates() -> Result<()> {
-    after_updates_in(6)?;
-    after_updates_in(7)
+    for format in [6, 7, 8] {
+        after_updates_in(format)?;
+    }
+    Ok(())
 }
 
-/// `store` (of format 7, at `path`) as is, or closed and rewritten in format 6 (the entries
-/// layout, which this build reads only) and opened again.
+/// `store` (of format 8, at `path`) as is, or closed and rewritten in format 7 (chunks with
+/// their ids inline) or 6 (the entries layout), which this build reads only, and opened again.
 fn in_format(store: Store, path: &std::path::Path, format: u32) -> Store {
-    if format == 7 {
+    if format == 8 {
         return store;
     }
     drop(store);
-    common::legacy::rewrite_as_format6(path);
+    common::legacy::rewrite_as(path, format);
     let store = Store::open(path).expect("reopen");
-    assert_eq!(store.format_version(), 6);
+    assert_eq!(store.format_version(), format);
     store
 }
 

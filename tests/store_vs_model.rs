@@ -89,8 +89,9 @@ fn entry(id: u64, fp: u64, key: Option<u8>) -> Entry {
     e
 }
 
-/// Runs `ops` on a new store, then checks it reopened, as written (format 7) or rewritten in
-/// format 6 (the entries layout, which this build reads only).
+/// Runs `ops` on a new store, then checks it reopened, as written (format 8) or rewritten in
+/// format 7 (chunks with their ids inline) or 6 (the entries layout), which this build reads
+/// only.
 fn run(ops: &[Op], format: u32) -> Result<()> {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut model = Model::default();
@@ -127,9 +128,7 @@ fn run(ops: &[Op], format: u32) -> Result<()> {
         let report = store.verify()?;
         assert!(report.is_clean(), "{report}");
     }
-    if format == 6 {
-        common::legacy::rewrite_as_format6(dir.path());
-    }
+    common::legacy::rewrite_as(dir.path(), format);
     let store = Store::open(dir.path())?;
     assert_eq!(store.format_version(), format);
     let report = store.verify()?;
@@ -162,7 +161,7 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
 
     #[test]
-    fn store_behaves_like_the_model(ops in proptest::collection::vec(op(), 1..60), format in 6u32..=7) {
+    fn store_behaves_like_the_model(ops in proptest::collection::vec(op(), 1..60), format in 6u32..=8) {
         run(&ops, format).unwrap();
     }
 }

@@ -1,6 +1,7 @@
-//! Stores of format 6 (one key per document and block family, the *entries* layout), which
-//! this build reads but no longer writes: a closed store written by this build, rewritten in
-//! place with RocksDB alone, by the byte layout of `docs/design.md` ("Bytes on disk").
+//! Stores of formats 6 (one key per document and block family, the *entries* layout) and 7
+//! (packed chunks with their ids inline), which this build reads but no longer writes: a
+//! closed store written by this build, rewritten in place with RocksDB alone, by the byte
+//! layout of `docs/design.md` ("Bytes on disk", "Packed posting blocks").
 
 use std::path::Path;
 
@@ -43,8 +44,48 @@ fn entry_key(i: usize, fp: u64, id: u64) -> Vec<u8> {
     key
 }
 
-/// Rewrites the closed store at `path` (format 7, made by this build) as the store of
-/// format 6 with the same documents and settings (format 6's settings record is format 7's).
+/// Rewrites the closed store at `path` (format 8, made by this build) as the store of
+/// format 7 with the same documents: each chunk with its ids inline. A format 8 chunk is the
+/// inline one less its ids, with bit 128 of its fourth byte set; both end with 16 bytes of
+/// padding, as the ids value does: so the inline chunk is the chunk less its padding, then the
+/// ids value, the bit cleared. The ids keys (kind byte `02`) go.
+pub fn rewrite_as_format7(path: &Path) {
+    const CHUNK_KIND: u8 = 0x01;
+    const IDS_KIND: u8 = 0x02;
+    const PADDING: usize = 16;
+    let db = DB::open_cf(&Options::default(), path, ALL_FAMILIES).expect("raw open");
+    let cf = |name: &str| db.cf_handle(name).expect("family");
+    let mut batch = WriteBatch::default();
+    for family in BLOCK_FAMILIES {
+        let items: Vec<(Box<[u8]>, Box<[u8]>)> = db
+            .iterator_cf(cf(family), rocksdb::IteratorMode::Start)
+            .map(|item| item.expect("read"))
+            .collect();
+        for (key, value) in &items {
+            if key.len() != 11 || key[2] != CHUNK_KIND {
+                continue;
+            }
+            let mut ids_key = key.to_vec();
+            ids_key[2] = IDS_KIND;
+            let ids = db
+                .get_cf(cf(family), &ids_key)
+                .expect("read")
+                .expect("every chunk of format 8 has its ids");
+            assert_ne!(value[3] & 0x80, 0, "a chunk of format 8 has its ids apart");
+            let mut inline = value[..value.len() - PADDING].to_vec();
+            inline[3] &= 0x7f;
+            inline.extend_from_slice(&ids);
+            batch.put_cf(cf(family), key, inline);
+            batch.delete_cf(cf(family), ids_key);
+        }
+    }
+    batch.put_cf(cf(META_FAMILY), b"format_version", 7u32.to_be_bytes());
+    db.write(batch).expect("write");
+    db.flush_wal(true).expect("flush");
+}
+
+/// Rewrites the closed store at `path` (format 8, made by this build) as the store of
+/// format 6 with the same documents and settings (format 6's settings record is format 8's).
 pub fn rewrite_as_format6(path: &Path) {
     let db = DB::open_cf(&Options::default(), path, ALL_FAMILIES).expect("raw open");
     let cf = |name: &str| db.cf_handle(name).expect("family");
@@ -64,4 +105,15 @@ pub fn rewrite_as_format6(path: &Path) {
     batch.put_cf(cf(META_FAMILY), b"format_version", 6u32.to_be_bytes());
     db.write(batch).expect("write");
     db.flush_cf(cf(META_FAMILY)).expect("flush");
+}
+
+/// Rewrites the closed store at `path` (format 8, made by this build) as a store of
+/// `format`: 6 or 7 as above, 8 as it is.
+pub fn rewrite_as(path: &Path, format: u32) {
+    match format {
+        6 => rewrite_as_format6(path),
+        7 => rewrite_as_format7(path),
+        8 => {}
+        _ => panic!("no rewrite into format {format}"),
+    }
 }
