@@ -5,15 +5,15 @@
 //! | family          | key                                                            | value                 |
 //! |-----------------|----------------------------------------------------------------|-----------------------|
 //! | `block0..block3`, formats 1-6 | block *i* (2 B) · the other three blocks in order (6 B) · id (8 B) | empty |
-//! | `block0..block3`, format 7: a delta | block *i* (2 B) · `0x00` · the other three blocks in order (6 B) · id (8 B) | empty (added), or a removal: segment watermark (4 B) |
-//! | `block0..block3`, format 7: a chunk | block *i* (2 B) · `0x01` · `u32::MAX` − segment (4 B) · chunk number (4 B) | a packed chunk ([`crate::postings`]) |
+//! | `block0..block3`, formats 7 and 8: a delta | block *i* (2 B) · `0x00` · the other three blocks in order (6 B) · id (8 B) | empty (added), or a removal: segment watermark (4 B) |
+//! | `block0..block3`, formats 7 and 8: a chunk | block *i* (2 B) · `0x01` · `u32::MAX` − segment (4 B) · chunk number (4 B) | a packed chunk ([`crate::postings`]) |
 //! | `block0..block3`, format 8: a chunk's ids | block *i* (2 B) · `0x02` · `u32::MAX` − segment (4 B) · chunk number (4 B) | the chunk's packed ids |
 //! | `docs`          | id (8 B)                                                       | [`crate::codec`] `Document` |
 //! | `keys`          | external key (UTF-8 bytes, 1..=4096 B)                         | id (8 B)              |
 //! | `meta`          | ASCII name (`format_version`, `simhasher`, `doc_count`)        | see [`crate::codec`]  |
 //!
 //! A block key sorts first by the block value, so all documents sharing block *i* form one
-//! contiguous range: the range a query scans. In format 7 that range holds the value's deltas
+//! contiguous range: the range a query scans. In formats 7 and 8 that range holds the value's deltas
 //! (single writes not yet folded into chunks) first, then its packed chunks, the newest
 //! segment first: whatever chunk is written later sorts before the chunks already there, so a
 //! chunk written as its group's last chunk stays the last (`postings::chunk`, the final flag).
@@ -60,12 +60,12 @@ pub(crate) const META_BULK_JOURNAL: &[u8] = b"bulk_journal";
 /// Meta key of a bulk load whose runs are spooled, present from its first spooled run until
 /// its merge is ingested (`bulk/spool.rs`).
 pub(crate) const META_BULK_LOAD: &[u8] = b"bulk_load";
-/// Meta key of the next chunk segment number (format 7).
+/// Meta key of the next chunk segment number (formats 7 and 8).
 pub(crate) const META_NEXT_SEGMENT: &[u8] = b"next_segment";
 
-/// Length of a chunk key in a block family (format 7).
+/// Length of a chunk key (and of an ids key) in a block family (formats 7 and 8).
 pub(crate) const CHUNK_KEY_LEN: usize = 11;
-/// Length of a delta key in a block family (format 7).
+/// Length of a delta key in a block family (formats 7 and 8).
 pub(crate) const DELTA_KEY_LEN: usize = 17;
 const DELTA_KIND: u8 = 0x00;
 const CHUNK_KIND: u8 = 0x01;
@@ -100,7 +100,7 @@ pub(crate) fn join(i: usize, value: u16, remainder: u64) -> Fingerprint {
     Fingerprint::from_blocks(blocks)
 }
 
-/// Key of chunk `chunk` of segment `segment` of block value `value` (format 7): later
+/// Key of chunk `chunk` of segment `segment` of block value `value` (formats 7 and 8): later
 /// segments sort first.
 #[inline]
 pub(crate) fn chunk_key(value: u16, segment: u32, chunk: u32) -> [u8; CHUNK_KEY_LEN] {
@@ -123,6 +123,12 @@ fn segment_key(kind: u8, value: u16, segment: u32, chunk: u32) -> [u8; CHUNK_KEY
     key
 }
 
+/// Whether `key` is the key of a chunk's ids ([`ids_key`]).
+#[inline]
+pub(crate) fn is_ids_key(key: &[u8]) -> bool {
+    key.len() == CHUNK_KEY_LEN && key[2] == IDS_KIND
+}
+
 /// The first key of block value `value` after its deltas and chunks: where its chunks' ids
 /// begin (format 8), the bound of a read of the chunks alone.
 #[inline]
@@ -131,7 +137,7 @@ pub(crate) fn ids_prefix(value: u16) -> [u8; 3] {
     [hi, lo, IDS_KIND]
 }
 
-/// Key of the delta of document `id` with fingerprint `fp` in block family `i` (format 7).
+/// Key of the delta of document `id` with fingerprint `fp` in block family `i` (formats 7 and 8).
 #[inline]
 pub(crate) fn delta_key(i: usize, fp: Fingerprint, id: u64) -> [u8; DELTA_KEY_LEN] {
     let legacy = block_key(i, fp, id);
@@ -349,6 +355,7 @@ mod tests {
             prop_assert!(chunk_key(value, 0, u32::MAX).as_slice() < first_ids.as_slice());
             prop_assert!(first_ids.as_slice() <= ids_key(value, u32::MAX, 0).as_slice());
             prop_assert!(ids.starts_with(&first_ids));
+            prop_assert!(is_ids_key(&ids) && !is_ids_key(&key) && !is_ids_key(&delta));
             prop_assert!(key.starts_with(&block_prefix(value)) && delta.starts_with(&block_prefix(value)));
         }
 

@@ -147,8 +147,8 @@ impl Store {
     /// cached (at most 4 x 65,536). About one second per million documents; queries and
     /// writes may run meanwhile.
     ///
-    /// Only stores of formats 1 to 6 have a query cache: a store of format 7 (every new
-    /// store) reads its packed chunks faster than the cache would, and this returns 0.
+    /// Only stores of formats 1 to 6 have a query cache: a store of the packed layout (every
+    /// new store) reads its packed chunks faster than the cache would, and this returns 0.
     ///
     /// ```
     /// use simhash_store::{Fingerprint, Store};

@@ -299,7 +299,7 @@ class Store:
     - ``read_only=False``: open beside a writing process;
     - ``cache_size``: RocksDB's block cache, in bytes;
     - ``query_cache_size``: the query cache in bytes, of a store of format 6 or older (256 MiB
-      by default, 0 for none; a store of format 7 reads its packed chunks without one);
+      by default, 0 for none; a store of formats 7 and 8 reads its packed chunks without one);
     - ``concurrent_reads``: read a query's groups at once on eight I/O threads
       (``None``, the default: when the store's files exceed half the memory available, that
       is, when queries read from disk; chosen at open and after each bulk load);
@@ -558,12 +558,12 @@ class Store:
     def flush(self) -> None:
         """Writes memtables to disk (what ``durability="no-wal"`` needs to keep writes)."""
     def compact(self) -> None:
-        """Compacts the store: in a store of format 7, folds single writes and earlier bulk loads
+        """Compacts the store: in a store of format 8, folds single writes and earlier bulk loads
         into one set of packed chunks per block value, then compacts every column family
         (smaller, faster to query after many single writes, several loads or removes)."""
     def preload_query_cache(self) -> int:
         """Fills the query cache from the block families; the number of key ranges cached. Only
-        stores of format 6 or older have a query cache: for a store of format 7 this is 0."""
+        stores of format 6 or older have a query cache: for a store of format 7 or 8 this is 0."""
     def disk_usage(self) -> Dict[str, int]:
         """Bytes on disk per column family."""
 

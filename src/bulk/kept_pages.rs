@@ -17,6 +17,14 @@
 //! writer adds in its last step (the last data blocks, the index and the filter) is dropped
 //! as before, and the read-back reads only that. Best effort: a page dropped before it is
 //! mapped is read back later, as without this; elsewhere than Linux 5.14 nothing is kept.
+//!
+//! A block family file can instead keep its chunks and not their ids, which a query reads
+//! only for a match (`src/postings/chunk.rs`), so that the page cache holds the chunks of
+//! more groups ([`ChunkPages`]). Pages cannot be left out as they are written: the page
+//! cache holds a file written in large pieces in *folios* of many pages, kept or dropped
+//! whole, and a mapped page keeps its neighbours in the cache. So the writer drops them all
+//! and the file reads back its chunks once finished (`POSIX_FADV_WILLNEED`, which reads
+//! exactly the pages asked for, in the background).
 
 use std::fs::File;
 use std::path::Path;
@@ -91,6 +99,80 @@ impl KeptPages {
     }
 }
 
+/// The byte ranges of a block family file that hold chunks, as it is written: everything but
+/// the ranges of ids ([`ChunkPages::ids_from`], [`ChunkPages::ids_until`]).
+#[derive(Debug, Default)]
+pub(crate) struct ChunkPages {
+    /// Ranges of ids, in file order; the last one's end is `u64::MAX` while it is open.
+    ids: Vec<(u64, u64)>,
+}
+
+impl ChunkPages {
+    /// Ids from byte `start` on, until [`ChunkPages::ids_until`].
+    pub(crate) fn ids_from(&mut self, start: u64) {
+        self.ids.push((start, u64::MAX));
+    }
+
+    /// Ends the range of ids [`ChunkPages::ids_from`] began, at byte `end`.
+    pub(crate) fn ids_until(&mut self, end: u64) {
+        if let Some(last) = self.ids.last_mut().filter(|r| r.1 == u64::MAX) {
+            last.1 = end.max(last.0);
+        }
+    }
+
+    /// The ranges of whole pages of a file of `len` bytes not wholly in a range of ids. A
+    /// range still open runs to the file's end: the last group's ids are followed only by
+    /// the index and the footer, which RocksDB reads once, when it opens the file, and keeps
+    /// (the index pinned in the block cache).
+    pub(crate) fn kept(&self, len: u64) -> Vec<(u64, u64)> {
+        let mut kept = Vec::new();
+        let mut at = 0;
+        for &(start, end) in &self.ids {
+            let end = end.min(len);
+            let (first, past) = (start.div_ceil(PAGE) * PAGE, end / PAGE * PAGE);
+            if past > first {
+                if first > at {
+                    kept.push((at, first));
+                }
+                at = past;
+            }
+        }
+        let end = len.div_ceil(PAGE) * PAGE;
+        if end > at {
+            kept.push((at, end));
+        }
+        kept
+    }
+
+    /// Has the kernel read the kept ranges of the finished file at `path` into the page
+    /// cache, in the background. Best effort.
+    pub(crate) fn read_back(&self, path: &Path) {
+        #[cfg(target_os = "linux")]
+        {
+            use std::os::fd::AsRawFd;
+            let Ok(file) = File::open(path) else {
+                return;
+            };
+            let Ok(meta) = file.metadata() else {
+                return;
+            };
+            for (from, to) in self.kept(meta.len()) {
+                // SAFETY: a plain system call on an open descriptor.
+                unsafe {
+                    libc::posix_fadvise(
+                        file.as_raw_fd(),
+                        from as libc::off_t,
+                        (to - from) as libc::off_t,
+                        libc::POSIX_FADV_WILLNEED,
+                    )
+                };
+            }
+        }
+        #[cfg(not(target_os = "linux"))]
+        let _ = path;
+    }
+}
+
 /// Has the kernel map `len` bytes at `at` of `map` (pages in the cache are mapped, others
 /// read); false if it cannot (a kernel before 5.14, or the range is past the file's end).
 fn populate(map: &Mmap, at: usize, len: usize) -> bool {
@@ -114,6 +196,13 @@ pub(crate) mod tests {
     /// How many pages of `path` are in the page cache, and of how many (Linux).
     #[cfg(target_os = "linux")]
     pub(crate) fn resident_pages(path: &Path) -> (usize, usize) {
+        let resident = resident_map(path);
+        (resident.iter().filter(|&&r| r).count(), resident.len())
+    }
+
+    /// Whether each page of `path` is in the page cache (Linux).
+    #[cfg(target_os = "linux")]
+    pub(crate) fn resident_map(path: &Path) -> Vec<bool> {
         let file = File::open(path).unwrap();
         // SAFETY: mapped only for `mincore`, which reads no page.
         let map = unsafe { Mmap::map(&file) }.unwrap();
@@ -123,7 +212,38 @@ pub(crate) mod tests {
         let ok =
             unsafe { libc::mincore(map.as_ptr() as *mut libc::c_void, map.len(), v.as_mut_ptr()) };
         assert_eq!(ok, 0);
-        (v.iter().filter(|&&b| b & 1 == 1).count(), pages)
+        v.iter().map(|&b| b & 1 == 1).collect()
+    }
+
+    /// Whether pages can be kept here (Linux 5.14 on).
+    pub(crate) fn keeping_works(dir: &Path) -> bool {
+        let probe = dir.join("probe");
+        std::fs::write(&probe, vec![1u8; 1 << 16]).unwrap();
+        KeptPages::open(&probe).is_some_and(|mut k| k.keep_up())
+    }
+
+    #[test]
+    fn chunk_pages_are_the_whole_pages_outside_the_ids() {
+        let page = PAGE;
+        let mut pages = ChunkPages::default();
+        // Ids at 2.5-5 pages (pages 3 and 4), 8.2-12 (9 to 11), 14.1-14.9 (no whole page),
+        // and from 18.5 on (open: to the end of the file, its last partial page kept).
+        for (from, to) in [(25, 50), (82, 120), (141, 149)] {
+            pages.ids_from(from * page / 10);
+            pages.ids_until(to * page / 10);
+        }
+        pages.ids_from(185 * page / 10);
+        assert_eq!(
+            pages.kept(20 * page + 100),
+            vec![
+                (0, 3 * page),
+                (5 * page, 9 * page),
+                (12 * page, 19 * page),
+                (20 * page, 21 * page)
+            ]
+        );
+        assert_eq!(ChunkPages::default().kept(page + 1), vec![(0, 2 * page)]);
+        assert_eq!(ChunkPages::default().kept(0), vec![]);
     }
 
     /// Writes and syncs `n` bytes to `file`, then drops its pages as RocksDB's writer does.

@@ -152,12 +152,12 @@ impl Store {
     /// A [`BulkLoader`] with `options`.
     ///
     /// # Errors
-    /// [`Error::ReadOnly`]; [`Error::LegacyFormat`] for a store of a format before 7
+    /// [`Error::ReadOnly`]; [`Error::LegacyFormat`] for a store of a format before 8
     /// (convert it with `simhash-store upgrade`); [`Error::Io`] if the temporary directory
     /// cannot be created; [`Error::InvalidArgument`] if its path is not UTF-8.
     pub fn bulk_loader_with(&self, options: BulkOptions) -> Result<BulkLoader<'_>> {
         // Also refuses a store of an older format (`Error::LegacyFormat`, naming
-        // `simhash-store upgrade`): the bulk loader writes format 7 only.
+        // `simhash-store upgrade`): the bulk loader writes format 8 only.
         self.check_writable()?;
         let root = options
             .temp_dir

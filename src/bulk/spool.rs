@@ -38,13 +38,13 @@ use rayon::prelude::*;
 use rocksdb::{ReadOptions, WriteOptions};
 use serde::{Deserialize, Serialize};
 
-use super::sst::{self, Destination, FillError};
+use super::sst::{self, Destination, FillError, Keep};
 use super::write_behind::WriteBehind;
 use crate::codec::{self, Delta};
 use crate::error::{Error, Result};
 use crate::fingerprint::BLOCKS;
 use crate::keys::{self, PackedKey, BLOCK_FAMILIES, META_FAMILY};
-use crate::postings::chunk::Chunk;
+use crate::postings::chunk::{self, Chunk};
 use crate::postings::GroupWriter;
 use crate::store::{Journal, Store};
 
@@ -374,7 +374,9 @@ pub(crate) fn merge(
     let kept = if warm {
         0
     } else {
-        kept_parts(parts, spooled, available)
+        // Kept parts keep their chunks, not their ids.
+        let chunks = spooled as f64 * chunk_share(store.len());
+        kept_parts(parts, chunks as u64, available)
     };
     let mut bytes = 0;
     // `i` names the family in every call below, not only an index.
@@ -399,11 +401,11 @@ pub(crate) fn merge(
                     })
                     .collect(),
             };
-            // Before the ingestion moves them: the same inodes become the store's files. Of
-            // a kept part only the tail the writer dropped last is read.
-            super::read_into_page_cache(
-                files.iter().filter(|f| warm || f.2).map(|f| f.0.as_path()),
-            );
+            // Before the ingestion moves them: the same inodes become the store's files. (A
+            // kept part has read back its own tail.)
+            if warm {
+                super::read_into_page_cache(files.iter().map(|f| f.0.as_path()));
+            }
             store.begin_ingestion(&journal, segment + 1)?;
             store.ingest_journal(&journal, None)?;
             store.commit_ingestion(journal.doc_count)?;
@@ -459,16 +461,27 @@ fn parts(documents: u64) -> u32 {
         .clamp(MIN_PARTS, 1 << 16)
 }
 
+/// The share of a block family's bytes its chunks take (the rest are their ids, which a kept
+/// part leaves out of the page cache) in a store of `documents` with ids of about
+/// `log2(documents)` bits each, as a load's dense ids are (sparser ids take more bits, and the
+/// share is then smaller than this): at 1B documents 40-bit remainders and 30-bit ids, 0.57.
+fn chunk_share(documents: u64) -> f64 {
+    let per_chunk = (documents >> 16).clamp(1, chunk::MAX_ENTRIES as u64) as usize;
+    let remainder_bits = chunk::REMAINDER_BITS - chunk::bucket_bits(per_chunk);
+    let id_bits = 64 - documents.leading_zeros();
+    f64::from(remainder_bits) / f64::from(remainder_bits + id_bits)
+}
+
 /// How many of each family's `parts` (the first ones) the merge keeps in the page cache as it
-/// writes them, for spool files of `spooled` bytes (about the size of the merged block
-/// families) and `available` bytes of memory: as many as take
+/// writes them, for `chunks` bytes of merged chunks (without their ids) in all families and
+/// `available` bytes of memory: as many as take
 /// [`KEPT_QUARTERS_OF_AVAILABLE`] quarters of it. A store larger than the memory is then
 /// about as much in the page cache right after its load as later, when queries have filled
 /// it, and a query reads from disk only the groups that are not (at 1B documents about half),
 /// into pages the merge has already used.
-fn kept_parts(parts: u32, spooled: u64, available: u64) -> u32 {
+fn kept_parts(parts: u32, chunks: u64, available: u64) -> u32 {
     let quota = available / 4 * KEPT_QUARTERS_OF_AVAILABLE;
-    let kept = u128::from(parts) * u128::from(quota) / u128::from(spooled.max(1));
+    let kept = u128::from(parts) * u128::from(quota) / u128::from(chunks.max(1));
     u32::try_from(kept).unwrap_or(u32::MAX).min(parts)
 }
 
@@ -492,7 +505,12 @@ fn merge_family(
         .map(|p| {
             let (lo, hi) = (p * per_part, (p + 1) * per_part);
             let path = dir.join(format!("merge-{}-{lo:05}.sst", BLOCK_FAMILIES[i]));
-            merge_part(store, record, i, segment, (lo, hi), p < kept, &path)
+            let keep = if p < kept {
+                Keep::Chunks
+            } else {
+                Keep::Nothing
+            };
+            merge_part(store, record, i, segment, (lo, hi), keep, &path)
                 .map(|size| size.map(|s| (path, s, p < kept)))
         })
         .collect();
@@ -505,15 +523,15 @@ fn merge_family(
     Ok(out)
 }
 
-/// Merges block values `lo..hi` of family `i` into the SST file `path`, its pages kept in the
-/// page cache with `keep_pages`; its size, or `None` if the range holds nothing.
+/// Merges block values `lo..hi` of family `i` into the SST file `path`, keeping in the page
+/// cache the pages `keep` says; its size, or `None` if the range holds nothing.
 fn merge_part(
     store: &Store,
     record: &LoadRecord,
     i: usize,
     segment: u32,
     (lo, hi): (u32, u32),
-    keep_pages: bool,
+    keep: Keep,
     path: &Path,
 ) -> Result<Option<u64>> {
     let family = BLOCK_FAMILIES[i];
@@ -543,7 +561,7 @@ fn merge_part(
     let mut group: Vec<(u64, u64)> = Vec::new();
     let mut writer = GroupWriter::default();
     let mut puts = 0usize;
-    let size = sst::write_file(family, path, Destination::Bottom, 1, keep_pages, |w| {
+    let size = sst::write_file(family, path, Destination::Bottom, 1, keep, |w| {
         for value in lo..hi {
             entries.clear();
             bounds.clear();
@@ -712,7 +730,6 @@ fn merge_two(a: &[u128], b: &[u128], out: &mut Vec<u128>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::postings::chunk;
 
     proptest::proptest! {
         /// Hidden entries dropped, then the runs merged, equal the old way: every run's
@@ -778,8 +795,19 @@ mod tests {
         assert_eq!(kept_parts(32, 0, 8 * GB), 32);
     }
 
+    #[test]
+    fn chunks_take_a_share_of_a_family_that_grows_with_fewer_id_bits() {
+        // 1B: 40-bit remainders (8 bucket bits), 30-bit ids.
+        assert!((chunk_share(1_000_000_000) - 40.0 / 70.0).abs() < 1e-9);
+        // 100M: 1,525 per group, 7 bucket bits; 27-bit ids.
+        assert!((chunk_share(100_000_000) - 41.0 / 68.0).abs() < 1e-9);
+        assert!(chunk_share(0) > 0.9 && chunk_share(0) <= 1.0);
+    }
+
     /// A merge whose block families do not fit in memory keeps the pages of the first parts
-    /// of each in the page cache (whole files), and not those of the others.
+    /// of each in the page cache, and not those of the others. (Whole files here: the ids of
+    /// a group of 61 documents share their blocks with chunks, and a kept part leaves out
+    /// only blocks of ids alone, `sst::tests`.)
     #[cfg(target_os = "linux")]
     #[test]
     fn a_merge_larger_than_the_memory_keeps_the_pages_of_its_first_parts(
@@ -789,9 +817,7 @@ mod tests {
         use crate::fingerprint::Fingerprint;
         let dir = tempfile::tempdir()?;
         // Where the kernel cannot keep pages (before Linux 5.14), nothing is kept.
-        let probe = dir.path().join("probe");
-        std::fs::write(&probe, vec![1u8; 1 << 16])?;
-        if !crate::bulk::kept_pages::KeptPages::open(&probe).is_some_and(|mut k| k.keep_up()) {
+        if !crate::bulk::kept_pages::tests::keeping_works(dir.path()) {
             return Ok(());
         }
         let store = Store::open(dir.path().join("store"))?;
@@ -805,13 +831,15 @@ mod tests {
                 Fingerprint(id.wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(17)),
             )?;
         }
-        // Spools of about 160 MB: 40 MB of memory (30 kept) keeps 6 parts of each family.
+        // Spools of about 160 MB, chunks about 0.68 of them: 40 MB of memory (30 kept) keeps
+        // 8 parts of each family.
         AVAILABLE.with(|a| a.set(Some(40 << 20)));
         let summary = loader.finish();
         AVAILABLE.with(|a| a.set(None));
         assert!(summary?.runs >= 2);
-        for family in BLOCK_FAMILIES {
-            // (first block value, whether every page is cached) of each file, in key order.
+        // (first block value, whether every page is cached) of each file of `family`, in key
+        // order.
+        let files = |family: &str| -> std::result::Result<Vec<(u16, bool)>, rocksdb::Error> {
             let mut files: Vec<(u16, bool)> = store
                 .db()
                 .live_files()?
@@ -826,11 +854,23 @@ mod tests {
                 })
                 .collect();
             files.sort_unstable();
+            Ok(files)
+        };
+        let as_expected = |files: &[(u16, bool)]| {
             let kept = files.iter().take_while(|f| f.1).count();
-            assert!(
-                kept > 0 && kept < files.len() && files[kept..].iter().all(|f| !f.1),
-                "{family}: {files:?}"
-            );
+            kept > 0 && kept < files.len() && files[kept..].iter().all(|f| !f.1)
+        };
+        for family in BLOCK_FAMILIES {
+            // Kept parts are read back in the background: wait for them, at most 10 s.
+            let mut found = files(family)?;
+            for _ in 0..100 {
+                if as_expected(&found) {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(100));
+                found = files(family)?;
+            }
+            assert!(as_expected(&found), "{family}: {found:?}");
         }
         Ok(())
     }

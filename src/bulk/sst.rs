@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use rayon::prelude::*;
 use rocksdb::{Cache, DBCompressionType, DataBlockIndexType, Options, SstFileWriter};
 
-use super::kept_pages::{self, KeptPages};
+use super::kept_pages::{self, ChunkPages, KeptPages};
 use super::prefault;
 use super::runs::RunBuffer;
 use super::spool::SpoolWriter;
@@ -107,11 +107,41 @@ fn rocks(operation: &'static str, family: &'static str, path: &Path, e: rocksdb:
     Error::rocks(operation, Some(family), path, e)
 }
 
+/// Which pages of an SST file being written stay in the page cache ([`KeptPages`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Keep {
+    /// None: RocksDB's writer drops them all.
+    Nothing,
+    /// All, for a file the caller then reads back ([`super::read_into_page_cache`] reads only
+    /// the tail the writer dropped last).
+    All,
+    /// The chunks and not their ids (`keys::ids_key`), which a query reads only for a
+    /// match: a block family file of a store larger than the memory. Read back once the file
+    /// is finished ([`ChunkPages`]).
+    Chunks,
+}
+
+/// Where the keys an [`SstWriter`] has put are, for [`Keep::Chunks`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ids {
+    /// Not in ids.
+    Outside,
+    /// In ids, from the start of the block being filled.
+    Skipping,
+    /// In ids that began in a block holding other keys: the range begins with the next
+    /// block.
+    Waiting,
+}
+
 /// RocksDB's SST writer, and the pages of its file kept in the page cache if asked
 /// ([`KeptPages`]).
 pub(crate) struct SstWriter<'a> {
     inner: SstFileWriter<'a>,
     kept: Option<KeptPages>,
+    /// Where the chunks are ([`Keep::Chunks`]) ...
+    chunks: Option<ChunkPages>,
+    /// ... and where the keys put are.
+    ids: Ids,
     /// Bytes put since the file's size was last looked at.
     unchecked: usize,
 }
@@ -124,9 +154,42 @@ impl SstWriter<'_> {
         value: impl AsRef<[u8]>,
     ) -> std::result::Result<(), rocksdb::Error> {
         let (key, value) = (key.as_ref(), value.as_ref());
-        self.inner.put(key, value)?;
+        if self.chunks.is_some() {
+            let before = self.inner.file_size();
+            self.inner.put(key, value)?;
+            self.mark_ids(keys::is_ids_key(key), before);
+        } else {
+            self.inner.put(key, value)?;
+        }
         self.wrote(key.len() + value.len());
         Ok(())
+    }
+
+    /// Starts or ends a range of ids where the keys put turn from chunks to ids or back,
+    /// given the file's size `before` the put. RocksDB writes a data block out when the next
+    /// key does not fit in it, so right after a put the file's size is where the block
+    /// holding that key begins. A range begins with the first block that holds ids only: the
+    /// block of the first ids key if that put wrote the block before it out, else the next
+    /// block written; it ends where the block of the next other key begins.
+    fn mark_ids(&mut self, is_ids: bool, before: u64) {
+        let at = self.inner.file_size();
+        let wrote_block = at > before;
+        let Some(chunks) = &mut self.chunks else {
+            return;
+        };
+        match (self.ids, is_ids) {
+            (Ids::Outside, true) | (Ids::Waiting, true) if wrote_block => {
+                chunks.ids_from(at);
+                self.ids = Ids::Skipping;
+            }
+            (Ids::Outside, true) => self.ids = Ids::Waiting,
+            (Ids::Skipping, false) => {
+                chunks.ids_until(at);
+                self.ids = Ids::Outside;
+            }
+            (Ids::Waiting, false) => self.ids = Ids::Outside,
+            _ => {}
+        }
     }
 
     /// Adds a deletion tombstone for `key`, in the same order as puts.
@@ -156,15 +219,14 @@ impl SstWriter<'_> {
 }
 
 /// Writes one SST file of `family` at `path`; `fill` adds the entries in key order. Returns
-/// the file size, or `None` (and no file) if `fill` added nothing. With `keep_pages` the
-/// file's pages stay in the page cache as they are written ([`KeptPages`]), for a read-back
-/// that then reads only the file's tail.
+/// the file size, or `None` (and no file) if `fill` added nothing. `keep` says which of the
+/// file's pages stay in the page cache as they are written ([`KeptPages`]).
 pub(crate) fn write_file(
     family: &'static str,
     path: &Path,
     dest: Destination,
     count: usize,
-    keep_pages: bool,
+    keep: Keep,
     fill: impl FnOnce(&mut SstWriter<'_>) -> FillResult,
 ) -> Result<Option<u64>> {
     if count == 0 {
@@ -205,7 +267,9 @@ pub(crate) fn write_file(
         .map_err(|e| rocks("create an SST file", family, path, e))?;
     let mut writer = SstWriter {
         inner,
-        kept: keep_pages.then(|| KeptPages::open(path)).flatten(),
+        kept: (keep == Keep::All).then(|| KeptPages::open(path)).flatten(),
+        chunks: (keep == Keep::Chunks).then(ChunkPages::default),
+        ids: Ids::Outside,
         unchecked: 0,
     };
     match fill(&mut writer) {
@@ -221,12 +285,18 @@ pub(crate) fn write_file(
     // The pages stay mapped while the writer syncs the file and drops its pages; then the
     // mappings go and the pages stay in the cache.
     let SstWriter {
-        mut inner, kept, ..
+        mut inner,
+        kept,
+        chunks,
+        ..
     } = writer;
     inner
         .finish()
         .map_err(|e| rocks("finish an SST file", family, path, e))?;
     drop(kept);
+    if let Some(chunks) = chunks {
+        chunks.read_back(path);
+    }
     let size = std::fs::metadata(path)
         .map_err(|e| Error::io("reading the size of", path, e))?
         .len();
@@ -671,8 +741,13 @@ pub(crate) fn write_run(
         let made = match *task {
             Task::Keys => {
                 let path = dir.join(format!("{prefix}-{KEYS_FAMILY}-000.sst"));
-                let size =
-                    write_file(KEYS_FAMILY, &path, dest, net.key_writes.len(), false, |w| {
+                let size = write_file(
+                    KEYS_FAMILY,
+                    &path,
+                    dest,
+                    net.key_writes.len(),
+                    Keep::Nothing,
+                    |w| {
                         for write in &net.key_writes {
                             match write {
                                 KeyWrite::Put(key, id) => {
@@ -682,7 +757,8 @@ pub(crate) fn write_run(
                             }
                         }
                         Ok(())
-                    })?;
+                    },
+                )?;
                 (
                     size.map(|s| (KEYS_FAMILY, path, s)).into_iter().collect(),
                     None,
@@ -706,7 +782,8 @@ pub(crate) fn write_run(
                             let (keys, deletes) = (&keys[keys_range], &deletes[deletes_range]);
                             let path = dir.join(format!("{prefix}-{family}-{p:03}-{q:03}.sst"));
                             let count = keys.len() + deletes.len();
-                            let size = write_file(family, &path, dest, count, keep_pages, |w| {
+                            let keep = if keep_pages { Keep::All } else { Keep::Nothing };
+                            let size = write_file(family, &path, dest, count, keep, |w| {
                                 let w = std::cell::RefCell::new(w);
                                 write_packed(
                                     i,
@@ -724,17 +801,18 @@ pub(crate) fn write_run(
                     }
                     Chunks::Spool => {
                         let path = dir.join(format!("{prefix}-{family}-{p:03}.sst"));
-                        let size = write_file(family, &path, dest, deletes.len(), false, |w| {
-                            write_packed(
-                                i,
-                                segment,
-                                false,
-                                &[],
-                                deletes,
-                                &mut |k, v| Ok(w.put(k, v)?),
-                                ChunkOut::Store(&mut |_, _| Ok(())),
-                            )
-                        })?;
+                        let size =
+                            write_file(family, &path, dest, deletes.len(), Keep::Nothing, |w| {
+                                write_packed(
+                                    i,
+                                    segment,
+                                    false,
+                                    &[],
+                                    deletes,
+                                    &mut |k, v| Ok(w.put(k, v)?),
+                                    ChunkOut::Store(&mut |_, _| Ok(())),
+                                )
+                            })?;
                         let spool_path = dir.join(format!("{prefix}-{family}-{p:03}.spool"));
                         let mut spool = SpoolWriter::create(&spool_path, lo as u32, hi as u32)?;
                         let filled = write_packed(
@@ -769,7 +847,7 @@ pub(crate) fn write_run(
                     &path,
                     dest,
                     puts.len() + deletes.len(),
-                    keep_pages,
+                    if keep_pages { Keep::All } else { Keep::Nothing },
                     |w| {
                         Ok(merge_into(
                             w,
@@ -841,6 +919,111 @@ pub(crate) fn write_run(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A block family file written with [`Keep::Chunks`] keeps the pages of its chunks in the
+    /// page cache and not those of their ids; with [`Keep::All`], all of them.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn keeping_chunks_leaves_their_ids_out_of_the_page_cache() {
+        use crate::bulk::kept_pages::tests::{keeping_works, resident_map};
+        let dir = tempfile::tempdir().unwrap();
+        if !keeping_works(dir.path()) {
+            return;
+        }
+        // 64 groups of 3 chunks (4,096, 4,096, 1,000 entries), 40-bit remainders and 32-bit
+        // ids: chunks of about 20 KB and ids of about 16 KB, each longer than a block.
+        let mut state = 1u64;
+        let mut next = || {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            state >> 11
+        };
+        let groups: Vec<Vec<(u64, u64)>> = (0..64)
+            .map(|_| {
+                let mut g: Vec<(u64, u64)> = (0..9192)
+                    .map(|_| (next() & ((1 << 48) - 1), next() & 0xffff_ffff))
+                    .collect();
+                g.sort_unstable();
+                g
+            })
+            .collect();
+        for keep in [Keep::Chunks, Keep::All] {
+            let path = dir.path().join(format!("{keep:?}.sst"));
+            // (whether ids, value) of every key, in file order.
+            let mut values: Vec<(bool, Vec<u8>)> = Vec::new();
+            let mut writer = GroupWriter::default();
+            write_file(
+                BLOCK_FAMILIES[0],
+                &path,
+                Destination::Bottom,
+                1,
+                keep,
+                |w| {
+                    for (v, group) in groups.iter().enumerate() {
+                        writer.write(v as u16, 1, group, true, |key, value| {
+                            values.push((keys::is_ids_key(key), value.to_vec()));
+                            w.put(key, value)
+                        })?;
+                    }
+                    Ok(())
+                },
+            )
+            .unwrap();
+            if keep == Keep::All {
+                // As the caller does: the tail the writer dropped last.
+                crate::bulk::read_into_page_cache(std::iter::once(path.as_path()));
+            }
+            // The chunks are read back in the background: wait for them (at most 10 s).
+            let count = |resident: &[bool]| resident.iter().filter(|&&r| r).count();
+            let mut resident = resident_map(&path);
+            for _ in 0..100 {
+                let before = count(&resident);
+                std::thread::sleep(std::time::Duration::from_millis(100));
+                resident = resident_map(&path);
+                if count(&resident) == before && before > 0 {
+                    break;
+                }
+            }
+            let bytes = std::fs::read(&path).unwrap();
+            let page = 4096;
+            let (mut chunk_pages, mut ids_pages) = ((0, 0), (0, 0));
+            let mut from = 0;
+            for (is_ids, value) in &values {
+                // Values are stored as they are, in key order: find each by its first bytes.
+                let at = from
+                    + bytes[from..]
+                        .windows(64)
+                        .position(|w| w == &value[..64])
+                        .expect("a value in the file");
+                from = at + value.len();
+                // The pages wholly inside the value.
+                let count = if *is_ids {
+                    &mut ids_pages
+                } else {
+                    &mut chunk_pages
+                };
+                for p in at.div_ceil(page)..(at + value.len()) / page {
+                    count.0 += usize::from(resident[p]);
+                    count.1 += 1;
+                }
+            }
+            assert!(
+                chunk_pages.1 > 500 && ids_pages.1 > 300,
+                "{chunk_pages:?} {ids_pages:?}"
+            );
+            assert_eq!(
+                chunk_pages.0, chunk_pages.1,
+                "{keep:?}: every chunk page kept"
+            );
+            match keep {
+                Keep::Chunks => {
+                    assert_eq!(ids_pages.0, 0, "no ids page kept: {ids_pages:?}")
+                }
+                _ => assert_eq!(ids_pages.0, ids_pages.1, "every ids page kept"),
+            }
+        }
+    }
 
     #[test]
     fn pieces_are_whole_groups_that_cover_everything_once() {

@@ -49,7 +49,7 @@ const FINAL: u8 = 0x80;
 const APART: u8 = 0x80;
 
 /// The bucket bits for a chunk of `n` entries.
-fn bucket_bits(n: usize) -> u32 {
+pub(crate) fn bucket_bits(n: usize) -> u32 {
     let mut h = 0;
     while h < MAX_BUCKET_BITS && (11usize << (h + 1)) <= n {
         h += 1;

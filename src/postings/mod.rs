@@ -6,7 +6,7 @@
 //! with their state by [`Postings`]:
 //! - **Entries** (formats 1-6): one 16-byte key per document and family, empty value. Reading
 //!   a group steps a RocksDB iterator once per document, about a thousand instructions each.
-//! - **Packed** (format 7): a group is a few *chunks*, each one value of up to 4,096 sorted,
+//! - **Packed** (formats 7 and 8): a group is a few *chunks*, each one value of up to 4,096 sorted,
 //!   bit-packed entries ([`chunk`]) that a query scans in place, plus *deltas*: one key per
 //!   single write not yet folded into chunks (the entries layout's key with a kind byte, whose
 //!   value says added or removed). Chunks carry the *segment* they were written in: each bulk
@@ -57,7 +57,7 @@ pub(crate) use write::{block_families_empty, GroupWriter};
 pub(crate) enum Layout {
     /// One key per document (formats 1-6, read only).
     Entries,
-    /// Packed chunks and deltas (format 7 on).
+    /// Packed chunks and deltas (formats 7 and 8; 7 read only).
     Packed,
 }
 
@@ -108,7 +108,7 @@ pub(crate) enum Postings {
     /// One key per document and family (formats 1 to 6), read only, with the query cache of
     /// decoded groups (`None` when turned off).
     Entries { cache: Option<PostingsCache> },
-    /// Packed chunks and deltas (format 7).
+    /// Packed chunks and deltas (formats 7 and 8; 7 read only).
     Packed(Packed),
 }
 

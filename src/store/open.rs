@@ -250,7 +250,7 @@ struct Meta {
     format: Format,
     simhasher: Simhasher,
     doc_count: u64,
-    /// `meta/next_segment` (format 7 on), if recorded.
+    /// `meta/next_segment` (formats 7 and 8), if recorded.
     next_segment: Option<u32>,
 }
 
