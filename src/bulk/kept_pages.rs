@@ -23,8 +23,8 @@
 //! more groups ([`ChunkPages`]). Pages cannot be left out as they are written: the page
 //! cache holds a file written in large pieces in *folios* of many pages, kept or dropped
 //! whole, and a mapped page keeps its neighbours in the cache. So the writer drops them all
-//! and the file reads back its chunks once finished (`POSIX_FADV_WILLNEED`, which reads
-//! exactly the pages asked for, in the background).
+//! and the file reads back its chunks once finished, on a thread of its own, with the
+//! kernel's read-ahead off.
 
 use std::fs::File;
 use std::path::Path;
@@ -144,32 +144,66 @@ impl ChunkPages {
         kept
     }
 
-    /// Has the kernel read the kept ranges of the finished file at `path` into the page
-    /// cache, in the background. Best effort.
+    /// Reads the kept ranges of the finished file at `path` into the page cache, on a thread
+    /// of its own ([`wait_for_read_backs`] waits for it), and nothing else of the file:
+    /// `POSIX_FADV_RANDOM` turns the kernel's read-ahead off. Best effort.
     pub(crate) fn read_back(&self, path: &Path) {
-        #[cfg(target_os = "linux")]
-        {
-            use std::os::fd::AsRawFd;
-            let Ok(file) = File::open(path) else {
-                return;
-            };
-            let Ok(meta) = file.metadata() else {
-                return;
-            };
-            for (from, to) in self.kept(meta.len()) {
-                // SAFETY: a plain system call on an open descriptor.
-                unsafe {
-                    libc::posix_fadvise(
-                        file.as_raw_fd(),
-                        from as libc::off_t,
-                        (to - from) as libc::off_t,
-                        libc::POSIX_FADV_WILLNEED,
-                    )
-                };
+        // Opened now: the file is moved into the store while it is read.
+        let Ok(file) = File::open(path) else {
+            return;
+        };
+        let Ok(meta) = file.metadata() else {
+            return;
+        };
+        let ranges = self.kept(meta.len());
+        let spawned = std::thread::Builder::new()
+            .name("simhash-store-read-back".into())
+            .spawn(move || read_ranges(&file, &ranges));
+        if let Ok(handle) = spawned {
+            READ_BACKS
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .push(handle);
+        }
+    }
+}
+
+/// The threads reading chunks back ([`ChunkPages::read_back`]) not yet waited for.
+static READ_BACKS: std::sync::Mutex<Vec<std::thread::JoinHandle<()>>> =
+    std::sync::Mutex::new(Vec::new());
+
+/// Waits for every read-back begun so far to end.
+pub(crate) fn wait_for_read_backs() {
+    let handles = std::mem::take(
+        &mut *READ_BACKS
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner),
+    );
+    for handle in handles {
+        let _ = handle.join();
+    }
+}
+
+/// Reads `ranges` of `file` and nothing else (read-ahead off), so that the page cache holds
+/// them. Reading, unlike `POSIX_FADV_WILLNEED`, gets its pages even when memory is short.
+fn read_ranges(file: &File, ranges: &[(u64, u64)]) {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        // SAFETY: a plain system call on an open descriptor.
+        unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_RANDOM) };
+    }
+    use std::os::unix::fs::FileExt;
+    let mut buf = vec![0u8; 1 << 20];
+    for &(from, to) in ranges {
+        let mut at = from;
+        while at < to {
+            let n = buf.len().min((to - at) as usize);
+            match file.read_at(&mut buf[..n], at) {
+                Ok(0) | Err(_) => break,
+                Ok(read) => at += read as u64,
             }
         }
-        #[cfg(not(target_os = "linux"))]
-        let _ = path;
     }
 }
 

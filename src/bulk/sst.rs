@@ -974,17 +974,9 @@ mod tests {
                 // As the caller does: the tail the writer dropped last.
                 crate::bulk::read_into_page_cache(std::iter::once(path.as_path()));
             }
-            // The chunks are read back in the background: wait for them (at most 10 s).
-            let count = |resident: &[bool]| resident.iter().filter(|&&r| r).count();
-            let mut resident = resident_map(&path);
-            for _ in 0..100 {
-                let before = count(&resident);
-                std::thread::sleep(std::time::Duration::from_millis(100));
-                resident = resident_map(&path);
-                if count(&resident) == before && before > 0 {
-                    break;
-                }
-            }
+            // The chunks are read back on a thread of their own.
+            crate::bulk::kept_pages::wait_for_read_backs();
+            let resident = resident_map(&path);
             let bytes = std::fs::read(&path).unwrap();
             let page = 4096;
             let (mut chunk_pages, mut ids_pages) = ((0, 0), (0, 0));

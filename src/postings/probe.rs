@@ -326,10 +326,12 @@ fn probe_packed(
                         let mut matched = false;
                         chunk.scan(q_rem, budget, |rem, e, d| match ids {
                             Some(ids) => candidates.push((rem, ids.get(e), d + outside, segment)),
-                            None => {
+                            // Ids are read only for a document this family reports.
+                            None if first_family(keys::join(i, v, rem)) == Some(i) => {
                                 matched = true;
                                 unresolved.push((rem, e, d + outside, at));
                             }
+                            None => {}
                         });
                         if matched {
                             apart.push((segment, number, chunk.ids_layout()));
