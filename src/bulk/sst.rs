@@ -995,8 +995,8 @@ mod tests {
                 } else {
                     &mut chunk_pages
                 };
-                for p in at.div_ceil(page)..(at + value.len()) / page {
-                    count.0 += usize::from(resident[p]);
+                for &kept in &resident[at.div_ceil(page)..(at + value.len()) / page] {
+                    count.0 += usize::from(kept);
                     count.1 += 1;
                 }
             }

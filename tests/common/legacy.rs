@@ -57,11 +57,10 @@ pub fn rewrite_as_format7(path: &Path) {
     let cf = |name: &str| db.cf_handle(name).expect("family");
     let mut batch = WriteBatch::default();
     for family in BLOCK_FAMILIES {
-        let items: Vec<(Box<[u8]>, Box<[u8]>)> = db
+        let items = db
             .iterator_cf(cf(family), rocksdb::IteratorMode::Start)
-            .map(|item| item.expect("read"))
-            .collect();
-        for (key, value) in &items {
+            .map(|item| item.expect("read"));
+        for (key, value) in items {
             if key.len() != 11 || key[2] != CHUNK_KIND {
                 continue;
             }
@@ -75,7 +74,7 @@ pub fn rewrite_as_format7(path: &Path) {
             let mut inline = value[..value.len() - PADDING].to_vec();
             inline[3] &= 0x7f;
             inline.extend_from_slice(&ids);
-            batch.put_cf(cf(family), key, inline);
+            batch.put_cf(cf(family), &key, inline);
             batch.delete_cf(cf(family), ids_key);
         }
     }
