@@ -424,7 +424,7 @@ pub(crate) fn merge(
                 doc_count: store.len(),
                 files: files
                     .iter()
-                    .map(|(p, _, _)| {
+                    .map(|(p, _)| {
                         (
                             BLOCK_FAMILIES[i].to_string(),
                             p.to_string_lossy().into_owned(),
@@ -433,7 +433,7 @@ pub(crate) fn merge(
                     .collect(),
             };
             // Before the ingestion moves them: the same inodes become the store's files. (A
-            // kept part has read back its own tail.)
+            // kept part reads its chunks back itself.)
             if warm {
                 super::read_into_page_cache(files.iter().map(|f| f.0.as_path()));
             }
@@ -506,12 +506,12 @@ fn chunk_share(documents: u64) -> f64 {
     f64::from(remainder_bits) / f64::from(remainder_bits + id_bits)
 }
 
-/// How many of each family's `parts` (the first ones) the merge keeps in the page cache as it
-/// writes them, for `chunks` bytes of merged chunks (without their ids) in all families and
-/// `available` bytes of memory: as many as take
-/// [`KEPT_QUARTERS_OF_AVAILABLE`] quarters of it. A query right after the load then finds
-/// most groups' chunks in the page cache (at 1B documents those of 108 parts of 128) and
-/// reads from disk only the others.
+/// How many of each family's `parts` (the first ones) have their chunks read back into the
+/// page cache by the merge, for `chunks` bytes of merged chunks (without their ids) in all
+/// families and `available` bytes of memory: as many as take [`KEPT_QUARTERS_OF_AVAILABLE`]
+/// quarters of it. A query right after the load then finds most groups' chunks in the page
+/// cache (at 1B documents with 22 GB available, those of 108 parts of 128) and reads from
+/// disk only the others.
 fn kept_parts(parts: u32, chunks: u64, available: u64) -> u32 {
     let quota = available / 4 * KEPT_QUARTERS_OF_AVAILABLE;
     let kept = u128::from(parts) * u128::from(quota) / u128::from(chunks.max(1));
@@ -519,9 +519,8 @@ fn kept_parts(parts: u32, chunks: u64, available: u64) -> u32 {
 }
 
 /// Writes the merged chunks of family `i`, segment `segment`, into SST files in `dir`, one per
-/// part of the block values (`parts` of them, the first `kept` with their pages kept in the
-/// page cache), in parallel; returns them with their sizes and whether their pages were
-/// kept, in key order.
+/// part of the block values (`parts` of them, the first `kept` with their chunks read back
+/// into the page cache), in parallel; returns them with their sizes, in key order.
 fn merge_family(
     store: &Store,
     record: &LoadRecord,
@@ -530,9 +529,9 @@ fn merge_family(
     dir: &Path,
     parts: u32,
     kept: u32,
-) -> Result<Vec<(PathBuf, u64, bool)>> {
+) -> Result<Vec<(PathBuf, u64)>> {
     let per_part = (1u32 << 16) / parts;
-    let made: Vec<Result<Option<(PathBuf, u64, bool)>>> = (0..parts)
+    let made: Vec<Result<Option<(PathBuf, u64)>>> = (0..parts)
         .into_par_iter()
         .with_max_len(1)
         .map(|p| {
@@ -544,7 +543,7 @@ fn merge_family(
                 Keep::Nothing
             };
             merge_part(store, record, i, segment, (lo, hi), keep, &path)
-                .map(|size| size.map(|s| (path, s, p < kept)))
+                .map(|size| size.map(|s| (path, s)))
         })
         .collect();
     let mut out = Vec::new();
