@@ -18,7 +18,7 @@ Examples:
   simhash-store load pages.jsonl --store rebuilt.db      # no fingerprinting again
 
 The first line names the store's settings: {\"simhash_store_export\": {\"version\": 1,
-\"store_format\": 7, \"settings\": {...}}}. Then one line per document in id order:
+\"store_format\": 8, \"settings\": {...}}}. Then one line per document in id order:
 {\"fingerprint\": \"3f2a9c0e11d4b788\", \"id\": 42, \"key\": \"https://example.com/a\", \"text_len\": 5120},
 with \"sketch\" (128 hex digits) for a store that keeps sketches. `load` of the file makes a
 store with the same settings that answers exactly as this one. Reads one consistent snapshot;
