@@ -13,8 +13,8 @@
 //! | `meta`          | ASCII name (`format_version`, `simhasher`, `doc_count`)        | see [`crate::codec`]  |
 //!
 //! A block key sorts first by the block value, so all documents sharing block *i* form one
-//! contiguous range: the range a query scans. In formats 7 and 8 that range holds the value's deltas
-//! (single writes not yet folded into chunks) first, then its packed chunks, the newest
+//! contiguous range: the range a query scans. In formats 7 and 8 that range holds the value's
+//! deltas (single writes not yet folded into chunks) first, then its packed chunks, the newest
 //! segment first: whatever chunk is written later sorts before the chunks already there, so a
 //! chunk written as its group's last chunk stays the last (`postings::chunk`, the final flag).
 //! In format 8 the chunks' ids follow, in the same order (under the same segment and chunk

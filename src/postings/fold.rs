@@ -2,8 +2,9 @@
 //!
 //! A fold reads the group as queries see it and, in one atomic batch, deletes every key of the
 //! group (chunks, their ids, deltas) and writes the group again as chunks of segment 0, the
-//! last one final (`chunk.rs`), with their ids. Segment 0 is never a bulk run's (those start at 1), so any later
-//! removal hides its entries, as it must, and later segments sort before it.
+//! last one final (`chunk.rs`), with their ids. Segment 0 is never a bulk run's (those start
+//! at 1), so any later removal hides its entries, as it must, and later segments sort before
+//! it.
 //! Folds run under the write lock: no other write changes the group between the read and the
 //! batch, and readers see the group before or after the batch, never between.
 
