@@ -1,6 +1,6 @@
 //! Single writes: `Store::insert` one document at a time on one thread, with the default
 //! `Durability::Buffered`, into a store that already holds `--base` documents (bulk-loaded),
-//! (format 7: an insert is a delta, and a group is folded when 64 deltas have reached it);
+//! (an insert is a delta, and a group is folded when 64 deltas have reached it);
 //! and, into another such store, as many through `Store::insert_batch` of `--batch`
 //! documents (1,000).
 //! Then fresh k = 3 queries (fingerprints never asked, after 20,000 warm-up
@@ -155,7 +155,7 @@ fn main() {
         let m = |f: fn(&Row) -> f64| median(rows.iter().map(f).collect());
         println!(
             "| {} | {:.0} | {:.0} | {:.1} µs | {:.1} s | {:.1} µs |",
-            7 + i,
+            simhash_store::upgrade::FORMAT_VERSION as usize + i,
             m(|r| r.inserts_per_s),
             m(|r| r.batched_per_s),
             m(|r| r.query_after_inserts),
