@@ -180,20 +180,20 @@ pub(crate) fn decode_packed_key(i: usize, key: &[u8]) -> Option<PackedKey> {
         )
     };
     match (key.len(), key.get(2)) {
-        (CHUNK_KEY_LEN, Some(&CHUNK_KIND)) => {
+        (CHUNK_KEY_LEN, Some(&kind @ (CHUNK_KIND | IDS_KIND))) => {
             let (value, segment, number) = segment_key(key);
-            Some(PackedKey::Chunk {
-                value,
-                segment,
-                number,
-            })
-        }
-        (CHUNK_KEY_LEN, Some(&IDS_KIND)) => {
-            let (value, segment, number) = segment_key(key);
-            Some(PackedKey::Ids {
-                value,
-                segment,
-                number,
+            Some(if kind == CHUNK_KIND {
+                PackedKey::Chunk {
+                    value,
+                    segment,
+                    number,
+                }
+            } else {
+                PackedKey::Ids {
+                    value,
+                    segment,
+                    number,
+                }
             })
         }
         (DELTA_KEY_LEN, Some(&DELTA_KIND)) => {

@@ -184,15 +184,25 @@ pub(crate) fn wait_for_read_backs() {
     }
 }
 
-/// Reads `ranges` of `file` and nothing else (read-ahead off), so that the page cache holds
-/// them. Reading, unlike `POSIX_FADV_WILLNEED`, gets its pages even when memory is short.
-fn read_ranges(file: &File, ranges: &[(u64, u64)]) {
+/// Tells the kernel `advice` (`libc::POSIX_FADV_*`) about `len` bytes of `file` from `offset`
+/// (0: to the end). Best effort; nothing elsewhere than Linux.
+pub(crate) fn advise(file: &File, offset: u64, len: u64, advice: i32) {
     #[cfg(target_os = "linux")]
     {
         use std::os::fd::AsRawFd;
-        // SAFETY: a plain system call on an open descriptor.
-        unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_RANDOM) };
+        let off = |n: u64| libc::off_t::try_from(n).unwrap_or(libc::off_t::MAX);
+        // SAFETY: a plain system call on an open descriptor; it reads and writes no memory of
+        // this process.
+        unsafe { libc::posix_fadvise(file.as_raw_fd(), off(offset), off(len), advice) };
     }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (file, offset, len, advice);
+}
+
+/// Reads `ranges` of `file` and nothing else (read-ahead off), so that the page cache holds
+/// them. Reading, unlike `POSIX_FADV_WILLNEED`, gets its pages even when memory is short.
+fn read_ranges(file: &File, ranges: &[(u64, u64)]) {
+    advise(file, 0, 0, libc::POSIX_FADV_RANDOM);
     use std::os::unix::fs::FileExt;
     let mut buf = vec![0u8; 1 << 20];
     for &(from, to) in ranges {

@@ -227,19 +227,12 @@ impl SpoolReader {
         if self.pos - self.dropped < DROP_EVERY {
             return;
         }
-        #[cfg(target_os = "linux")]
-        {
-            use std::os::fd::AsRawFd;
-            // SAFETY: a plain system call on an open descriptor.
-            unsafe {
-                libc::posix_fadvise(
-                    self.file.get_ref().as_raw_fd(),
-                    self.dropped as libc::off_t,
-                    (self.pos - self.dropped) as libc::off_t,
-                    libc::POSIX_FADV_DONTNEED,
-                )
-            };
-        }
+        super::kept_pages::advise(
+            self.file.get_ref(),
+            self.dropped,
+            self.pos - self.dropped,
+            libc::POSIX_FADV_DONTNEED,
+        );
         self.dropped = self.pos;
     }
 

@@ -123,7 +123,7 @@ pub(crate) enum Keep {
 
 /// Where the keys an [`SstWriter`] has put are, for [`Keep::Chunks`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Ids {
+enum IdsRange {
     /// Not in ids.
     Outside,
     /// In ids, from the start of the block being filled.
@@ -141,7 +141,7 @@ pub(crate) struct SstWriter<'a> {
     /// Where the chunks are ([`Keep::Chunks`]) ...
     chunks: Option<ChunkPages>,
     /// ... and where the keys put are.
-    ids: Ids,
+    ids: IdsRange,
     /// Bytes put since the file's size was last looked at.
     unchecked: usize,
 }
@@ -178,16 +178,16 @@ impl SstWriter<'_> {
             return;
         };
         match (self.ids, is_ids) {
-            (Ids::Outside, true) | (Ids::Waiting, true) if wrote_block => {
+            (IdsRange::Outside, true) | (IdsRange::Waiting, true) if wrote_block => {
                 chunks.ids_from(at);
-                self.ids = Ids::Skipping;
+                self.ids = IdsRange::Skipping;
             }
-            (Ids::Outside, true) => self.ids = Ids::Waiting,
-            (Ids::Skipping, false) => {
+            (IdsRange::Outside, true) => self.ids = IdsRange::Waiting,
+            (IdsRange::Skipping, false) => {
                 chunks.ids_until(at);
-                self.ids = Ids::Outside;
+                self.ids = IdsRange::Outside;
             }
-            (Ids::Waiting, false) => self.ids = Ids::Outside,
+            (IdsRange::Waiting, false) => self.ids = IdsRange::Outside,
             _ => {}
         }
     }
@@ -269,7 +269,7 @@ pub(crate) fn write_file(
         inner,
         kept: (keep == Keep::All).then(|| KeptPages::open(path)).flatten(),
         chunks: (keep == Keep::Chunks).then(ChunkPages::default),
-        ids: Ids::Outside,
+        ids: IdsRange::Outside,
         unchecked: 0,
     };
     match fill(&mut writer) {

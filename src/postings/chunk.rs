@@ -20,9 +20,9 @@
 //!
 //! Ids apart are the value of their own key ([`crate::keys::ids_key`]): the `⌈n · w / 8⌉`
 //! bytes of packed ids, then 16 bytes of padding ([`Ids`]). A query scans remainders only and
-//! reads the ids of a chunk only when one of its entries matches, which is rare: at a billion
-//! documents a group's chunks take about 80 KB and their ids 57 KB, so a query that reads its
-//! four groups from disk reads 0.32 MB instead of 0.55.
+//! reads the ids of a chunk only for a match its family reports: at a billion documents a
+//! group's chunks take 78 KB and their ids 57 KB, so a query that reads its four groups from
+//! disk reads 0.32 MB instead of 0.55.
 //!
 //! `h` is about `log2(n / 11)`, which minimises the bits per entry (the table costs `16 · 2^h`
 //! bits and saves `h` per entry): 42.3 bits per remainder at 1,526 entries (a block value of a
