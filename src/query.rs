@@ -232,14 +232,23 @@ impl Store {
         )
     }
 
-    /// Looks up the external keys of `found` in the same snapshot.
+    /// Looks up the external keys of `found` in the same snapshot (none in a store without
+    /// keys: [`Store::may_have_keys`]).
     fn with_keys(
         &self,
         snapshot: &View<'_>,
         found: Vec<(u64, Fingerprint, u32)>,
     ) -> Result<Vec<Match>> {
-        if found.is_empty() {
-            return Ok(Vec::new());
+        if !self.may_have_keys() {
+            return Ok(found
+                .into_iter()
+                .map(|(id, fingerprint, distance)| Match {
+                    id,
+                    fingerprint,
+                    distance,
+                    key: None,
+                })
+                .collect());
         }
         let docs = self.cf(DOCS_FAMILY)?;
         found

@@ -370,6 +370,7 @@ impl BulkLoader<'_> {
         }
         let before = store.len();
         let net = store.plan_upserts(&buf)?;
+        store.note_keys(&net);
         // A run whose ids all follow the stored ones (a load in id order) does not overlap
         // `docs`: its files go to the bottom level, as a run into an empty store.
         let first_id = net
@@ -397,6 +398,12 @@ impl BulkLoader<'_> {
         // fit in memory: their pages are kept as they are written, so only the tails are read.
         let keep_pages =
             !spooled && memory::fits(net.survivors.len() as u64 * ESTIMATED_BYTES_PER_DOCUMENT);
+        // `docs` is kept only where queries read it: a store without keys answers without it,
+        // and its pages would take fresh memory for nothing (a fifth of what a load writes).
+        let kept = sst::Kept {
+            blocks: keep_pages,
+            docs: keep_pages && store.may_have_keys(),
+        };
         let written = sst::write_run(
             &buf,
             &net,
@@ -405,7 +412,7 @@ impl BulkLoader<'_> {
             dest,
             segment,
             chunks,
-            keep_pages,
+            kept,
             Store::now_micros(),
         )?;
         if spooled {
@@ -454,7 +461,10 @@ impl BulkLoader<'_> {
                 written
                     .files
                     .iter()
-                    .filter(|(family, _)| *family != crate::keys::KEYS_FAMILY)
+                    .filter(|(family, _)| {
+                        *family != crate::keys::KEYS_FAMILY
+                            && (kept.docs || *family != crate::keys::DOCS_FAMILY)
+                    })
                     .map(|(_, path)| path.as_path()),
             );
         }

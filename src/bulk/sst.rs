@@ -673,15 +673,24 @@ impl Task {
     }
 }
 
+/// Which families of a run keep their files' pages in the page cache as they are written.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Kept {
+    /// The block families: what every query reads.
+    pub(crate) blocks: bool,
+    /// `docs`: what a query reads only for the keys of its matches, in a store with keys.
+    pub(crate) docs: bool,
+}
+
 /// Writes the run's SST files into `dir`, names prefixed by `prefix`, and returns them in
 /// ingestion order: `docs`, `keys`, then `block0..3`. `now` is the `added` time of new
 /// documents. The block families get removals of the documents the run replaces, numbered
 /// `segment`, and the run's entries as chunks of segment `segment` ([`write_packed`]), in the
-/// SST files or in spool files (`chunks`). With `keep_pages` the pages of the block and `docs`
-/// files stay in the page cache ([`KeptPages`]): for a run whose files are read back.
+/// SST files or in spool files (`chunks`). `kept` says whose pages stay in the page cache as
+/// they are written ([`KeptPages`]): for a run whose files are read back.
 ///
 /// Tasks: one per thread and block family (its range written as files of at most
-/// [`KEPT_FILE_ENTRIES`] with `keep_pages`), more for a family of more than
+/// [`KEPT_FILE_ENTRIES`] when kept), more for a family of more than
 /// [`MAX_FILE_ENTRIES`] (its key range cut along block values), four per thread for `docs`
 /// (no sort needed, so these are small and last: the threads finish close together), and
 /// `keys`. Each thread takes the next task from the list
@@ -697,7 +706,7 @@ pub(crate) fn write_run(
     dest: Destination,
     segment: u32,
     chunks: Chunks,
-    keep_pages: bool,
+    kept: Kept,
     now: u64,
 ) -> Result<Written> {
     let starts = block_starts(buf, &net.survivors);
@@ -772,7 +781,7 @@ pub(crate) fn write_run(
                     ..d.partition_point(|&k| block_value(k) < hi)];
                 match chunks {
                     Chunks::Ingest { final_chunks } => {
-                        let pieces = if keep_pages {
+                        let pieces = if kept.blocks {
                             pieces(keys, deletes, hi, KEPT_FILE_ENTRIES)
                         } else {
                             vec![(0..keys.len(), 0..deletes.len())]
@@ -782,7 +791,7 @@ pub(crate) fn write_run(
                             let (keys, deletes) = (&keys[keys_range], &deletes[deletes_range]);
                             let path = dir.join(format!("{prefix}-{family}-{p:03}-{q:03}.sst"));
                             let count = keys.len() + deletes.len();
-                            let keep = if keep_pages { Keep::All } else { Keep::Nothing };
+                            let keep = if kept.blocks { Keep::All } else { Keep::Nothing };
                             let size = write_file(family, &path, dest, count, keep, |w| {
                                 let w = std::cell::RefCell::new(w);
                                 write_packed(
@@ -847,7 +856,7 @@ pub(crate) fn write_run(
                     &path,
                     dest,
                     puts.len() + deletes.len(),
-                    if keep_pages { Keep::All } else { Keep::Nothing },
+                    if kept.docs { Keep::All } else { Keep::Nothing },
                     |w| {
                         Ok(merge_into(
                             w,

@@ -74,6 +74,9 @@ pub struct Store {
     write_lock_holder: Mutex<Option<std::thread::ThreadId>>,
     /// The number of documents; persisted in `meta/doc_count` by every write batch.
     doc_count: AtomicU64,
+    /// Whether a document may have an external key: false while `keys` is empty, so that a
+    /// query of a store without keys never reads `docs` (see [`Store::may_have_keys`]).
+    keys_present: AtomicBool,
     /// The on-disk format recorded in the store.
     format: Format,
     /// The block families: their layout and its state.
@@ -184,6 +187,22 @@ impl Store {
     /// The number of documents.
     pub fn len(&self) -> u64 {
         self.doc_count.load(Ordering::SeqCst)
+    }
+
+    /// Whether a document of this store may have an external key: false while no key was
+    /// ever stored (`keys` was empty at open and no write since stored one). Then a query
+    /// answers without reading `docs`, whose only part of the answer is the key. A writer
+    /// calls [`Store::note_keys`] before its write becomes visible, so a reader that sees the
+    /// write sees the flag.
+    pub(crate) fn may_have_keys(&self) -> bool {
+        self.keys_present.load(Ordering::SeqCst)
+    }
+
+    /// Records that a write about to be made stores a key, if `plan` has one.
+    pub(crate) fn note_keys(&self, plan: &UpsertPlan) {
+        if plan.key_writes.iter().any(|w| matches!(w, KeyWrite::Put(..))) {
+            self.keys_present.store(true, Ordering::SeqCst);
+        }
     }
 
     /// Whether the store holds no document.

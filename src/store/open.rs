@@ -4,7 +4,7 @@
 //! read-only (secondary) opens in `secondary.rs`.
 
 use std::path::Path;
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 
 use rocksdb::{
@@ -215,6 +215,8 @@ impl Store {
             write_lock: parking_lot::Mutex::new(()),
             write_lock_holder: Mutex::new(None),
             doc_count: AtomicU64::new(meta.doc_count),
+            // Until recovery has run: it may ingest a `keys` file.
+            keys_present: AtomicBool::new(true),
             format: meta.format,
             postings: Postings::new(
                 meta.format.layout(),
@@ -226,8 +228,23 @@ impl Store {
             _secondary_dir: secondary_dir,
         };
         journal::recover(&store)?;
+        let keys_present = store.keys_family_has_entries()?;
+        store.keys_present.store(keys_present, Ordering::SeqCst);
         store.choose_cache_fill();
         Ok(store)
+    }
+}
+
+impl Store {
+    /// Whether `keys` holds an entry (one seek, at open).
+    fn keys_family_has_entries(&self) -> Result<bool> {
+        let mut it = self
+            .db
+            .raw_iterator_cf_opt(self.cf(KEYS_FAMILY)?, rocksdb::ReadOptions::default());
+        it.seek_to_first();
+        it.status()
+            .map_err(|e| self.rocks_err("scan", Some(KEYS_FAMILY), e))?;
+        Ok(it.valid())
     }
 }
 
