@@ -107,6 +107,71 @@ fn external_keys_identify_documents() -> Result<()> {
     clean(&store)
 }
 
+/// The keys of a query's matches, by id.
+fn keys_of_matches(store: &Store, fp: Fingerprint) -> Result<Vec<(u64, Option<String>)>> {
+    let mut found: Vec<_> = store
+        .query(fp, 3)?
+        .into_iter()
+        .map(|m| (m.id, m.key))
+        .collect();
+    found.sort();
+    Ok(found)
+}
+
+#[test]
+fn query_answers_carry_keys_however_they_arrive() -> Result<()> {
+    // A store without keys answers queries without reading `docs`; a key that arrives by a
+    // bulk load, a single insert or with the store's files at open must still show.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let fp = Fingerprint(0xfeed_f00d_0000_0000);
+    {
+        let store = Store::open(dir.path())?;
+        let mut loader = store.bulk_loader()?;
+        loader.add(1, fp)?;
+        loader.add(2, Fingerprint(fp.0 ^ 0b11))?;
+        loader.finish()?;
+        assert_eq!(keys_of_matches(&store, fp)?, [(1, None), (2, None)]);
+
+        let mut loader = store.bulk_loader()?;
+        loader.add_with_key(3, Fingerprint(fp.0 ^ 0b100), "https://b.example/3")?;
+        loader.finish()?;
+        assert_eq!(
+            keys_of_matches(&store, fp)?,
+            [
+                (1, None),
+                (2, None),
+                (3, Some("https://b.example/3".into()))
+            ]
+        );
+    }
+    {
+        let store = Store::open(dir.path())?;
+        assert_eq!(
+            keys_of_matches(&store, fp)?,
+            [
+                (1, None),
+                (2, None),
+                (3, Some("https://b.example/3".into()))
+            ],
+            "a key stored before the store was opened"
+        );
+    }
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    {
+        let store = Store::open(dir.path())?;
+        store.insert(1, fp)?;
+        assert_eq!(keys_of_matches(&store, fp)?, [(1, None)]);
+    }
+    let store = Store::open(dir.path())?;
+    store.insert_batch([Entry::new(2, fp).with_key("https://b.example/2")])?;
+    assert_eq!(
+        keys_of_matches(&store, fp)?,
+        [(1, None), (2, Some("https://b.example/2".into()))]
+    );
+    clean(&store)
+}
+
 #[test]
 fn every_configuration_is_recorded_and_read_back() -> Result<()> {
     // The settings of every release, and variations: each is recorded by name and read back.

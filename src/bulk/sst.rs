@@ -791,7 +791,11 @@ pub(crate) fn write_run(
                             let (keys, deletes) = (&keys[keys_range], &deletes[deletes_range]);
                             let path = dir.join(format!("{prefix}-{family}-{p:03}-{q:03}.sst"));
                             let count = keys.len() + deletes.len();
-                            let keep = if kept.blocks { Keep::All } else { Keep::Nothing };
+                            let keep = if kept.blocks {
+                                Keep::All
+                            } else {
+                                Keep::Nothing
+                            };
                             let size = write_file(family, &path, dest, count, keep, |w| {
                                 let w = std::cell::RefCell::new(w);
                                 write_packed(

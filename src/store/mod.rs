@@ -200,7 +200,11 @@ impl Store {
 
     /// Records that a write about to be made stores a key, if `plan` has one.
     pub(crate) fn note_keys(&self, plan: &UpsertPlan) {
-        if plan.key_writes.iter().any(|w| matches!(w, KeyWrite::Put(..))) {
+        if plan
+            .key_writes
+            .iter()
+            .any(|w| matches!(w, KeyWrite::Put(..)))
+        {
             self.keys_present.store(true, Ordering::SeqCst);
         }
     }
