@@ -34,8 +34,8 @@ pub(crate) fn available() -> u64 {
 /// The loader's default memory budget for `available` bytes of memory ([`available`]): a
 /// third of it, between 256 MiB and 8 GiB, or 1 GiB where it is unknown (0). A third leaves
 /// room for the store's block cache, the page cache of its files and the caller; on a machine
-/// with 24 GiB (about 7 GiB) it loads 190 million documents in one run: a load in one run
-/// needs no merge (docs/benchmarks.md, "Bulk loading at 10M, 100M and 1B").
+/// with 24 GiB (about 7 GiB) it loads 100 million documents in one run, which is 1.8 times as
+/// fast as six runs and a merge (docs/benchmarks.md, "Bulk loading at 10M, 100M and 1B").
 pub(crate) fn default_budget(available: u64) -> usize {
     if available == 0 {
         return FALLBACK_BUDGET;

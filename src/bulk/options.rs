@@ -65,14 +65,14 @@ impl BulkOptions {
     /// (about 1.8 times the time of one run at 100 million documents). Peak memory is about
     /// the budget plus the store's block cache (the resident size of a load whose files fit
     /// in half the memory also counts pages of the files being written, up to about 0.6 GB,
-    /// mapped so that they stay in the page cache). Each document costs about 40 bytes; in a
-    /// run where any document has an external key, 8 more and the key's bytes, and where any
-    /// has a text length, 8 more.
+    /// mapped so that they stay in the page cache). Each document counts 56 bytes against the
+    /// budget (it uses about 40); in a run where any document has an external key, 8 more and
+    /// the key's bytes, and where any has a text length, 8 more.
     ///
     /// Default: a third of the memory available when the options are made (the system's
     /// available memory, or the cgroup's free memory in a container, whichever is less),
     /// between 256 MiB and 8 GiB; 1 GiB where it is unknown. On a machine with 24 GiB that is
-    /// about 7 GiB: 190 million documents in one run.
+    /// about 7 GiB: 100 million documents in one run.
     pub fn memory_budget(mut self, bytes: usize) -> Self {
         self.memory_budget = bytes.max(1);
         self

@@ -53,8 +53,8 @@ impl UpgradeOptions {
     }
 
     /// Bytes of documents gathered in memory before they are written as one sorted run
-    /// ([`BulkOptions::memory_budget`]). A store that fits in one run (about 26 million
-    /// documents without keys or text lengths per GiB) is written straight to the bottom level.
+    /// ([`BulkOptions::memory_budget`]). A store that fits in one run (about 18 million
+    /// documents without keys per GiB) is written straight to the bottom level.
     /// Default: the bulk loader's ([`BulkOptions::memory_budget`](crate::BulkOptions::memory_budget)).
     pub fn memory_budget(mut self, bytes: usize) -> Self {
         self.memory_budget = Some(bytes);
