@@ -239,27 +239,21 @@ impl Store {
         snapshot: &View<'_>,
         found: Vec<(u64, Fingerprint, u32)>,
     ) -> Result<Vec<Match>> {
-        if !self.may_have_keys() {
-            return Ok(found
-                .into_iter()
-                .map(|(id, fingerprint, distance)| Match {
-                    id,
-                    fingerprint,
-                    distance,
-                    key: None,
-                })
-                .collect());
-        }
         let docs = self.cf(DOCS_FAMILY)?;
+        let keys_present = self.may_have_keys();
         found
             .into_iter()
             .map(|(id, fingerprint, distance)| {
                 // One point read per match: a query has few, and RocksDB's MultiGet costs more
                 // than single reads below a few dozen keys.
                 let doc_key = keys::doc_key(id);
-                let value = snapshot
-                    .get_pinned_cf(docs, doc_key)
-                    .map_err(|e| self.rocks_err("read", Some(DOCS_FAMILY), e))?;
+                let value = if keys_present {
+                    snapshot
+                        .get_pinned_cf(docs, doc_key)
+                        .map_err(|e| self.rocks_err("read", Some(DOCS_FAMILY), e))?
+                } else {
+                    None
+                };
                 let key = match value {
                     Some(bytes) => codec::decode_document(&bytes, &doc_key)?.key,
                     None => None,

@@ -123,32 +123,20 @@ impl RunBuffer {
         text_len: Option<u64>,
         sketch: Option<&Sketch>,
     ) {
-        if sketch.is_some() || !self.sketches.is_empty() {
-            self.sketches.resize(self.recs.len(), None);
-            self.sketches.push(sketch.copied());
-        }
         if let Some(last) = self.recs.last() {
             self.ascending &= last.id < id;
         }
         let seq = self.recs.len();
-        if key.is_some() || !self.keys.is_empty() {
-            let packed = match key {
-                Some(k) => {
-                    let packed = ((self.arena.len() as u64) << 16) | k.len() as u64;
-                    self.arena.extend_from_slice(k.as_bytes());
-                    self.keyed += 1;
-                    packed
-                }
-                None => 0,
-            };
-            self.keys.resize(seq, 0);
-            self.keys.push(packed);
-        }
-        if text_len.is_some() || !self.text_lens.is_empty() {
-            self.text_lens.resize(seq, NO_TEXT_LEN);
-            self.text_lens
-                .push(text_len.map_or(NO_TEXT_LEN, |l| l.min(NO_TEXT_LEN - 1)));
-        }
+        push_beside(&mut self.sketches, seq, None, sketch.map(|s| Some(*s)));
+        let key = key.map(|k| {
+            let packed = ((self.arena.len() as u64) << 16) | k.len() as u64;
+            self.arena.extend_from_slice(k.as_bytes());
+            self.keyed += 1;
+            packed
+        });
+        push_beside(&mut self.keys, seq, 0, key);
+        let text_len = text_len.map(|l| l.min(NO_TEXT_LEN - 1));
+        push_beside(&mut self.text_lens, seq, NO_TEXT_LEN, text_len);
         if self.recs.len() == self.recs.capacity() {
             // Moved: what was faulted in is behind.
             self.ahead.reset();
@@ -205,6 +193,15 @@ impl RunBuffer {
                 .unwrap_or(added),
             sketch: self.sketches.get(seq as usize).and_then(Option::as_ref),
         }
+    }
+}
+
+/// Records `value` of add `seq` in `column`, a vector kept beside the records that stays empty
+/// while no add has had a value: the first value fills the adds before it with `none`.
+fn push_beside<T: Clone>(column: &mut Vec<T>, seq: usize, none: T, value: Option<T>) {
+    if value.is_some() || !column.is_empty() {
+        column.resize(seq, none.clone());
+        column.push(value.unwrap_or(none));
     }
 }
 

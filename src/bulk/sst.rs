@@ -121,6 +121,17 @@ pub(crate) enum Keep {
     Chunks,
 }
 
+impl Keep {
+    /// [`Keep::All`] if `kept`, else [`Keep::Nothing`].
+    fn all_if(kept: bool) -> Keep {
+        if kept {
+            Keep::All
+        } else {
+            Keep::Nothing
+        }
+    }
+}
+
 /// Where the keys an [`SstWriter`] has put are, for [`Keep::Chunks`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum IdsRange {
@@ -791,11 +802,7 @@ pub(crate) fn write_run(
                             let (keys, deletes) = (&keys[keys_range], &deletes[deletes_range]);
                             let path = dir.join(format!("{prefix}-{family}-{p:03}-{q:03}.sst"));
                             let count = keys.len() + deletes.len();
-                            let keep = if kept.blocks {
-                                Keep::All
-                            } else {
-                                Keep::Nothing
-                            };
+                            let keep = Keep::all_if(kept.blocks);
                             let size = write_file(family, &path, dest, count, keep, |w| {
                                 let w = std::cell::RefCell::new(w);
                                 write_packed(
@@ -860,7 +867,7 @@ pub(crate) fn write_run(
                     &path,
                     dest,
                     puts.len() + deletes.len(),
-                    if kept.docs { Keep::All } else { Keep::Nothing },
+                    Keep::all_if(kept.docs),
                     |w| {
                         Ok(merge_into(
                             w,
