@@ -362,13 +362,57 @@ fn scale(args: &Args) {
             let set = query_set(&mut rng, &fps, &mut HashSet::new(), args.after_load);
             // In five slices, in the order asked: how the latency settles.
             let (mut lat, mut matches, mut fifths) = (Vec::new(), 0, Vec::new());
+            // Queries with a match read one more thing (the ids of the chunk that holds it).
+            let (mut with_match, mut without) = (Vec::new(), Vec::new());
+            // Queries that read nothing from the disk (`/proc/self/io`; none where it is not).
+            let mut from_memory = Vec::new();
             for slice in set.chunks(set.len().div_ceil(5).max(1)) {
-                let (l, m, _) = run_queries(&store, slice, k, 0);
+                let mut l = Vec::with_capacity(slice.len());
+                for &q in slice {
+                    let read_before = disk_bytes_read();
+                    let t = Instant::now();
+                    let found = store.query(q, k).expect("query").len() as u64;
+                    let took = t.elapsed();
+                    l.push(took);
+                    matches += found;
+                    if found > 0 {
+                        with_match.push(took)
+                    } else {
+                        without.push(took)
+                    }
+                    if read_before.is_some() && disk_bytes_read() == read_before {
+                        from_memory.push(took);
+                    }
+                }
+                l.sort_unstable();
                 fifths.push(format!("{:.0}", us(percentile(&l, 0.5))));
                 lat.extend(l);
-                matches += m;
             }
             lat.sort_unstable();
+            with_match.sort_unstable();
+            without.sort_unstable();
+            from_memory.sort_unstable();
+            println!(
+                "  right after the load, k={k}: {} of {} read nothing from the disk, p50 {:.0} µs",
+                from_memory.len(),
+                lat.len(),
+                us(percentile(&from_memory, 0.5)),
+            );
+            println!(
+                "  right after the load, k={k}: p10 p25 p50 p75 p90 {} µs",
+                [0.1, 0.25, 0.5, 0.75, 0.9]
+                    .map(|p| format!("{:.0}", us(percentile(&lat, p))))
+                    .join(" ")
+            );
+            println!(
+                "  right after the load, k={k}: with a match ({}) p50 / p99 {:.0} / {:.0} µs, without ({}) {:.0} / {:.0} µs",
+                with_match.len(),
+                us(percentile(&with_match, 0.5)),
+                us(percentile(&with_match, 0.99)),
+                without.len(),
+                us(percentile(&without, 0.5)),
+                us(percentile(&without, 0.99)),
+            );
             println!(
                 "  right after the load, k={k}: p50 of each fifth of the queries, in order: {} µs",
                 fifths.join(" ")
@@ -645,6 +689,17 @@ fn page_cache_resident(dir: &std::path::Path) -> Option<u64> {
             .filter_map(|l| l.trim().parse::<u64>().ok())
             .sum(),
     )
+}
+
+/// Bytes this process has had read from storage (`read_bytes` of `/proc/self/io`), if known.
+fn disk_bytes_read() -> Option<u64> {
+    std::fs::read_to_string("/proc/self/io")
+        .ok()
+        .and_then(|io| {
+            io.lines()
+                .find_map(|l| l.strip_prefix("read_bytes:"))
+                .and_then(|v| v.trim().parse().ok())
+        })
 }
 
 /// Bytes of the files in `dir`.

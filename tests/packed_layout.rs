@@ -367,3 +367,48 @@ fn scans_see_groups_only_the_memtable_holds() -> std::result::Result<(), Box<dyn
     scan_all(&store)?;
     Ok(())
 }
+
+/// A query reads the blocks of its groups and no other: not the last block of the group
+/// before (its ids, which RocksDB's index places under the next group's 2-byte prefix), nor
+/// any past the group's last chunk. Counted with RocksDB's per-thread perf context, so the
+/// store reads on the calling thread.
+#[test]
+fn a_query_reads_only_its_groups_blocks() -> std::result::Result<(), Box<dyn std::error::Error>> {
+    use rocksdb::perf::{set_perf_stats, PerfContext, PerfMetric, PerfStatsLevel};
+    let dir = tempfile::tempdir()?;
+    let fp = |block0: u16, id: u64| Fingerprint::from_blocks([block0, 1, 2, (id % 7) as u16]);
+    {
+        let store = Store::open(dir.path())?;
+        let mut loader = store.bulk_loader()?;
+        // Group 7 of block0: three chunks of 4,096, then their ids; group 8: one chunk of
+        // 4,096, then its ids. Ids 1,000 apart take 3 bytes each, so every chunk and every
+        // chunk's ids are a data block of their own, as in a large store.
+        for i in 0..3 * 4096 {
+            loader.add(i * 1000, fp(7, i))?;
+        }
+        for i in 0..4096 {
+            loader.add(20_000_000 + i * 1000, fp(8, i))?;
+        }
+        loader.finish()?;
+    }
+    set_perf_stats(PerfStatsLevel::EnableCount);
+    let mut perf = PerfContext::default();
+    // The data blocks a k = 0 query (family block0 alone) reads, with the store just opened.
+    let mut blocks_read = |query: Fingerprint| -> Result<(usize, u64)> {
+        let store = Store::builder().concurrent_reads(false).open(dir.path())?;
+        perf.reset();
+        let found = store.query(query, 0)?.len();
+        Ok((found, perf.metric(PerfMetric::BlockReadCount)))
+    };
+    let other = |f: Fingerprint| Fingerprint(f.0 ^ 1 << 40);
+    // No match: the group's one chunk (its ids are read only for a match).
+    assert_eq!(blocks_read(other(fp(8, 0)))?, (0, 1));
+    // A match: the chunk and its ids.
+    let (found, blocks) = blocks_read(fp(8, 0))?;
+    assert!(found > 0);
+    assert_eq!(blocks, 2);
+    // Group 7: its three chunks.
+    assert_eq!(blocks_read(other(fp(7, 0)))?, (0, 3));
+    set_perf_stats(PerfStatsLevel::Disable);
+    Ok(())
+}

@@ -604,7 +604,7 @@ fn merge_part(
             let v = value as u16;
             removals.clear();
             let mut has_chunks = false;
-            it.seek(keys::block_prefix(v));
+            it.seek(keys::group_start(v));
             while let Some(key) = it.key() {
                 if !key.starts_with(&keys::block_prefix(v)) {
                     break;

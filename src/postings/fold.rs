@@ -189,7 +189,7 @@ fn fold_into(
     groups::read_group(db, Layout::Packed, &view, i, value, group)?;
     let prefix = keys::block_prefix(value);
     let mut it = db.rocks().raw_iterator_cf(cf);
-    it.seek(prefix);
+    it.seek(keys::group_start(value));
     while let Some(key) = it.key() {
         if !key.starts_with(&prefix) {
             break;

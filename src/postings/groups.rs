@@ -216,7 +216,7 @@ pub(crate) fn for_each_key<E: From<Error>>(
         let mut it = view.raw_iterator_cf_opt(db.family(i)?, options);
         for v in values {
             let prefix = keys::block_prefix(v as u16);
-            it.seek(prefix);
+            it.seek(keys::group_start(v as u16));
             while let (Some(key), Some(value)) = (it.key(), it.value()) {
                 if !key.starts_with(&prefix) {
                     break;
@@ -233,7 +233,7 @@ pub(crate) fn for_each_key<E: From<Error>>(
         options.set_iterate_upper_bound(keys::block_prefix(hi).to_vec());
     }
     let mut it = view.raw_iterator_cf_opt(db.family(i)?, options);
-    it.seek(keys::block_prefix(values.start as u16));
+    it.seek(keys::group_start(values.start as u16));
     while let (Some(key), Some(value)) = (it.key(), it.value()) {
         each(key, value)?;
         it.next();

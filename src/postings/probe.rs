@@ -232,7 +232,7 @@ fn probe_entries(
             };
             let prefix = keys::block_prefix(v);
             range.clear();
-            it.seek(prefix);
+            it.seek(keys::group_start(v));
             while let Some(key) = it.key() {
                 if !key.starts_with(&prefix) {
                     break;
@@ -309,7 +309,7 @@ fn probe_packed(
             bound = Some(v);
             it = view.raw_iterator_cf_opt(cf, options(bound));
         }
-        it.seek(prefix);
+        it.seek(keys::group_start(v));
         // The group's deltas come first (so its removals are known before its chunks are
         // scanned), then its chunks; a final chunk is the group's last chunk, and the chunks'
         // ids (format 8) follow them.
