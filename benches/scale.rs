@@ -36,7 +36,8 @@
 //! measure after a full compaction, with other query sets), `--text DOCS`, `--corpus DIR`,
 //! `--after-load Q` (queries asked right after the load, without
 //! reopening the store or reading its files, per k; 10,000; the p50 of each fifth of them,
-//! in the order asked, shows whether the latency settles), `--verify` (time
+//! in the order asked, shows whether the latency settles; also their percentiles, with and
+//! without a match, and how many read nothing from the disk), `--verify` (time
 //! `Store::verify`), `--pairs` (time all pairs at k = 3, and their peak memory).
 //!
 //! Fingerprints are computed from their index, not held: `--n 1000000000` needs no memory for

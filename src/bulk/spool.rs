@@ -503,7 +503,7 @@ fn chunk_share(documents: u64) -> f64 {
 /// page cache by the merge, for `chunks` bytes of merged chunks (without their ids) in all
 /// families and `available` bytes of memory: as many as take [`KEPT_QUARTERS_OF_AVAILABLE`]
 /// quarters of it. A query right after the load then finds most groups' chunks in the page
-/// cache (at 1B documents with 22 GB available, those of 108 parts of 128) and reads from
+/// cache (at 1B documents with 23.2 GB available, those of 111 parts of 128) and reads from
 /// disk only the others.
 fn kept_parts(parts: u32, chunks: u64, available: u64) -> u32 {
     let quota = available / 4 * KEPT_QUARTERS_OF_AVAILABLE;
