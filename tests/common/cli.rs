@@ -21,11 +21,17 @@ pub fn run_with_stdin(args: &[&str], stdin: &str) -> Result<Output> {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()?;
-    child
+    let written = child
         .stdin
         .take()
         .ok_or("stdin")?
-        .write_all(stdin.as_bytes())?;
+        .write_all(stdin.as_bytes());
+    // A command that fails before it reads its input (a usage error) may exit before the
+    // write: its status and output tell what happened.
+    match written {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
+        other => other?,
+    }
     Ok(child.wait_with_output()?)
 }
 
