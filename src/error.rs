@@ -133,6 +133,15 @@ pub enum Error {
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
 
+    /// Every id is taken: the store holds the largest id there is (2^64-1), so no document
+    /// can get an id after it. Ids are never wrapped or reused, since that would overwrite a
+    /// stored document: give the documents ids explicitly.
+    #[error("store at {path} holds document id 18446744073709551615 (2^64-1), the largest there is, so no new id is left after it: give the documents ids explicitly")]
+    NoIdLeft {
+        /// The store directory.
+        path: PathBuf,
+    },
+
     /// Verified near-duplicates were asked of a store that keeps no sketches: its document
     /// records hold nothing to verify with. Sketches are computed from the texts, so the fix
     /// is to load the texts again into a new store made to keep them.

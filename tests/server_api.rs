@@ -17,7 +17,8 @@ fn routes_answer_as_the_library_does() {
 
     assert_eq!(server.call("GET", "/healthz", None).status, 200);
 
-    // Inserts: texts get server-assigned ids, fingerprints keep given ones, per-item errors.
+    // Inserts: texts get server-assigned ids (after every id the request gives),
+    // fingerprints keep given ones, per-item errors.
     let r = server.post_ok(
         "/v1/insert",
         &json!({"documents": [
@@ -27,7 +28,7 @@ fn routes_answer_as_the_library_does() {
             {"key": "empty", "text": " ,. "},
         ]}),
     );
-    assert_eq!(r["ids"], json!([0, 100, 101, null]), "{r}");
+    assert_eq!(r["ids"], json!([101, 100, 102, null]), "{r}");
     assert_eq!(r["errors"][0]["index"], 3);
     assert_eq!(r["errors"][0]["error"]["kind"], "no_features");
 
@@ -36,7 +37,7 @@ fn routes_answer_as_the_library_does() {
         "/v1/insert",
         &json!({"documents": [{"key": "k2", "fingerprint": "1ff"}]}),
     );
-    assert_eq!(again["ids"], json!([101]));
+    assert_eq!(again["ids"], json!([102]));
 
     // Queries: hex and integers, results in order as Store::query orders them.
     let q = server.post_ok(
@@ -45,13 +46,13 @@ fn routes_answer_as_the_library_does() {
     );
     let results = q["results"].as_array().expect("results");
     assert_eq!(results.len(), 3);
-    assert_eq!(matches(&results[0]), vec![(0, 100, 0xff), (1, 101, 0x1ff)]);
-    assert_eq!(matches(&results[1]), vec![(0, 101, 0x1ff), (1, 100, 0xff)]);
+    assert_eq!(matches(&results[0]), vec![(0, 100, 0xff), (1, 102, 0x1ff)]);
+    assert_eq!(matches(&results[1]), vec![(0, 102, 0x1ff), (1, 100, 0xff)]);
     assert!(matches(&results[2]).is_empty());
     assert_eq!(results[1][0]["key"], "k2");
 
     let t = server.post_ok("/v1/query-text", &json!({"texts": [PAGE]}));
-    assert_eq!(t["results"][0][0]["id"], 0);
+    assert_eq!(t["results"][0][0]["id"], 101);
     assert_eq!(t["results"][0][0]["key"], "https://example.com/a b");
 
     // Documents by id and by percent-encoded key.
@@ -60,7 +61,7 @@ fn routes_answer_as_the_library_does() {
     assert_eq!(fp(&d.json()["fingerprint"]), 0xff);
     let by_key = server.call("GET", "/v1/keys/https%3A%2F%2Fexample.com%2Fa%20b", None);
     assert_eq!(by_key.status, 200, "{}", by_key.text());
-    assert_eq!(by_key.json()["id"], 0);
+    assert_eq!(by_key.json()["id"], 101);
     assert_eq!(
         server.call("GET", "/v1/keys/nope", None).error_kind(),
         "not_found"

@@ -544,12 +544,19 @@ fn compare_all(store: &Store, model: &mut Model) {
             assert_eq!(store.id_for_key(key).expect("id_for_key"), Some(id));
         }
     }
-    let next = model
+    // No id is left after 2^64-1: `next_id` says so instead of saturating into it.
+    match model
         .docs
         .keys()
         .next_back()
-        .map_or(0, |&id| id.saturating_add(1));
-    assert_eq!(store.next_id().expect("next_id"), next, "next_id");
+        .map_or(Some(0), |&id| id.checked_add(1))
+    {
+        Some(next) => assert_eq!(store.next_id().expect("next_id"), next, "next_id"),
+        None => assert!(
+            matches!(store.next_id(), Err(simhash_store::Error::NoIdLeft { .. })),
+            "next_id after 2^64-1"
+        ),
+    }
 }
 
 /// Target `store_model`: a sequence of operations (see [`parse_ops`]) on a fresh store and on

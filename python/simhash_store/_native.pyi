@@ -383,7 +383,9 @@ class Store:
     def id_for_key(self, key: str) -> Optional[int]:
         """The id of the document with external key ``key``."""
     def next_id(self) -> int:
-        """One more than the largest stored id (0 for an empty store)."""
+        """One more than the largest stored id (0 for an empty store). Raises
+        ``InvalidArgumentError`` if the store holds id 2**64-1: no id is left after it, and ids
+        never wrap to a stored one."""
     def documents(self) -> DocumentIterator:
         """``(id, fingerprint, key)`` of every document, in id order, streamed from one snapshot
         (later writes are not seen)."""

@@ -25,7 +25,7 @@ fn class_name(e: &Error) -> &'static str {
         Error::ConfigMismatch { .. } | Error::WordListChanged { .. } => "SettingsMismatchError",
         Error::Decode { .. } => "DecodeError",
         Error::ParseFingerprint { .. } => "ParseFingerprintError",
-        Error::InvalidArgument(_) => "InvalidArgumentError",
+        Error::InvalidArgument(_) | Error::NoIdLeft { .. } => "InvalidArgumentError",
         Error::WriterBusy { .. } => "WriterBusyError",
         Error::ReadOnly { .. } | Error::LegacyFormat { .. } => "ReadOnlyError",
         Error::Io { .. } => "StoreIOError",

@@ -9,8 +9,9 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use indicatif::ProgressBar;
+use roaring::RoaringTreemap;
 use simhash_store::bulk::{BulkPhase, BulkSummary};
-use simhash_store::readers::{ExportHeader, Location};
+use simhash_store::readers::{ExportHeader, Location, Position};
 use simhash_store::{BulkLoader, BulkOptions, Entry, SimhashConfig, Store};
 
 use super::progress::Progress;
@@ -35,8 +36,13 @@ without fingerprinting again; an existing store must have the same settings. Fin
 with no such record go only into a store with the default settings, unless you pass
 --trust-fingerprints.
 A document whose key (URL, path) is already stored replaces it under the same id, so loading
-the same files twice leaves the store as it was. New documents get ids after the largest one
-stored; JSON Lines may give ids (--id-field).
+the same files twice leaves the store as it was. JSON Lines may give ids (--id-field); a given
+id that is stored replaces that document. Documents without an id get new ids after the
+largest one stored or given so far in the load; ids never wrap. A document that gives an id
+this load already gave a document without one stops the load there (what came before is
+loaded), naming both: list inputs that give ids before the others. The summary counts new
+documents, replaced ones (same id or key), stored documents removed (a loaded document took
+their key) and documents superseded within the load (a later one had the same id or key).
 
 Exit codes: 0 loaded (bad records, if any, were skipped and reported), 1 error, 2 usage,
 3 stopped at a bad record under --strict (what came before it is loaded).";
@@ -209,16 +215,64 @@ impl<'a> Target<'a> {
 struct Writer<'a> {
     store: &'a Store,
     loader: BulkLoader<'a>,
-    next_id: u64,
+    /// Greater than every id stored or given in this load; `None` once id 2^64-1 is: no
+    /// new id is left (ids never wrap into a stored one).
+    next_id: Option<u64>,
     /// Keys added in this load and their ids (not yet visible through `id_for_key`).
     keys: HashMap<String, u64>,
+    /// The ids this load gave documents without one, and where.
+    new_ids: NewIds,
+    /// The ids documents of this load gave.
+    given_ids: RoaringTreemap,
+}
+
+/// Ids given to documents without one, in increasing order: runs of consecutive ids given
+/// in one input, each with the location of its first document.
+#[derive(Default)]
+struct NewIds {
+    runs: Vec<(std::ops::Range<u64>, Location)>,
+}
+
+impl NewIds {
+    fn push(&mut self, id: u64, location: &Location) {
+        if let Some((run, first)) = self.runs.last_mut() {
+            if run.end == id && first.path == location.path {
+                run.end = id + 1;
+                return;
+            }
+        }
+        self.runs.push((id..id + 1, location.clone()));
+    }
+
+    /// The document that got `id`: its location if it was the first of its run, else the
+    /// input it came from.
+    fn who_got(&self, id: u64) -> Option<String> {
+        let at = self.runs.partition_point(|(run, _)| run.end <= id);
+        let (run, first) = self.runs.get(at)?;
+        if !run.contains(&id) {
+            return None;
+        }
+        Some(if run.start == id && first.position == Position::File {
+            first.path.display().to_string()
+        } else if run.start == id {
+            format!("the document at {first}")
+        } else {
+            format!(
+                "document {} of those without an id in {}",
+                id - run.start + 1,
+                first.path.display()
+            )
+        })
+    }
 }
 
 impl<'a> Writer<'a> {
     fn new(store: &'a Store, bar: ProgressBar) -> anyhow::Result<Writer<'a>> {
-        let next_id = store
-            .next_id()
-            .context("cannot read the largest id of the store")?;
+        let next_id = match store.next_id() {
+            Ok(id) => Some(id),
+            Err(simhash_store::Error::NoIdLeft { .. }) => None,
+            Err(e) => return Err(e).context("cannot read the largest id of the store"),
+        };
         let options = BulkOptions::new()
             .text_chunk_size(TEXT_CHUNK_BYTES)
             .progress(move |p| match p.phase {
@@ -237,24 +291,51 @@ impl<'a> Writer<'a> {
             loader,
             next_id,
             keys: HashMap::new(),
+            new_ids: NewIds::default(),
+            given_ids: RoaringTreemap::new(),
         })
     }
 
+    /// The id `doc` is stored under: the one it gives; else the id its key has in this load
+    /// or in the store (unless this load gave that id to another document); else a new one.
     fn id_for(&mut self, doc: &Doc) -> anyhow::Result<u64> {
         if let Some(id) = doc.id {
-            self.next_id = self.next_id.max(id.saturating_add(1));
+            if let Some(other) = self.new_ids.who_got(id) {
+                anyhow::bail!(
+                    "{}: this document gives id {id}, which this load already gave to {other} (a document without an id); \
+                     the load stops here so that neither replaces the other (the documents before it are loaded). \
+                     List the inputs that give ids before those that do not (new ids then come after the given ones), \
+                     or give every document an id",
+                    doc.location
+                );
+            }
+            self.given_ids.insert(id);
+            self.next_id = match (self.next_id, id.checked_add(1)) {
+                (Some(next), Some(after)) => Some(next.max(after)),
+                _ => None,
+            };
             return Ok(id);
         }
         if let Some(key) = &doc.key {
             if let Some(&id) = self.keys.get(key) {
                 return Ok(id);
             }
-            if let Some(id) = self.store.id_for_key(key)? {
-                return Ok(id);
+            match self.store.id_for_key(key)? {
+                // A stored document whose id this load gave another document is replaced by
+                // that one: this key's document is new.
+                Some(id) if !self.given_ids.contains(id) => return Ok(id),
+                _ => {}
             }
         }
-        let id = self.next_id;
-        self.next_id += 1;
+        let Some(id) = self.next_id else {
+            anyhow::bail!(
+                "{}: no new id is left for this document: the store holds, or this load gave, id 18446744073709551615 \
+                 (2^64-1), the largest there is, and ids never wrap to a stored one; give the documents ids explicitly",
+                doc.location
+            );
+        };
+        self.next_id = id.checked_add(1);
+        self.new_ids.push(id, &doc.location);
         Ok(id)
     }
 
@@ -288,10 +369,10 @@ impl<'a> Writer<'a> {
     }
 }
 
-/// Loads `input` into the store of `target`: returns what happened (documents loaded, texts
-/// without features counted as empty) and how many documents replaced a stored one (same
-/// id, or same key and so the same id). What was read before an error is written before the
-/// error is returned.
+/// Loads `input` into the store of `target`: returns what was read (documents loaded, texts
+/// without features counted as empty) and what the load did to the store (documents new,
+/// replaced, removed, superseded). What was read before an error is written before the error
+/// is returned.
 ///
 /// # Errors
 /// An input cannot be opened, the store cannot be opened or written, an export does not
@@ -300,7 +381,7 @@ pub fn load_inputs(
     target: &Target<'_>,
     input: &InputArgs,
     progress: &mut Progress,
-) -> anyhow::Result<(Tally, u64)> {
+) -> anyhow::Result<(Tally, BulkSummary)> {
     let bar = progress.bar();
     let mut writer: Option<Writer<'_>> = None;
     // The input whose header recorded the settings of its fingerprints, and the last input
@@ -345,7 +426,7 @@ pub fn load_inputs(
     // The bulk loader skipped the texts that have no features.
     tally.docs -= summary.skipped;
     tally.empty += summary.skipped;
-    Ok((tally, summary.replaced))
+    Ok((tally, summary))
 }
 
 /// Runs `load`.
@@ -357,14 +438,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     args.store.check_can_hold_a_store()?;
     let target = Target::new(&args.store.store, &args.settings, args.trust_fingerprints);
     let mut progress = Progress::new("loading", args.input.quiet);
-    let (tally, replaced) = load_inputs(&target, &args.input, &mut progress)?;
+    let (tally, summary) = load_inputs(&target, &args.input, &mut progress)?;
     let elapsed = progress.elapsed().as_secs_f64();
     let before = target.documents_before();
     let after = target.into_store()?.len();
     if args.json {
         let summary = serde_json::json!({
             "loaded": tally.docs,
-            "replaced": replaced,
+            "added": summary.added,
+            "replaced": summary.replaced,
+            "removed": summary.removed,
+            "superseded": summary.superseded,
             "empty": tally.empty,
             "not_documents": tally.not_documents,
             "bad_records": tally.bad.iter().map(|(k, n)| (k.as_str(), *n)).collect::<HashMap<_, _>>(),
@@ -376,12 +460,19 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         println!("{summary}");
     } else {
         println!(
-            "loaded {} ({} replaced a stored document with the same key) in {:.2} s: {:.0} docs/s, {:.1} MB/s",
+            "loaded {} in {:.2} s: {:.0} docs/s, {:.1} MB/s",
             plural(tally.docs, "document", "documents"),
-            replaced,
             elapsed,
             tally.docs as f64 / elapsed.max(1e-6),
             progress.bytes() as f64 / 1e6 / elapsed.max(1e-6)
+        );
+        println!(
+            "  {} new, {} replaced a stored document (same id or key), {} superseded by a later document of this load; \
+             {} removed (a loaded document took their key)",
+            summary.added,
+            summary.replaced,
+            summary.superseded,
+            plural(summary.removed, "stored document", "stored documents"),
         );
         println!("skipped: {}", tally.skipped_summary());
         println!(

@@ -85,6 +85,16 @@ impl ApiError {
         )
     }
 
+    /// 409: a document without an id, and none is left: the store holds id 2^64-1, or the
+    /// request gives it.
+    pub fn no_id_left() -> ApiError {
+        ApiError::new(
+            StatusCode::CONFLICT,
+            "no_id_left",
+            "no new id is left: the store holds, or the request gives, id 18446744073709551615 (2^64-1), the largest there is; give the documents ids explicitly",
+        )
+    }
+
     /// 500 for a failure the client cannot fix; what it was goes to the server's log only.
     pub fn internal(what: &str, detail: impl std::fmt::Display) -> ApiError {
         eprintln!("error: {what}: {detail}");
@@ -135,6 +145,7 @@ impl From<simhash_store::Error> for ApiError {
                 "this store keeps no sketches, so it cannot verify near-duplicates: ask without \"verified\"",
             ),
             E::ReadOnly { .. } => ApiError::read_only(),
+            E::NoIdLeft { .. } => ApiError::no_id_left(),
             other => ApiError::internal("use the store", other),
         }
     }

@@ -125,7 +125,7 @@ pub fn start(
     metrics: Arc<Metrics>,
 ) -> anyhow::Result<(WriterHandle, std::thread::JoinHandle<()>)> {
     let (queue, rx) = mpsc::channel(capacity.max(1));
-    let next_id = store.next_id()?;
+    let next_id = first_free_id(&store)?;
     let mut writer = Writer {
         store,
         next_id,
@@ -137,10 +137,20 @@ pub fn start(
     Ok((WriterHandle { queue }, thread))
 }
 
+/// The store's next free id; `None` if it holds id 2^64-1, after which there is none.
+fn first_free_id(store: &Store) -> simhash_store::Result<Option<u64>> {
+    match store.next_id() {
+        Ok(id) => Ok(Some(id)),
+        Err(simhash_store::Error::NoIdLeft { .. }) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
 struct Writer {
     store: Arc<Store>,
-    /// Greater than every id stored or given out.
-    next_id: u64,
+    /// Greater than every id stored or given out; `None` once id 2^64-1 is: no id is left
+    /// (ids never wrap or saturate into a stored one).
+    next_id: Option<u64>,
     metrics: Arc<Metrics>,
 }
 
@@ -148,6 +158,14 @@ struct Writer {
 enum Request {
     Insert(Vec<Prepared>),
     IfNew(Vec<Prepared>, u32),
+}
+
+impl Request {
+    fn docs(&self) -> &[Prepared] {
+        match self {
+            Request::Insert(docs) | Request::IfNew(docs, _) => docs,
+        }
+    }
 }
 
 /// Where a request's answer goes.
@@ -239,12 +257,17 @@ impl Writer {
             return;
         }
         let (requests, replies): (Vec<Request>, Vec<Reply>) = run.into_iter().unzip();
+        let next_id = self.next_id;
         let committed = self.plan(&requests).and_then(|(group, decided)| {
             let documents = group.entries.len() as u64;
             self.store.insert_batch(group.entries)?;
             self.metrics.committed(documents);
             Ok(decided)
         });
+        if committed.is_err() {
+            // Nothing of the group is stored: the ids it gave out are free again.
+            self.next_id = next_id;
+        }
         match committed {
             Ok(decided) => {
                 for (reply, answer) in replies.into_iter().zip(decided) {
@@ -270,11 +293,12 @@ impl Writer {
         let mut group = Group::default();
         let mut decided = Vec::with_capacity(requests.len());
         for request in requests {
+            let explicit = self.reserve_given_ids(request.docs());
             match request {
                 Request::Insert(docs) => {
                     let mut ids = Vec::with_capacity(docs.len());
                     for doc in docs {
-                        let entry = self.entry(&group, doc)?;
+                        let entry = self.entry(&group, &explicit, doc)?;
                         ids.push(entry.id);
                         self.add(&mut group, entry)?;
                     }
@@ -283,7 +307,7 @@ impl Writer {
                 Request::IfNew(docs, k) => {
                     let mut outcomes = Vec::with_capacity(docs.len());
                     for doc in docs {
-                        let entry = self.entry(&group, doc)?;
+                        let entry = self.entry(&group, &explicit, doc)?;
                         let matches = self.near(&group, &entry, *k)?;
                         if matches.is_empty() {
                             outcomes.push(IfNew::Inserted(entry.id));
@@ -299,22 +323,41 @@ impl Writer {
         Ok((group, decided))
     }
 
+    /// Moves the next free id past every id `docs` give, before any of them gets a new one:
+    /// a new id never takes an id given in the same request. Returns the ids given.
+    fn reserve_given_ids(&mut self, docs: &[Prepared]) -> HashSet<u64> {
+        let given: HashSet<u64> = docs.iter().filter_map(|d| d.id).collect();
+        for &id in &given {
+            self.next_id = match (self.next_id, id.checked_add(1)) {
+                (Some(next), Some(after)) => Some(next.max(after)),
+                _ => None,
+            };
+        }
+        given
+    }
+
     /// The id `doc` is stored under, as `simhash-store load` assigns it: the one given; else
-    /// the id of the document holding its key (in the group or the store); else a new one.
-    fn entry(&mut self, group: &Group, doc: &Prepared) -> Result<Entry, ApiError> {
+    /// the id of the document holding its key (in the group or the store), unless the
+    /// request gives that id to another document; else a new one.
+    fn entry(
+        &mut self,
+        group: &Group,
+        given: &HashSet<u64>,
+        doc: &Prepared,
+    ) -> Result<Entry, ApiError> {
         let id = match (doc.id, &doc.key) {
             (Some(id), _) => id,
             (None, Some(key)) => match group.key_owner.get(key) {
                 Some(&id) => id,
                 None => match self.store.id_for_key(key)? {
-                    // A displaced holder whose key no entry took again has lost it.
-                    Some(id) if !group.displaced.contains(&id) => id,
-                    _ => self.fresh_id(),
+                    // A displaced holder whose key no entry took again has lost it; a holder
+                    // whose id the request gives to another document is replaced by it.
+                    Some(id) if !group.displaced.contains(&id) && !given.contains(&id) => id,
+                    _ => self.fresh_id()?,
                 },
             },
-            (None, None) => self.fresh_id(),
+            (None, None) => self.fresh_id()?,
         };
-        self.next_id = self.next_id.max(id.saturating_add(1));
         Ok(Entry {
             id,
             fingerprint: doc.fingerprint,
@@ -324,10 +367,11 @@ impl Writer {
         })
     }
 
-    fn fresh_id(&mut self) -> u64 {
-        let id = self.next_id;
-        self.next_id = self.next_id.saturating_add(1);
-        id
+    /// A new id, past every id stored or given; fails once none is left.
+    fn fresh_id(&mut self) -> Result<u64, ApiError> {
+        let id = self.next_id.ok_or_else(ApiError::no_id_left)?;
+        self.next_id = id.checked_add(1);
+        Ok(id)
     }
 
     /// Adds `entry` to the group with the upsert rules of `insert_batch`: it replaces its id's
@@ -406,7 +450,7 @@ mod tests {
     fn writer(store: &Arc<Store>) -> Writer {
         Writer {
             store: Arc::clone(store),
-            next_id: store.next_id().expect("next id"),
+            next_id: first_free_id(store).expect("next id"),
             metrics: Arc::new(Metrics::default()),
         }
     }

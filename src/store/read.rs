@@ -49,7 +49,8 @@ impl Store {
     ///
     /// # Errors
     /// RocksDB read errors; [`Error::Decode`] if the last key of `docs` is not an id (ids
-    /// counted from 0 would overwrite stored documents).
+    /// counted from 0 would overwrite stored documents); [`Error::NoIdLeft`] if the store
+    /// holds id 2^64-1, after which there is none (ids never wrap to a stored one).
     pub fn next_id(&self) -> Result<u64> {
         let mut it = self.db.raw_iterator_cf(self.cf(DOCS_FAMILY)?);
         it.seek_to_last();
@@ -64,7 +65,9 @@ impl Store {
             what: "document id",
             message: format!("expected an 8-byte key, found {} bytes", key.len()),
         })?;
-        Ok(id.saturating_add(1))
+        id.checked_add(1).ok_or_else(|| Error::NoIdLeft {
+            path: self.path().to_path_buf(),
+        })
     }
 
     /// Every document, in id order. Reads a consistent snapshot.

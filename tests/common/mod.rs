@@ -12,6 +12,9 @@ pub mod legacy;
 #[cfg(feature = "cli")]
 pub mod cli;
 
+/// A reference model of ids and keys, for the load and insert tests.
+pub mod id_model;
+
 /// SplitMix64: small, fast, and good enough for test data.
 pub struct Rng(u64);
 
