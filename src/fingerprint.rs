@@ -5,8 +5,9 @@ use std::str::FromStr;
 
 use crate::error::Error;
 
+use crate::pigeonhole;
 /// Number of 16-bit blocks a fingerprint is split into for indexing.
-pub const BLOCKS: usize = 4;
+pub use crate::pigeonhole::BLOCKS;
 
 /// A 64-bit SimHash fingerprint.
 ///
@@ -44,29 +45,19 @@ impl Fingerprint {
     #[inline]
     pub fn block(self, i: usize) -> u16 {
         assert!(i < BLOCKS, "block index {i} out of range 0..4");
-        (self.0 >> (48 - 16 * i)) as u16
+        pigeonhole::block(self.0, i)
     }
 
     /// The four 16-bit blocks, most significant first.
     #[inline]
     pub fn blocks(self) -> [u16; BLOCKS] {
-        [
-            (self.0 >> 48) as u16,
-            (self.0 >> 32) as u16,
-            (self.0 >> 16) as u16,
-            self.0 as u16,
-        ]
+        std::array::from_fn(|i| pigeonhole::block(self.0, i))
     }
 
     /// Builds a fingerprint from its four blocks, most significant first.
     #[inline]
     pub fn from_blocks(blocks: [u16; BLOCKS]) -> Fingerprint {
-        Fingerprint(
-            (u64::from(blocks[0]) << 48)
-                | (u64::from(blocks[1]) << 32)
-                | (u64::from(blocks[2]) << 16)
-                | u64::from(blocks[3]),
-        )
+        Fingerprint((0..BLOCKS).fold(0, |x, i| x | pigeonhole::placed(blocks[i], i)))
     }
 
     /// The raw 64-bit value.

@@ -21,6 +21,7 @@
 //! number), so that a query reads the chunks without them.
 
 use crate::fingerprint::{Fingerprint, BLOCKS};
+use crate::pigeonhole;
 
 /// Length of a key in a block family.
 pub(crate) const BLOCK_KEY_LEN: usize = 16;
@@ -71,33 +72,17 @@ const DELTA_KIND: u8 = 0x00;
 const CHUNK_KIND: u8 = 0x01;
 const IDS_KIND: u8 = 0x02;
 
-/// Block `i` of `fp` and its remainder: the other three blocks in order, as a 48-bit number.
+/// Block `i` of `fp` and its remainder ([`pigeonhole::split`]).
 #[inline]
 pub(crate) fn split(i: usize, fp: Fingerprint) -> (u16, u64) {
-    let blocks = fp.blocks();
-    let mut remainder = 0u64;
-    for (j, &b) in blocks.iter().enumerate() {
-        if j != i {
-            remainder = (remainder << 16) | u64::from(b);
-        }
-    }
-    (blocks[i], remainder)
+    pigeonhole::split(fp.0, i)
 }
 
-/// The fingerprint whose block `i` is `value` and whose remainder is `remainder`.
+/// The fingerprint whose block `i` is `value` and whose remainder is `remainder`
+/// ([`pigeonhole::join`]).
 #[inline]
 pub(crate) fn join(i: usize, value: u16, remainder: u64) -> Fingerprint {
-    let mut blocks = [0u16; BLOCKS];
-    let mut shift = 48;
-    for (j, b) in blocks.iter_mut().enumerate() {
-        if j == i {
-            *b = value;
-        } else {
-            shift -= 16;
-            *b = (remainder >> shift) as u16;
-        }
-    }
-    Fingerprint::from_blocks(blocks)
+    Fingerprint(pigeonhole::join(i, value, remainder))
 }
 
 /// Key of chunk `chunk` of segment `segment` of block value `value` (formats 7 and 8): later
@@ -222,6 +207,22 @@ pub(crate) fn block_key(i: usize, fp: Fingerprint, id: u64) -> [u8; BLOCK_KEY_LE
     }
     key[8..16].copy_from_slice(&id.to_be_bytes());
     key
+}
+
+/// A block key ([`block_key`]) as one big-endian number: the numbers sort as the keys do,
+/// which the bulk loader's radix sort uses.
+#[inline]
+pub(crate) fn block_key_number(i: usize, fp: Fingerprint, id: u64) -> u128 {
+    u128::from_be_bytes(block_key(i, fp, id))
+}
+
+/// The position, in a [`block_key_number`], of its block value (the key's first two bytes).
+pub(crate) const BLOCK_KEY_NUMBER_VALUE_SHIFT: u32 = 128 - 16;
+
+/// The block value a [`block_key_number`] starts with.
+#[inline]
+pub(crate) fn block_value_of_key_number(key: u128) -> u16 {
+    (key >> BLOCK_KEY_NUMBER_VALUE_SHIFT) as u16
 }
 
 /// The 2-byte prefix shared by all keys of family `i` whose block `i` is `value`.

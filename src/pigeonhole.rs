@@ -27,7 +27,8 @@
 
 use std::sync::LazyLock;
 
-pub use crate::fingerprint::BLOCKS;
+/// Blocks per fingerprint: block families per store.
+pub const BLOCKS: usize = 4;
 
 /// Bits per block.
 pub const BLOCK_BITS: u32 = 16;
@@ -86,10 +87,74 @@ pub fn neighbour_masks(radius: u32) -> &'static [u16] {
     &masks(radius)[1..]
 }
 
-/// Block `i` (0 the most significant) of `x`.
+/// The position of block `i`'s lowest bit: block 0 is bits 63..48, block 3 bits 15..0.
 #[inline]
-fn block(x: u64, i: usize) -> u16 {
-    (x >> (BLOCK_BITS as usize * (BLOCKS - 1 - i))) as u16
+const fn block_shift(i: usize) -> u32 {
+    BLOCK_BITS * (BLOCKS - 1 - i) as u32
+}
+
+/// Block `i` (0 the most significant) of `x`: the group `x` is in, in family `i`.
+#[inline]
+pub const fn block(x: u64, i: usize) -> u16 {
+    (x >> block_shift(i)) as u16
+}
+
+/// Block value `value` in the place of block `i` within a fingerprint.
+#[inline]
+pub const fn placed(value: u16, i: usize) -> u64 {
+    (value as u64) << block_shift(i)
+}
+
+/// The bits of block `i` within a fingerprint.
+#[inline]
+pub const fn block_mask(i: usize) -> u64 {
+    0xffff << block_shift(i)
+}
+
+/// Block `i` of `x` and its remainder: the other three blocks in order, as a 48-bit number
+/// (what a group stores of each document).
+#[inline]
+pub const fn split(x: u64, i: usize) -> (u16, u64) {
+    let shift = block_shift(i);
+    let low = x & ((1 << shift) - 1);
+    let high = match x.checked_shr(shift + BLOCK_BITS) {
+        Some(high) => high,
+        None => 0,
+    };
+    (block(x, i), (high << shift) | low)
+}
+
+/// The fingerprint whose block `i` is `value` and whose remainder ([`split`]) is `remainder`.
+#[inline]
+pub const fn join(i: usize, value: u16, remainder: u64) -> u64 {
+    let shift = block_shift(i);
+    let low = remainder & ((1 << shift) - 1);
+    let high = match (remainder >> shift).checked_shl(shift + BLOCK_BITS) {
+        Some(high) => high,
+        None => 0,
+    };
+    high | placed(value, i) | low
+}
+
+/// The `k + 1` sub-blocks of the 48 bits outside block `family`: near-equal runs of those
+/// bits, lowest first (sub-blocks past the 48th are empty). Two fingerprints within `k` bits
+/// whose blocks `family` are equal or close differ in at most `k` of these bits, so they are
+/// equal on at least one sub-block: the pair kernel joins on them, and the Spark and Ray
+/// planner splits crowded groups on them.
+pub fn sub_block_masks(k: u32, family: usize) -> Vec<u64> {
+    let subs = k + 1;
+    let outside = !block_mask(family);
+    let positions: Vec<u32> = (0..64).filter(|b| outside & (1u64 << b) != 0).collect();
+    let (base, extra) = (positions.len() as u32 / subs, positions.len() as u32 % subs);
+    let mut masks = Vec::with_capacity(subs as usize);
+    let mut at = 0usize;
+    for t in 0..subs {
+        let width = (base + u32::from(t < extra)) as usize;
+        let end = (at + width).min(positions.len());
+        masks.push(positions[at..end].iter().fold(0u64, |m, b| m | (1u64 << b)));
+        at = end;
+    }
+    masks
 }
 
 /// The family that reports the pair `x`, `y` at `radius`: the first whose blocks differ in at
@@ -114,6 +179,39 @@ pub fn reports(family: usize, x: u64, y: u64, radius: u32) -> bool {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn split_and_join_are_inverse(x in any::<u64>(), i in 0..BLOCKS) {
+            let (value, remainder) = split(x, i);
+            prop_assert_eq!(value, block(x, i));
+            prop_assert!(remainder < 1 << 48);
+            prop_assert_eq!(join(i, value, remainder), x);
+            // The remainder is the other blocks, most significant first.
+            let others: Vec<u16> = (0..BLOCKS).filter(|&j| j != i).map(|j| block(x, j)).collect();
+            let want = others.iter().fold(0u64, |r, &b| r << 16 | u64::from(b));
+            prop_assert_eq!(remainder, want);
+            prop_assert_eq!(u64::from(block(x, i)) << block_shift(i), x & block_mask(i));
+        }
+
+        /// The sub-blocks split the bits outside the block, and two fingerprints within `k`
+        /// of those bits are equal on one of them.
+        #[test]
+        fn fingerprints_within_k_share_a_sub_block(
+            x in any::<u64>(), k in 0u32..12, family in 0..BLOCKS, seed in any::<u64>(), d in 0u32..12
+        ) {
+            let masks = sub_block_masks(k, family);
+            prop_assert_eq!(masks.len(), k as usize + 1);
+            prop_assert_eq!(masks.iter().fold(0u64, |a, m| a | m), !block_mask(family));
+            for (a, m) in masks.iter().enumerate() {
+                for n in &masks[a + 1..] {
+                    prop_assert_eq!(m & n, 0);
+                }
+            }
+            let y = flip(x, d.min(k), seed) & !block_mask(family) | x & block_mask(family);
+            prop_assert!(masks.iter().any(|m| (x ^ y) & m == 0), "{:x} {:x}", x, y);
+        }
+    }
 
     #[test]
     fn masks_count_binomial_sums() {

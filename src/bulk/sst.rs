@@ -25,6 +25,7 @@ use crate::codec::Delta;
 use crate::error::{Error, Result};
 use crate::fingerprint::{Fingerprint, BLOCKS};
 use crate::keys::{self, BLOCK_FAMILIES, DOCS_FAMILY, KEYS_FAMILY};
+use crate::pigeonhole::BLOCK_VALUES;
 use crate::postings::{self, chunk, GroupWriter};
 use crate::store::{self, KeyWrite, UpsertPlan};
 
@@ -498,19 +499,17 @@ pub(crate) fn write_packed(
 const REMAINDER_MASK: u64 = (1 << 48) - 1;
 
 fn block_key(i: usize, fp: u64, id: u64) -> u128 {
-    u128::from_be_bytes(keys::block_key(i, Fingerprint(fp), id))
+    keys::block_key_number(i, Fingerprint(fp), id)
 }
 
-/// Number of values of a 16-bit block.
-const BLOCK_VALUES: usize = 1 << 16;
-/// Bit position, in a block key as `u128`, of its 16-bit block value (the key's first two
-/// bytes) and of the byte that follows it.
-const BLOCK_VALUE_SHIFT: u32 = 112;
-const NEXT_BYTE_SHIFT: u32 = 104;
+/// Bit position, in a block key number, of its 16-bit block value and of the byte that
+/// follows it: the radix sort's passes.
+const BLOCK_VALUE_SHIFT: u32 = keys::BLOCK_KEY_NUMBER_VALUE_SHIFT;
+const NEXT_BYTE_SHIFT: u32 = BLOCK_VALUE_SHIFT - 8;
 
-/// The block value a block key (as `u128`) starts with.
+/// The block value a block key number starts with, as an index.
 fn block_value(key: u128) -> usize {
-    (key >> BLOCK_VALUE_SHIFT) as usize
+    usize::from(keys::block_value_of_key_number(key))
 }
 /// Block values per bucket of the first radix pass (their high byte is the bucket).
 const COARSE: usize = 256;

@@ -38,11 +38,6 @@ pub(crate) struct Kernel {
     join_min: usize,
 }
 
-/// Bits of block `i` within a fingerprint.
-fn block_mask(i: usize) -> u64 {
-    0xffffu64 << (48 - 16 * i)
-}
-
 impl Kernel {
     /// The kernel of family `family` (0..4) for distance `k` (0..=64).
     pub(crate) fn new(k: u32, family: usize) -> Kernel {
@@ -50,23 +45,8 @@ impl Kernel {
     }
 
     pub(crate) fn with_join_min(k: u32, family: usize, join_min: usize) -> Kernel {
-        let subs = k + 1;
-        let sub_masks = if subs <= MAX_SUB_BLOCKS {
-            let outside = !block_mask(family);
-            let positions: Vec<u32> = (0..64).filter(|b| outside & (1u64 << b) != 0).collect();
-            let (base, extra) = (positions.len() as u32 / subs, positions.len() as u32 % subs);
-            let mut masks = Vec::with_capacity(subs as usize);
-            let mut at = 0usize;
-            for t in 0..subs {
-                let width = (base + u32::from(t < extra)) as usize;
-                masks.push(
-                    positions[at..at + width]
-                        .iter()
-                        .fold(0u64, |m, b| m | (1u64 << b)),
-                );
-                at += width;
-            }
-            masks
+        let sub_masks = if k + 1 <= MAX_SUB_BLOCKS {
+            pigeonhole::sub_block_masks(k, family)
         } else {
             Vec::new()
         };
@@ -289,7 +269,7 @@ impl Kernel {
 ///
 /// ```
 /// use std::ops::ControlFlow;
-/// use simhash_store::{Pair, BLOCKS};
+/// use simhash_store::{pigeonhole, Pair, BLOCKS};
 /// use simhash_store::dedup::PairKernel;
 ///
 /// // Equal in blocks 0 and 1, one bit apart in block 3, ids 1 and 2; a third far away.
@@ -299,8 +279,7 @@ impl Kernel {
 ///     let kernel = PairKernel::new(3, family)?;
 ///     // One group per value of block `family`; here only documents 1 and 2 share one.
 ///     let group: Vec<(u64, u64)> = docs.iter().copied()
-///         .filter(|&(fp, _)| fp >> (48 - 16 * family) & 0xffff
-///                            == docs[0].0 >> (48 - 16 * family) & 0xffff)
+///         .filter(|&(fp, _)| pigeonhole::block(fp, family) == pigeonhole::block(docs[0].0, family))
 ///         .collect();
 ///     let _ = kernel.self_pairs(&group, &mut |p| {
 ///         found.push((family, p));
@@ -385,6 +364,7 @@ impl PairKernel {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pigeonhole::block_mask;
 
     fn rng(seed: &mut u64) -> u64 {
         *seed = seed.wrapping_add(0x9e37_79b9_7f4a_7c15);
@@ -538,7 +518,7 @@ mod tests {
                 let kernel = PairKernel::new(k, family).unwrap();
                 let mut groups: std::collections::BTreeMap<u16, Vec<Doc>> = Default::default();
                 for &d in &docs {
-                    let v = (d.0 >> (48 - 16 * family)) as u16;
+                    let v = pigeonhole::block(d.0, family);
                     groups.entry(v).or_default().push(d);
                 }
                 let mut emit = |p| {

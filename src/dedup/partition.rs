@@ -43,7 +43,7 @@ use std::ops::ControlFlow;
 
 use crate::dedup::{Pair, PairKernel};
 use crate::fingerprint::BLOCKS;
-use crate::pigeonhole::{self, radius, BLOCK_VALUES};
+use crate::pigeonhole::{self, radius, sub_block_masks, BLOCK_VALUES};
 use crate::{Error, Result};
 
 #[cfg(doc)]
@@ -150,33 +150,9 @@ struct OldNeeded {
     guest: Vec<bool>,
 }
 
-/// Bits of block `family` within a fingerprint.
-fn block_mask(family: usize) -> u64 {
-    0xffffu64 << (48 - 16 * family)
-}
-
-/// The block value of `fp` in `family`.
+/// The block value of `fp` in `family`, as an index.
 fn block(fp: u64, family: usize) -> usize {
-    ((fp >> (48 - 16 * family)) & 0xffff) as usize
-}
-
-/// The `k + 1` sub-blocks of the 48 bits outside block `family`: near-equal runs of those
-/// bits, lowest first. Two fingerprints within `k` whose blocks `family` are within
-/// `radius(k)` differ in at most `k` of these bits, so they are equal on one sub-block.
-fn sub_block_masks(k: u32, family: usize) -> Vec<u64> {
-    let subs = k + 1;
-    let outside = !block_mask(family);
-    let positions: Vec<u32> = (0..64).filter(|b| outside & (1u64 << b) != 0).collect();
-    let (base, extra) = (positions.len() as u32 / subs, positions.len() as u32 % subs);
-    let mut masks = Vec::with_capacity(subs as usize);
-    let mut at = 0usize;
-    for t in 0..subs {
-        let width = (base + u32::from(t < extra)) as usize;
-        let end = (at + width).min(positions.len());
-        masks.push(positions[at..end].iter().fold(0u64, |m, b| m | (1u64 << b)));
-        at = end;
-    }
-    masks
+    usize::from(pigeonhole::block(fp, family))
 }
 
 /// The sub-block on which a pair is reported: the first on which the two are equal.
@@ -746,6 +722,7 @@ pub struct RowsRef<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pigeonhole::block_mask;
     use proptest::prelude::*;
 
     fn brute(docs: &[(u64, u64, bool)], k: u32) -> Vec<Pair> {
