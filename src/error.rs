@@ -133,6 +133,28 @@ pub enum Error {
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
 
+    /// A write from the thread whose bulk load of several runs holds the store's write lock
+    /// until its `finish`: it would wait for itself.
+    #[error("a bulk load of several runs on this thread holds the store's write lock until its `finish`: write after `finish`, or from another thread")]
+    BulkLoadInProgress,
+
+    /// An earlier ingestion of this bulk loader failed, and what it left is the next open's
+    /// to complete.
+    #[error("an earlier ingestion of this bulk loader failed: reopen the store to complete it, then load again")]
+    LoaderFailed,
+
+    /// A directory that an operation must create or fill is unusable: not empty, or inside
+    /// the store it is made from.
+    #[error("{path} {reason}: {what} needs a new or empty directory outside the old store")]
+    UnusableDestination {
+        /// The directory.
+        path: PathBuf,
+        /// Why, e.g. "is not empty".
+        reason: String,
+        /// What was to be made there, e.g. "the upgraded store".
+        what: &'static str,
+    },
+
     /// Every id is taken: the store holds the largest id there is (2^64-1), so no document
     /// can get an id after it. Ids are never wrapped or reused, since that would overwrite a
     /// stored document: give the documents ids explicitly.

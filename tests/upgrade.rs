@@ -227,7 +227,7 @@ fn a_destination_that_is_not_empty_is_refused() -> Result<()> {
 
     let refused = Store::upgrade(&old, &new, &UpgradeOptions::new());
     assert!(
-        matches!(&refused, Err(Error::InvalidArgument(m)) if m.contains("not empty")),
+        matches!(&refused, Err(Error::UnusableDestination { reason, .. }) if reason == "is not empty"),
         "{refused:?}"
     );
     // Nothing was written on either side.
@@ -242,7 +242,7 @@ fn a_destination_that_is_not_empty_is_refused() -> Result<()> {
     // The same store into the store itself, and an empty directory that exists.
     let itself = Store::upgrade(&old, &old, &UpgradeOptions::new());
     assert!(
-        matches!(itself, Err(Error::InvalidArgument(_))),
+        matches!(itself, Err(Error::UnusableDestination { .. })),
         "{itself:?}"
     );
     let empty = dir.path().join("empty");

@@ -25,7 +25,11 @@ fn class_name(e: &Error) -> &'static str {
         Error::ConfigMismatch { .. } | Error::WordListChanged { .. } => "SettingsMismatchError",
         Error::Decode { .. } => "DecodeError",
         Error::ParseFingerprint { .. } => "ParseFingerprintError",
-        Error::InvalidArgument(_) | Error::NoIdLeft { .. } => "InvalidArgumentError",
+        Error::InvalidArgument(_)
+        | Error::NoIdLeft { .. }
+        | Error::BulkLoadInProgress
+        | Error::LoaderFailed
+        | Error::UnusableDestination { .. } => "InvalidArgumentError",
         Error::WriterBusy { .. } => "WriterBusyError",
         Error::ReadOnly { .. } | Error::LegacyFormat { .. } => "ReadOnlyError",
         Error::Io { .. } => "StoreIOError",

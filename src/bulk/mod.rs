@@ -76,7 +76,7 @@ struct PendingText {
 /// spooled to files, and [`BulkLoader::finish`] merges the spools family by family, so every
 /// group ends as one packed segment whatever the size of the load. Such a load holds the
 /// write lock from its first run to the end of `finish`: writes from other threads wait, and
-/// a write from the loading thread meanwhile fails with [`Error::InvalidArgument`] instead of
+/// a write from the loading thread meanwhile fails with [`Error::BulkLoadInProgress`] instead of
 /// waiting for itself. Adding is single-threaded (`&mut self`); texts are fingerprinted in
 /// parallel on all cores in chunks, and sorting and writing use all cores too.
 ///
@@ -343,11 +343,7 @@ impl BulkLoader<'_> {
         let store = self.store;
         let dir = match &self.dir {
             Some(dir) => dir.path().to_path_buf(),
-            None => {
-                return Err(Error::InvalidArgument(
-                    "an earlier ingestion of this loader failed: reopen the store to complete it, then load again".into(),
-                ))
-            }
+            None => return Err(Error::LoaderFailed),
         };
         let spooled = !last || self.record.is_some();
         if spooled && self.guard.is_none() {

@@ -420,7 +420,7 @@ impl Store {
     /// consistent (each RocksDB write is atomic), so the lock does not stay poisoned.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] on the thread of a bulk load that holds the lock across
+    /// [`Error::BulkLoadInProgress`] on the thread of a bulk load that holds the lock across
     /// its runs ([`Store::hold_writes`]): waiting would never end.
     pub(crate) fn lock_writes(&self) -> Result<MutexGuard<'_, ()>> {
         let holder = *self
@@ -428,11 +428,7 @@ impl Store {
             .lock()
             .unwrap_or_else(|p| p.into_inner());
         if holder == Some(std::thread::current().id()) {
-            return Err(Error::InvalidArgument(
-                "a bulk load of several runs on this thread holds the store's write lock until its `finish`: \
-                 write after `finish`, or from another thread"
-                    .into(),
-            ));
+            return Err(Error::BulkLoadInProgress);
         }
         Ok(self.write_lock.lock())
     }

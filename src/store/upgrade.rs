@@ -216,7 +216,7 @@ impl Store {
     ///
     /// # Errors
     /// [`Error::NotAStore`] if `src` holds no store; the errors of [`Store::open`] on `src`
-    /// (e.g. [`Error::Locked`] while another process writes to it); [`Error::InvalidArgument`]
+    /// (e.g. [`Error::Locked`] while another process writes to it); [`Error::UnusableDestination`]
     /// if `dst` is not empty or lies inside `src`; [`Error::Corruption`] if the copy would
     /// lose a document (two documents of `src` claim one external key) or the new store does
     /// not verify; RocksDB and I/O errors.
@@ -251,10 +251,11 @@ impl Store {
 /// whether it made it.
 fn prepare_destination(src: &Path, dst: &Path) -> Result<bool> {
     let refuse = |why: &str| {
-        Err(Error::InvalidArgument(format!(
-            "{} {why}: the upgraded store needs a new or empty directory outside the old one",
-            dst.display()
-        )))
+        Err(Error::UnusableDestination {
+            path: dst.to_path_buf(),
+            reason: why.to_string(),
+            what: "the upgraded store",
+        })
     };
     let made = match std::fs::read_dir(dst) {
         Ok(mut entries) => {
@@ -394,7 +395,10 @@ mod tests {
             .unwrap();
         let inside = src.join("new");
         let err = Store::upgrade(&src, &inside, &UpgradeOptions::new()).unwrap_err();
-        assert!(matches!(err, Error::InvalidArgument(_)), "{err}");
+        assert!(
+            matches!(&err, Error::UnusableDestination { reason, .. } if reason.starts_with("lies inside")),
+            "{err}"
+        );
         assert!(!inside.exists());
     }
 
