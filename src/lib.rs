@@ -75,6 +75,7 @@ mod codec;
 pub mod dedup;
 mod error;
 mod fingerprint;
+mod format;
 mod keys;
 mod memory;
 pub mod pigeonhole;
@@ -85,7 +86,9 @@ pub mod readers;
 mod settings;
 pub mod simhash;
 pub mod sketch;
+mod storage;
 mod store;
+pub mod upgrade;
 pub mod verified;
 pub mod verify;
 
@@ -105,22 +108,13 @@ pub use store::{Durability, Entry, Store, StoreBuilder};
 pub use verified::VerifiedMatch;
 pub use verify::VerifyReport;
 
-/// Store formats and upgrading: every on-disk [`Format`](upgrade::Format) and what it means,
-/// and [`Store::upgrade`], which copies a store of an older format (read-only in this build)
-/// into the newest.
-pub mod upgrade {
-    pub use crate::store::{
-        Format, UpgradeOptions, UpgradePhase, UpgradeProgress, UpgradeSummary, FORMAT_VERSION,
-        MIN_FORMAT_VERSION,
-    };
-}
-
 /// The `decode_values` fuzz target (`fuzz/`) runs the crate-private value decoders through
 /// this. Compiled only under `cargo fuzz` (`--cfg fuzzing`); not part of the API.
 #[cfg(fuzzing)]
 #[doc(hidden)]
 pub fn fuzz_decode_values(bytes: &[u8]) {
     codec::check_decoders(bytes);
+    settings::check_decoders(bytes);
 }
 
 /// The README's examples, compiled and run as doctests.

@@ -18,7 +18,7 @@ use super::{Db, Layout, Packed};
 use crate::error::{Error, Result};
 use crate::fingerprint::{Fingerprint, BLOCKS};
 use crate::keys::{self, PackedKey, BLOCK_FAMILIES};
-use crate::store::View;
+use crate::storage::View;
 
 /// Deltas a group takes before a write folds it. A fold rewrites the group (about 8.5 bytes
 /// per document), so this bounds the rewriting to `8.5 · group size / 64` bytes per write

@@ -10,7 +10,7 @@ use crate::codec::{self, Delta};
 use crate::error::{Error, Result};
 use crate::fingerprint::Fingerprint;
 use crate::keys::{self, PackedKey, BLOCK_FAMILIES};
-use crate::store::View;
+use crate::storage::View;
 
 /// One document of a group: its fingerprint and id.
 pub(crate) type Posting = (Fingerprint, u64);

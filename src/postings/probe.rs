@@ -16,7 +16,7 @@ use crate::error::{Error, Result};
 use crate::fingerprint::{Fingerprint, BLOCKS};
 use crate::keys::{self, PackedKey, BLOCK_FAMILIES};
 use crate::pigeonhole;
-use crate::store::View;
+use crate::storage::View;
 
 /// A candidate of one group: (remainder, id, distance, segment of its chunk; `u32::MAX` for
 /// an added delta).

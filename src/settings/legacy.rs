@@ -14,9 +14,9 @@ use serde_json::Value;
 use super::Recorded;
 use crate::codec;
 use crate::error::{Error, Result};
+use crate::format::Format;
 use crate::keys;
 use crate::simhash::SimhashConfig;
-use crate::store::Format;
 
 /// `TfScaling` as these formats wrote it: the variant index, the serde name the same.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize)]

@@ -20,8 +20,8 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
+use crate::format::{Format, SettingsEncoding};
 use crate::simhash::SimhashConfig;
-use crate::store::{Format, SettingsEncoding};
 
 /// What a settings record holds, whichever format wrote it.
 #[derive(Debug, Clone, PartialEq)]

@@ -10,8 +10,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::SketchKind;
 use crate::error::{Error, Result};
-use crate::sketch::SketchKind;
 
 /// Largest word shingle size [`SimhashConfig::word_shingles`] accepts.
 pub const MAX_WORD_SHINGLES: u8 = 8;

@@ -10,16 +10,21 @@
 //!   them their IDF and cut the counts of non-CJK features into count pieces;
 //! - `sums/`: add the features' weighted bits and take their signs as the fingerprint.
 //!
+//! [`SketchKind`] (`sketch_kind.rs`), the setting of which sketch a store keeps beside the
+//! fingerprint, is recorded with the others; the sketch itself is `crate::sketch`'s.
+//!
 //! How the defaults were chosen is in `docs/design.md`, "Fingerprint quality".
 
 mod config;
 mod features;
 mod hasher;
+mod sketch_kind;
 mod sums;
 mod text;
 
 pub use config::{IdfWeighting, SimhashConfig, TfScaling};
 pub use hasher::Simhasher;
+pub use sketch_kind::SketchKind;
 
 // What the sketch (`crate::sketch`) reads: the text without boilerplate lines, normalized.
 #[cfg(test)]

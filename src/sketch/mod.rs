@@ -3,14 +3,13 @@
 //! much of two texts is the same. The index finds candidates by fingerprint; the sketch
 //! confirms or rejects them (`src/verified/`).
 //!
-//! - `kind.rs`: [`SketchKind`], the setting a store records (which sketch, or none).
+//! - [`SketchKind`], the setting a store records (which sketch, or none), is a fingerprint
+//!   setting: `src/simhash/sketch_kind.rs`, re-exported here.
 //! - `minhash.rs`: the computation from a text (shingles, one-permutation b-bit MinHash).
-//! - `store.rs`: what a store checks about sketches given to it and asked of it.
+//! - What a store checks about sketches given to it and asked of it: `src/store/sketches.rs`.
 //! - this file: the [`Sketch`] value, its similarity and its serde forms.
 
-mod kind;
 mod minhash;
-mod store;
 
 use std::fmt;
 
@@ -22,7 +21,7 @@ use crate::error::Error;
 use crate::fingerprint::Fingerprint;
 use crate::simhash::Simhasher;
 
-pub use kind::SketchKind;
+pub use crate::simhash::SketchKind;
 pub(crate) use minhash::{SKETCH_BINS, SKETCH_BITS};
 
 /// Bytes of a [`Sketch`]: what a document record grows by when it keeps one.

@@ -11,22 +11,21 @@
 //! - `read.rs`: documents by id, by external key, in id order.
 //! - `write.rs`: [`Entry`], inserts (upserts) and removals; `upsert.rs`: the upsert planner
 //!   that inserts and the bulk loader share.
-//! - `view.rs`: the consistent read view that queries, `verify` and the pair scan read.
-//! - `upgrade.rs`: the format version a store records, and the copy of a store into a new
-//!   one of the newest format.
+//! - `sketches.rs`: whether the store keeps sketches, and the checks of sketches given to it.
+//! - [`View`] (`src/storage/view.rs`): the consistent read view that queries, `verify` and
+//!   the pair scan read, from [`Store::view`].
 //! - Elsewhere, with their concepts: queries in `src/query.rs`, `verify` in
 //!   `src/verify.rs`, `bulk_loader` in `src/bulk/mod.rs`, `insert_if_new` in
-//!   `src/dedup/check_insert.rs`, `pairs` in `src/dedup/pairs.rs`.
+//!   `src/dedup/check_insert.rs`, `pairs` in `src/dedup/pairs.rs`, `upgrade` in
+//!   `src/upgrade.rs`.
 
-mod format;
 mod journal;
 mod open;
 mod options;
 mod read;
 mod secondary;
-mod upgrade;
+mod sketches;
 mod upsert;
-mod view;
 mod write;
 
 use std::path::{Path, PathBuf};
@@ -42,15 +41,13 @@ use crate::keys::{ALL_FAMILIES, BLOCK_FAMILIES};
 use crate::postings::Postings;
 use crate::simhash::Simhasher;
 
-pub use format::Format;
-pub(crate) use format::SettingsEncoding;
+pub use crate::format::Format;
+pub(crate) use crate::storage::View;
 pub(crate) use journal::{Journal, DEFAULT_TEMP_DIR};
 pub(crate) use open::{base_table_options, table_options};
 pub use open::{FORMAT_VERSION, MIN_FORMAT_VERSION};
 pub use options::{Durability, StoreBuilder};
-pub use upgrade::{UpgradeOptions, UpgradePhase, UpgradeProgress, UpgradeSummary};
 pub(crate) use upsert::{check_key, Adds, KeyWrite, UpsertPlan};
-pub(crate) use view::View;
 pub use write::Entry;
 
 /// A persistent near-duplicate index: documents (a `u64` id, a
@@ -284,6 +281,15 @@ impl Store {
     /// The RocksDB database.
     pub(crate) fn db(&self) -> &DB {
         &self.db
+    }
+
+    /// A consistent view of the store as it is now.
+    pub(crate) fn view(&self) -> View<'_> {
+        if self.read_only {
+            View::Fixed(&self.db)
+        } else {
+            View::Snapshot(self.db.snapshot())
+        }
     }
 
     /// The block families' layout and state.

@@ -1,15 +1,18 @@
-//! Upgrading a store to the newest on-disk format: [`Store::upgrade`] copies every document
-//! of a store of any format this build reads into a new store of [`FORMAT_VERSION`](crate::upgrade::FORMAT_VERSION), through
-//! the bulk loader, and verifies the copy. [`Store::format_version`] tells a store's format.
+//! Store formats and upgrading: every on-disk [`Format`] and what it means, and
+//! [`Store::upgrade`], which copies every document of a store of any format this build reads
+//! (older ones are read-only) into a new store of [`FORMAT_VERSION`], through the bulk
+//! loader, and verifies the copy. [`Store::format_version`] tells a store's format. A client
+//! of the store and the bulk loader, above both.
 
 use std::fmt;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::Store;
 use crate::bulk::{BulkOptions, BulkPhase};
 use crate::error::{Error, Result};
+use crate::store::Store;
+pub use crate::store::{Format, FORMAT_VERSION, MIN_FORMAT_VERSION};
 
 /// Documents copied between two looks at the clock.
 const CHECK_EVERY: u64 = 4096;

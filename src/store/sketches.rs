@@ -1,8 +1,9 @@
 //! What a [`Store`] checks about the sketches it is given and asked for.
 
+use super::Store;
 use crate::error::{Error, Result};
-use crate::sketch::{Sketch, SketchKind};
-use crate::store::Store;
+use crate::simhash::SketchKind;
+use crate::sketch::Sketch;
 
 impl Store {
     /// Whether the store keeps a sketch per document ([`SimhashConfig::sketch`](crate::SimhashConfig::sketch)).

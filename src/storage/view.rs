@@ -10,8 +10,7 @@ use rocksdb::{
     SnapshotWithThreadMode, DB,
 };
 
-use super::Store;
-
+/// What a read sees: one state of the store, whatever is written meanwhile.
 pub(crate) enum View<'a> {
     /// A snapshot of a writable store.
     Snapshot(SnapshotWithThreadMode<'a, DB>),
@@ -62,17 +61,6 @@ impl<'a> View<'a> {
         match self {
             View::Snapshot(s) => s.get_pinned_cf_opt(cf, key, options),
             View::Fixed(db) => db.get_pinned_cf_opt(cf, key, &options),
-        }
-    }
-}
-
-impl Store {
-    /// A consistent view of the store as it is now.
-    pub(crate) fn view(&self) -> View<'_> {
-        if self.read_only {
-            View::Fixed(&self.db)
-        } else {
-            View::Snapshot(self.db.snapshot())
         }
     }
 }
