@@ -45,7 +45,7 @@ impl Kernel {
     }
 
     pub(crate) fn with_join_min(k: u32, family: usize, join_min: usize) -> Kernel {
-        let sub_masks = if k + 1 <= MAX_SUB_BLOCKS {
+        let sub_masks = if k < MAX_SUB_BLOCKS {
             pigeonhole::sub_block_masks(k, family)
         } else {
             Vec::new()
