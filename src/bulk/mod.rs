@@ -2,7 +2,7 @@
 //! writes them as SST files, one set per column family, and ingests those into the store,
 //! bypassing the write-ahead log and the memtables.
 //!
-//! - `runs.rs`: the in-memory run; the store's upsert planner (`src/store/upsert.rs`, the
+//! - `runs.rs`: the in-memory run; the store's upsert planner (`src/store/upsert/`, the
 //!   same as for [`Store::insert_batch`]) computes its net effect on the store.
 //! - `prefault.rs`: the run's memory faulted in ahead of the adds, on another core.
 //! - `sst.rs`: sorting and writing a run's SST files; `kept_pages.rs`: their pages kept in

@@ -9,7 +9,7 @@
 //! - `journal.rs`: crash-safe ingestion of SST files across column families, and the
 //!   recovery of an interrupted one when the store opens.
 //! - `read.rs`: documents by id, by external key, in id order.
-//! - `write.rs`: [`Entry`], inserts (upserts) and removals; `upsert.rs`: the upsert planner
+//! - `write.rs`: [`Entry`], inserts (upserts) and removals; `upsert/`: the upsert planner
 //!   that inserts and the bulk loader share.
 //! - `sketches.rs`: whether the store keeps sketches, and the checks of sketches given to it.
 //! - [`View`] (`src/storage/view.rs`): the consistent read view that queries, `verify` and

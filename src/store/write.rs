@@ -1,5 +1,5 @@
 //! Writes: upserts and removals, each one atomic `WriteBatch` across all column families.
-//! Upserts are planned by the upsert planner (`upsert.rs`), which the bulk loader shares.
+//! Upserts are planned by the upsert planner (`upsert/`), which the bulk loader shares.
 
 use std::sync::atomic::Ordering;
 
