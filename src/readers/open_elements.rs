@@ -4,7 +4,7 @@
 //! The HTML reader does not build a tree: it follows the elements open at each token, as a
 //! browser's tree builder does, closely enough to know whether text is inside a hidden, link
 //! or main element and where blocks end. The tree builder's rules it follows (in
-//! `html.rs`) ask "is there an open `X` in this scope?" and "close everything down to that
+//! `html/extract.rs`) ask "is there an open `X` in this scope?" and "close everything down to that
 //! `X`"; here both cost O(1) plus the elements closed, so the work over a page is linear in its
 //! size whatever its nesting:
 //!
