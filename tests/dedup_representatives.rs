@@ -1,7 +1,7 @@
 //! Representatives chosen by lowest id, longest text and first loaded. (The pairs, clusters
 //! and drop files `simhash-store dedup` writes are tested in `src/cli/dedup/files.rs`.)
 
-use std::time::Duration;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use simhash_store::dedup::Representative;
 use simhash_store::{Entry, Fingerprint, Result, Store};
@@ -9,7 +9,11 @@ use simhash_store::{Entry, Fingerprint, Result, Store};
 /// Cluster A = {5, 7, 9} (9 loaded first, 7 longest), cluster B = {2, 4} (4 has no length),
 /// and a lone document 100.
 fn store(dir: &std::path::Path) -> Result<Store> {
-    let store = Store::open(dir)?;
+    // Each write a microsecond after the one before: distinct `added` times.
+    let tick = AtomicU64::new(1_000_000);
+    let store = Store::builder()
+        .clock(move || tick.fetch_add(1, Ordering::Relaxed))
+        .open(dir)?;
     let a = 0x1111_2222_3333_4444u64;
     let b = 0x9999_8888_7777_6666u64;
     let docs = [
@@ -26,8 +30,6 @@ fn store(dir: &std::path::Path) -> Result<Store> {
     ];
     for entry in docs {
         store.insert_entry(entry)?;
-        // Distinct `added` times.
-        std::thread::sleep(Duration::from_millis(2));
     }
     Ok(store)
 }

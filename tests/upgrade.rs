@@ -144,7 +144,13 @@ fn sketches_and_added_times_are_kept() -> Result<()> {
     let old = dir.path().join("old");
     {
         let config = SimhashConfig::default().with_sketch(SketchKind::MinHash);
-        let store = Store::builder().simhash_config(config).open(&old)?;
+        // Each write a microsecond after the one before: the replaced documents' `added`
+        // times differ from their neighbours'.
+        let tick = std::sync::atomic::AtomicU64::new(1_000_000);
+        let store = Store::builder()
+            .simhash_config(config)
+            .clock(move || tick.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+            .open(&old)?;
         for i in 0..150u64 {
             let key = format!("https://example.com/{i}");
             store.insert_text(i, Some(&key), &page(i))?;
@@ -155,7 +161,6 @@ fn sketches_and_added_times_are_kept() -> Result<()> {
             store.insert_text(1000 + i, None, &format!("{} share this page", page(i)))?;
         }
         store.insert_entry(Entry::new(2000, Fingerprint(0x0123_4567_89ab_cdef)))?;
-        std::thread::sleep(std::time::Duration::from_millis(2));
         for i in 0..10u64 {
             store.insert_text(i, None, &page(i + 500))?;
         }

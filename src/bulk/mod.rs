@@ -409,7 +409,7 @@ impl BulkLoader<'_> {
             segment,
             chunks,
             kept,
-            Store::now_micros(),
+            store.now_micros(),
         )?;
         if spooled {
             buf.clear();

@@ -46,6 +46,7 @@ pub(crate) use crate::storage::View;
 pub(crate) use journal::{Journal, DEFAULT_TEMP_DIR};
 pub(crate) use open::{base_table_options, table_options};
 pub use open::{FORMAT_VERSION, MIN_FORMAT_VERSION};
+use options::Clock;
 pub use options::{Durability, StoreBuilder};
 pub(crate) use upsert::{check_key, Adds, KeyWrite, UpsertPlan};
 pub use write::Entry;
@@ -85,6 +86,8 @@ pub struct Store {
     /// A read-only store's own directory (RocksDB secondary instance), removed on drop.
     /// Declared after `db`, so the database closes first.
     _secondary_dir: Option<tempfile::TempDir>,
+    /// Where `added` times come from.
+    clock: Clock,
 }
 
 /// Whether queries read their groups concurrently
@@ -453,12 +456,10 @@ impl Store {
         })
     }
 
-    /// Microseconds since the Unix epoch (0 if the clock is before it).
-    pub(crate) fn now_micros() -> u64 {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_micros() as u64)
-            .unwrap_or(0)
+    /// The `added` time of a document stored now: microseconds since the Unix epoch, from
+    /// the store's clock ([`StoreBuilder::clock`]).
+    pub(crate) fn now_micros(&self) -> u64 {
+        self.clock.now_micros()
     }
 }
 

@@ -226,6 +226,7 @@ impl Store {
             concurrent_reads,
             cache_fill: CacheFill::new(builder.block_cache_bytes, mapped),
             _secondary_dir: secondary_dir,
+            clock: builder.clock.clone(),
         };
         journal::recover(&store)?;
         let keys_present = store.keys_family_has_entries()?;

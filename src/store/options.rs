@@ -1,6 +1,7 @@
 //! How a store is opened: [`StoreBuilder`] and [`Durability`].
 
 use std::path::Path;
+use std::sync::Arc;
 
 use super::Store;
 use crate::error::Result;
@@ -50,6 +51,35 @@ pub struct StoreBuilder {
     pub(crate) simhash_config: Option<SimhashConfig>,
     pub(crate) concurrent_reads: Option<bool>,
     pub(crate) mmap_reads: Option<bool>,
+    pub(crate) clock: Clock,
+}
+
+/// Where a store takes the `added` time of a document it stores: microseconds since the Unix
+/// epoch, from the system's clock unless [`StoreBuilder::clock`] gives another.
+#[derive(Clone, Default)]
+pub(crate) struct Clock(Option<Arc<dyn Fn() -> u64 + Send + Sync>>);
+
+impl Clock {
+    /// Microseconds since the Unix epoch (0 if the system's clock is before it).
+    pub(crate) fn now_micros(&self) -> u64 {
+        match &self.0 {
+            Some(clock) => clock(),
+            None => std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_micros() as u64)
+                .unwrap_or(0),
+        }
+    }
+}
+
+impl std::fmt::Debug for Clock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "Clock(given)"
+        } else {
+            "Clock(system)"
+        })
+    }
 }
 
 impl Default for StoreBuilder {
@@ -62,6 +92,7 @@ impl Default for StoreBuilder {
             simhash_config: None,
             concurrent_reads: None,
             mmap_reads: None,
+            clock: Clock::default(),
         }
     }
 }
@@ -117,6 +148,32 @@ impl StoreBuilder {
     /// Answers are the same either way.
     pub fn mmap_reads(mut self, on: bool) -> Self {
         self.mmap_reads = Some(on);
+        self
+    }
+
+    /// Where the store takes the `added` time of each document it stores
+    /// ([`Document::added`](crate::Document::added), which the "oldest" representative rule
+    /// of clusters reads): a function giving microseconds since the Unix epoch. Default: the
+    /// system's clock. Give one to record times of your own (a replay of a crawl in its
+    /// original order) or, in tests, times that differ from write to write.
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicU64, Ordering};
+    /// use simhash_store::{Fingerprint, Store};
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let tick = AtomicU64::new(1_000);
+    /// let store = Store::builder()
+    ///     .clock(move || tick.fetch_add(1, Ordering::Relaxed))
+    ///     .open(dir.path())?;
+    /// store.insert(1, Fingerprint(7))?;
+    /// store.insert(2, Fingerprint(8))?;
+    /// assert_eq!(store.document(1)?.map(|d| d.added), Some(1_000));
+    /// assert_eq!(store.document(2)?.map(|d| d.added), Some(1_001));
+    /// # Ok::<_, Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn clock(mut self, now_micros: impl Fn() -> u64 + Send + Sync + 'static) -> Self {
+        self.clock = Clock(Some(Arc::new(now_micros)));
         self
     }
 

@@ -183,7 +183,7 @@ impl Store {
         let entries = Entries::new(self, entries)?;
         let plan = self.plan_upserts(&entries)?;
         self.note_keys(&plan);
-        let now = Store::now_micros();
+        let now = self.now_micros();
         let (docs, keys_cf) = (self.cf(DOCS_FAMILY)?, self.cf(KEYS_FAMILY)?);
         let mut batch = WriteBatch::default();
         let (packed, blocks) = (self.packed()?, self.blocks_db());

@@ -336,8 +336,6 @@ impl DedupWriter {
 
 #[cfg(test)]
 mod tests {
-    use std::time::Duration;
-
     use simhash_store::dedup::{ClusterBuilder, Representative};
     use simhash_store::{Entry, Fingerprint, Store};
 
@@ -392,7 +390,11 @@ mod tests {
     /// Cluster A = {5, 7, 9} (9 loaded first, 7 longest), cluster B = {2, 4} (4 has no
     /// length), and a lone document 100.
     fn store(dir: &Path) -> Result<Store> {
-        let store = Store::open(dir)?;
+        // Each write a microsecond after the one before: distinct `added` times.
+        let tick = std::sync::atomic::AtomicU64::new(1_000_000);
+        let store = Store::builder()
+            .clock(move || tick.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+            .open(dir)?;
         let a = 0x1111_2222_3333_4444u64;
         let b = 0x9999_8888_7777_6666u64;
         let docs = [
@@ -409,8 +411,6 @@ mod tests {
         ];
         for entry in docs {
             store.insert_entry(entry)?;
-            // Distinct `added` times.
-            std::thread::sleep(Duration::from_millis(2));
         }
         Ok(store)
     }
