@@ -5,7 +5,7 @@
 //! - `runs.rs`: the in-memory run; the store's upsert planner (`src/store/upsert/`, the
 //!   same as for [`Store::insert_batch`]) computes its net effect on the store.
 //! - `prefault.rs`: the run's memory faulted in ahead of the adds, on another core.
-//! - `sst.rs`: sorting and writing a run's SST files; `kept_pages.rs`: their pages kept in
+//! - `sst/`: sorting and writing a run's SST files; `kept_pages.rs`: their pages kept in
 //!   the page cache when they are to be read back.
 //! - `spool.rs`: the block entries of a load of many runs, spooled and merged at `finish`;
 //!   `write_behind.rs`: their files written without filling the page cache.

@@ -1,6 +1,6 @@
 //! A run: the documents gathered in memory up to the budget, packed for sorting. The store's
 //! upsert planner (`src/store/upsert/`) reads it through [`Adds`] and plans its net
-//! effect on the store, which `sst.rs` writes.
+//! effect on the store, which `sst/` writes.
 
 use super::prefault::Ahead;
 use crate::codec::DocumentRef;

@@ -1,5 +1,5 @@
 //! The block families' RocksDB options: the one place they are set, for the store's column
-//! families (`src/store/open.rs`) and the bulk loader's SST files (`src/bulk/sst.rs`), so
+//! families (`src/store/open.rs`) and the bulk loader's SST files (`src/bulk/sst/`), so
 //! that a bulk-written file is a file the store itself would write.
 
 use rocksdb::{

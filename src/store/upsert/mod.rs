@@ -1,6 +1,6 @@
 //! The upsert planner: what storing a sequence of adds does to the store. One plan serves
 //! [`Store::insert_batch`] (written as one atomic write batch, `write.rs`) and the bulk loader
-//! (written as the SST files of a run, `src/bulk/sst.rs`).
+//! (written as the SST files of a run, `src/bulk/sst/`).
 //!
 //! The plan is what applying the adds one by one, in order, would do, computed with sorts
 //! and batched lookups instead of one read-modify-write per add:

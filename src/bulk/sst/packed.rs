@@ -1,0 +1,76 @@
+//! A block range of a run written as packed chunks (or handed to the spool).
+
+use super::*;
+
+/// Where [`write_packed`] writes a run's chunks.
+pub(crate) enum ChunkOut<'a> {
+    /// The store's layout: chunk keys and values, then their ids keys and values, through
+    /// `put(key, value)` ([`GroupWriter`]).
+    Store(&'a mut dyn FnMut(&[u8], &[u8]) -> FillResult),
+    /// A spool file: each chunk with its ids inline, through `spool(block value, bytes)`.
+    Spool(&'a mut dyn FnMut(u16, &[u8]) -> FillResult),
+}
+
+/// Writes the packed layout of sorted block keys `keys` (as `u128`) of family `i`: for each
+/// block value, a removal delta for each of its `deletes` (old entries of replaced documents;
+/// the removal hides them in older segments, not in this one) through `delta(key, value)`,
+/// then its entries as chunks of segment `segment` through `out`, the last one final if
+/// `final_chunks` (nothing of the group can sort after it).
+pub(crate) fn write_packed(
+    i: usize,
+    segment: u32,
+    final_chunks: bool,
+    keys: &[u128],
+    deletes: &[u128],
+    delta: &mut dyn FnMut(&[u8], &[u8]) -> FillResult,
+    mut out: ChunkOut<'_>,
+) -> FillResult {
+    let split = |k: u128| {
+        (
+            block_value(k) as u16,
+            (k >> 64) as u64 & REMAINDER_MASK,
+            k as u64,
+        )
+    };
+    let removal = codec::encode_delta(Delta::Removed { watermark: segment });
+    let (mut a, mut d) = (0, 0);
+    let mut entries: Vec<(u64, u64)> = Vec::new();
+    let mut bytes = Vec::new();
+    let mut writer = GroupWriter::default();
+    while a < keys.len() || d < deletes.len() {
+        let value = match (keys.get(a), deletes.get(d)) {
+            (Some(&k), Some(&dk)) => block_value(k).min(block_value(dk)),
+            (Some(&k), None) => block_value(k),
+            (None, Some(&dk)) => block_value(dk),
+            (None, None) => break,
+        };
+        // Deltas sort before chunks (`keys`).
+        while let Some(&dk) = deletes.get(d).filter(|&&dk| block_value(dk) == value) {
+            let (v, rem, id) = split(dk);
+            delta(&keys::delta_key(i, keys::join(i, v, rem), id), &removal)?;
+            d += 1;
+        }
+        let end = a + keys[a..].partition_point(|&k| block_value(k) == value);
+        entries.clear();
+        entries.extend(keys[a..end].iter().map(|&k| {
+            let (_, rem, id) = split(k);
+            (rem, id)
+        }));
+        match &mut out {
+            ChunkOut::Store(put) => {
+                writer.write(value as u16, segment, &entries, final_chunks, |k, v| {
+                    put(k, v)
+                })?
+            }
+            ChunkOut::Spool(spool) => {
+                for part in entries.chunks(chunk::MAX_ENTRIES) {
+                    bytes.clear();
+                    chunk::encode(part, false, &mut bytes);
+                    spool(value as u16, &bytes)?;
+                }
+            }
+        }
+        a = end;
+    }
+    Ok(())
+}
