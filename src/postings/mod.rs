@@ -22,7 +22,7 @@
 //! chunks in [`chunk`]; a query's probe in `probe.rs`; whole-group reads in `groups.rs`;
 //! single writes in `write.rs`; folding in `fold.rs`; the families' RocksDB options in
 //! `options.rs`. Which family reports a pair is `src/pigeonhole.rs`; which format uses
-//! which layout is `src/store/format.rs`.
+//! which layout is `src/format.rs`.
 //!
 //! The query cache ([`cache`]) holds decoded groups of the entries layout. The packed layout
 //! does without one: a cache cannot help a query of a fingerprint never asked before, and
