@@ -126,8 +126,7 @@ class _IntsOnly(pickle.Unpickler):
 
 def _objects(kind: Any) -> bool:
     """Whether a column of type ``kind`` (an Arrow type, or what a Ray schema shows for a
-    pandas column) holds Python objects: Ray's pickled-object type, with or without its
-    extension registered, or pandas' ``object``."""
+    pandas column) holds Python objects: Ray's pickled-object type, or pandas' ``object``."""
     import numpy as np
     import pyarrow as pa
 
@@ -150,10 +149,17 @@ def check_fingerprint_type(kind: Any, column: str, what: str) -> None:
         or (pa.types.is_decimal(kind) and kind.scale == 0)
     ):
         return
+    hint = ""
+    if isinstance(kind, pa.DataType) and pa.types.is_floating(kind):
+        hint = (
+            ". A float has lost bits of the fingerprint already: keep fingerprints as integers "
+            "from the start (fingerprints() adds a uint64 column)"
+        )
+    elif isinstance(kind, pa.DataType) and (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
+        hint = ". Hex strings: convert each with int(s, 16)"
     raise TypeError(
         f"column {column!r} of {what} is {kind}, which cannot hold 64-bit fingerprints: "
-        f"give {FINGERPRINT_TYPES}. A float column has lost bits already: keep fingerprints "
-        "as integers from the start (fingerprints() adds such a column)"
+        f"give {FINGERPRINT_TYPES}{hint}"
     )
 
 
