@@ -339,6 +339,31 @@ fn install_commands_name_files_not_an_index() -> Result {
 }
 
 #[test]
+fn build_commands_build_the_command() -> Result {
+    // The binary needs the `cli` feature (`server` for `serve`); the default builds the
+    // library alone. Examples and benchmarks build what they need themselves.
+    let mut seen = 0;
+    for (name, text) in docs()? {
+        for line in text.lines() {
+            let builds = line.contains("cargo build") || line.contains("cargo install");
+            if !builds || line.contains("--example") || line.contains("--bench") {
+                continue;
+            }
+            seen += 1;
+            assert!(
+                line.contains("--features server") || line.contains("--features cli"),
+                "{name}: `{line}` builds no `simhash-store` command"
+            );
+            if text.contains("simhash-store serve") {
+                assert!(line.contains("--features server"), "{name}: `{line}` has no `serve`");
+            }
+        }
+    }
+    assert!(seen >= 2, "{seen} build commands in the docs");
+    Ok(())
+}
+
+#[test]
 fn the_helpers_read_what_they_should() {
     assert_eq!(version_at("0.8.0-cp39"), "0.8.0");
     assert_eq!(version_at("0.8. Then"), "0.8");
