@@ -244,7 +244,7 @@ def test_bad_input_is_refused_clearly(spark):
         dedup(twice, k=3)
 
 
-def test_unsigned_fingerprints_from_parquet_give_the_same_answer(spark, data, tmp_path):
+def test_unsigned_fingerprints_from_parquet_give_the_same_answer(spark, tmp_path):
     """A uint64 Parquet column (Ray's, numpy's) reads in Spark as decimal(20,0): dedup takes
     it as the same 64 bits; a column that cannot hold fingerprints fails at the call."""
     import pyarrow as pa
@@ -252,8 +252,7 @@ def test_unsigned_fingerprints_from_parquet_give_the_same_answer(spark, data, tm
 
     from simhash_store.spark import dedup
 
-    ids, fps = data[3]
-    ids, fps = ids[:6000], fps[:6000]
+    ids, fps = make_ids(11, 6000), planted(11, 6000, 3)
     assert np.count_nonzero(fps >= np.uint64(2**63)) > 2000
     pq.write_table(pa.table({"id": ids, "fingerprint": pa.array(fps, pa.uint64())}), tmp_path / "a.parquet")
     df = spark.read.parquet(str(tmp_path))
