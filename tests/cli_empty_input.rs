@@ -11,7 +11,10 @@ fn empty_inputs_are_named_in_a_warning() -> Result {
     let dir = tempfile::tempdir()?;
     let empty = dir.path().join("crawl");
     std::fs::create_dir(&empty)?;
-    std::fs::write(empty.join(".hidden.html"), "<p>Not read: hidden files are skipped.</p>")?;
+    std::fs::write(
+        empty.join(".hidden.html"),
+        "<p>Not read: hidden files are skipped.</p>",
+    )?;
     let blank = dir.path().join("blank.jsonl");
     std::fs::write(&blank, "")?;
     let pages = dir.path().join("pages");
@@ -29,14 +32,21 @@ fn empty_inputs_are_named_in_a_warning() -> Result {
     ok(&out);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains(&format!("warning: no documents found in {empty_s} (a folder")),
+        stderr.contains(&format!(
+            "warning: no documents found in {empty_s} (a folder"
+        )),
         "{stderr}"
     );
     assert!(
-        stderr.contains(&format!("warning: no documents found in {blank_s} (an empty input)")),
+        stderr.contains(&format!(
+            "warning: no documents found in {blank_s} (an empty input)"
+        )),
         "{stderr}"
     );
-    assert!(!stderr.contains(&format!("no documents found in {pages_s}")), "{stderr}");
+    assert!(
+        !stderr.contains(&format!("no documents found in {pages_s}")),
+        "{stderr}"
+    );
 
     // An input with documents alone gives no warning.
     let again = run(&["load", &pages_s, "--store", &store_s])?;

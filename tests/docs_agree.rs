@@ -108,7 +108,10 @@ fn release_file_names_are_this_version() -> Result {
                      builds simhash_store-{v}-{tags}.whl"
                 );
             } else {
-                assert!(rest.starts_with(".tar.gz"), "{name}: simhash_store-{v}{rest}");
+                assert!(
+                    rest.starts_with(".tar.gz"),
+                    "{name}: simhash_store-{v}{rest}"
+                );
             }
         }
         for (v, rest) in versions_after(&text, "simhash-store-") {
@@ -201,7 +204,10 @@ fn each_release_writes_the_format_of_its_time() -> Result {
             "CHANGELOG.md: {version} writes format {written}"
         );
     }
-    assert!(seen >= 3, "{seen} changelog sections name their store format");
+    assert!(
+        seen >= 3,
+        "{seen} changelog sections name their store format"
+    );
     Ok(())
 }
 
@@ -215,7 +221,10 @@ fn the_design_tables_name_each_formats_release() -> Result {
             assert!(text.contains(&row), "{name} has no row `{row}`");
         }
         let next = format!("| {} | ", FORMAT_VERSION + 1);
-        assert!(!text.contains(&next), "{name} has a row for a format after this build's");
+        assert!(
+            !text.contains(&next),
+            "{name} has a row for a format after this build's"
+        );
     }
     Ok(())
 }
@@ -332,7 +341,10 @@ fn install_commands_name_files_not_an_index() -> Result {
     // simhash-store is not on PyPI: an install command names a wheel, an sdist or a folder.
     for (name, text) in docs()? {
         for bad in ["pip install \"simhash-store[", "pip install simhash-store"] {
-            assert!(!text.contains(bad), "{name}: `{bad}`, but the package is not on PyPI");
+            assert!(
+                !text.contains(bad),
+                "{name}: `{bad}`, but the package is not on PyPI"
+            );
         }
     }
     Ok(())
@@ -355,7 +367,10 @@ fn build_commands_build_the_command() -> Result {
                 "{name}: `{line}` builds no `simhash-store` command"
             );
             if text.contains("simhash-store serve") {
-                assert!(line.contains("--features server"), "{name}: `{line}` has no `serve`");
+                assert!(
+                    line.contains("--features server"),
+                    "{name}: `{line}` has no `serve`"
+                );
             }
         }
     }
@@ -370,9 +385,15 @@ fn the_helpers_read_what_they_should() {
     assert_eq!(minor("0.8.0"), "0.8");
     assert!(parse("0.10.0") > parse("0.9.1"));
     assert_eq!(
-        versions_after("a simhash-store-0.8.0-x86 b simhash-store-VERSION", "simhash-store-"),
+        versions_after(
+            "a simhash-store-0.8.0-x86 b simhash-store-VERSION",
+            "simhash-store-"
+        ),
         vec![("0.8.0", "-x86 b simhash-store-VERSION")]
     );
-    assert_eq!(formats_in("New stores are format 8 (format 7 before)"), vec![8, 7]);
+    assert_eq!(
+        formats_in("New stores are format 8 (format 7 before)"),
+        vec![8, 7]
+    );
     assert!(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs").is_dir());
 }

@@ -35,14 +35,20 @@ fn write_counters_count_deletes() {
     assert_eq!(removed["removed"], true);
     let after = server.call("GET", "/metrics", None).text();
     assert_eq!(counter(&after, "simhash_write_groups_total"), groups + 1);
-    assert_eq!(counter(&after, "simhash_written_documents_total"), documents + 1);
+    assert_eq!(
+        counter(&after, "simhash_written_documents_total"),
+        documents + 1
+    );
 
     // Removing what is not stored writes nothing.
     let missing = server.call("DELETE", "/v1/documents/1", None).json();
     assert_eq!(missing["removed"], false);
     let last = server.call("GET", "/metrics", None).text();
     assert_eq!(counter(&last, "simhash_write_groups_total"), groups + 1);
-    assert_eq!(counter(&last, "simhash_written_documents_total"), documents + 1);
+    assert_eq!(
+        counter(&last, "simhash_written_documents_total"),
+        documents + 1
+    );
 }
 
 #[test]

@@ -156,7 +156,9 @@ mod tests {
             vec![b"0123456789abcdef".to_vec(), b"fedcba9876543210xx".to_vec()]
         );
         let auth = Auth::parse(text).unwrap();
-        assert!(!auth.allows(Some(b"Bearer # tokens for the crawler fleet, rotate monthly")));
+        assert!(!auth.allows(Some(
+            b"Bearer # tokens for the crawler fleet, rotate monthly"
+        )));
         assert!(auth.allows(Some(b"Bearer 0123456789abcdef")));
     }
 

@@ -92,8 +92,10 @@ pub fn run(config: ServeConfig) -> anyhow::Result<()> {
              send writes to the process that holds it; or run this again when it has finished",
             config.store.display()
         ),
-        e => anyhow::Error::new(e)
-            .context(format!("cannot open the store at {}", config.store.display())),
+        e => anyhow::Error::new(e).context(format!(
+            "cannot open the store at {}",
+            config.store.display()
+        )),
     })?;
     let store = Arc::new(store);
     let metrics = Arc::new(Metrics::default());
