@@ -214,8 +214,8 @@ fn each_release_writes_the_format_of_its_time() -> Result {
 #[test]
 fn the_design_tables_name_each_formats_release() -> Result {
     let text = std::fs::read_to_string(repo().join("docs/design.md"))?;
-    let code = std::fs::read_to_string(repo().join("src/store/format.rs"))?;
-    for (name, text) in [("docs/design.md", text), ("src/store/format.rs", code)] {
+    let code = std::fs::read_to_string(repo().join("src/format.rs"))?;
+    for (name, text) in [("docs/design.md", text), ("src/format.rs", code)] {
         for format in Format::ALL {
             let row = format!("| {} | {} |", format.version(), format.release());
             assert!(text.contains(&row), "{name} has no row `{row}`");

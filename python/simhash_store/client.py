@@ -58,6 +58,7 @@ class ServiceError(Error):
 _KINDS = {
     "no_features": NoFeaturesError,
     "invalid_argument": InvalidArgumentError,
+    "no_id_left": InvalidArgumentError,
     "bad_request": InvalidArgumentError,
     "too_many_items": InvalidArgumentError,
     "body_too_large": InvalidArgumentError,
