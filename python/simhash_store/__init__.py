@@ -122,7 +122,8 @@ class Store(_native.Store):
     def pairs_arrow(self, k: int = 3) -> Any:
         """:meth:`pairs_numpy` as a ``pyarrow.Table`` with columns ``a``, ``b``, ``distance``.
 
-        Needs pyarrow (``pip install "simhash-store[arrow]"``); the arrays are not copied.
+        Needs pyarrow (``pip install pyarrow``, or the wheel's ``arrow`` extra); the arrays
+        are not copied.
         """
         import pyarrow as pa
 

@@ -348,8 +348,9 @@ class Store:
     def durability(self) -> _Durability: ...
     @property
     def format_version(self) -> int:
-        """The on-disk format version: 7 (packed posting blocks) for a store this version
-        created; an older store keeps its own until ``simhash-store upgrade`` converts it."""
+        """The on-disk format version: 8 (packed posting blocks, each chunk's ids apart) for a
+        store this version created; an older store keeps its own until ``simhash-store
+        upgrade`` converts it."""
     @property
     def simhasher(self) -> Simhasher:
         """The fingerprinter with the settings the store records."""

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import argparse
 import glob
+import io
 import os
+import pickle
 import sys
 from dataclasses import dataclass, field
 from typing import (
@@ -99,6 +101,189 @@ def partition_of(task: "np.ndarray", n: int) -> "np.ndarray":
 
     mixed = task.view(np.uint64) * np.uint64(0x9E37_79B9_7F4A_7C15)
     return ((mixed >> np.uint64(32)) % np.uint64(n)).astype(np.int64)
+
+
+#: The Arrow extension type of Ray's columns of Python objects: each value pickled, in
+#: ``large_binary`` storage. A column of Python ints becomes one when a value does not fit
+#: int64 (a fingerprint of 2**63 or more), block by block.
+RAY_PICKLED = "ray.data.arrow_pickled_object"
+
+#: What a fingerprint column may hold, for messages.
+FINGERPRINT_TYPES = (
+    "uint64 (as fingerprints() writes it), int64 (the 64 bits in two's complement, as Spark "
+    "stores them) or Python ints in -2**63..2**64 (which Ray keeps as a column of Python "
+    "objects once one is 2**63 or more)"
+)
+
+
+class _IntsOnly(pickle.Unpickler):
+    """Unpickles ints (and None) only: a pickled value that names any class or function is
+    refused, so a Parquet file's object column cannot run code when it is read."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        raise pickle.UnpicklingError(f"a pickled {module}.{name}, not an int")
+
+
+def _objects(kind: Any) -> bool:
+    """Whether a column of type ``kind`` (an Arrow type, or what a Ray schema shows for a
+    pandas column) holds Python objects: Ray's pickled-object type, or pandas' ``object``."""
+    import numpy as np
+    import pyarrow as pa
+
+    if kind is object or (isinstance(kind, np.dtype) and kind == np.dtype("O")):
+        return True
+    return isinstance(kind, pa.ExtensionType) and kind.extension_name == RAY_PICKLED
+
+
+def check_fingerprint_type(kind: Any, column: str, what: str) -> None:
+    """A TypeError, at the call, for a fingerprint column whose type (``kind``, from the
+    schema) cannot hold fingerprints: a float, a string, a list, ... Integer columns,
+    Python objects (checked value by value when read) and decimals of scale 0 pass."""
+    import pyarrow as pa
+
+    if _objects(kind) or kind is None:
+        return
+    if isinstance(kind, pa.DataType) and (
+        pa.types.is_integer(kind)
+        or pa.types.is_null(kind)
+        or (pa.types.is_decimal(kind) and kind.scale == 0)
+    ):
+        return
+    hint = ""
+    if isinstance(kind, pa.DataType) and pa.types.is_floating(kind):
+        hint = (
+            ". A float has lost bits of the fingerprint already: keep fingerprints as integers "
+            "from the start (fingerprints() adds a uint64 column)"
+        )
+    elif isinstance(kind, pa.DataType) and (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
+        hint = ". Hex strings: convert each with int(s, 16)"
+    raise TypeError(
+        f"column {column!r} of {what} is {kind}, which cannot hold 64-bit fingerprints: "
+        f"give {FINGERPRINT_TYPES}{hint}"
+    )
+
+
+def _python_values(column: "pa.Array", name: str, what: str, pickled: bool) -> List[Any]:
+    """The values of a column of Python objects or decimals, as Python values (None for
+    null). ``pickled``: ``column`` is the binary storage of Ray's pickled-object type (a
+    Parquet file's column read without Ray's extension type registered)."""
+    import pyarrow as pa
+
+    kind = column.type
+    if isinstance(kind, pa.ExtensionType) and kind.extension_name == RAY_PICKLED:
+        column, pickled = column.storage, True
+    if pickled and (pa.types.is_binary(column.type) or pa.types.is_large_binary(column.type)):
+        raw = column.to_pylist()
+        try:
+            return [None if b is None else _IntsOnly(io.BytesIO(b)).load() for b in raw]
+        except pickle.UnpicklingError as e:
+            raise TypeError(
+                f"column {name!r} of {what} holds a Python object that is not an int ({e}): "
+                f"give {FINGERPRINT_TYPES}"
+            ) from None
+    if pa.types.is_decimal(kind):
+        return column.to_pylist()
+    raise TypeError(
+        f"column {name!r} of {what} is {kind}, which cannot hold 64-bit integers: give "
+        f"{FINGERPRINT_TYPES}"
+    )
+
+
+def check_id_type(kind: Any, column: str, what: str) -> None:
+    """A TypeError, at the call, for an id column whose type (from the schema) is not an
+    integer column (or Python objects, checked value by value when read)."""
+    import pyarrow as pa
+
+    if _objects(kind) or kind is None:
+        return
+    if isinstance(kind, pa.DataType) and (pa.types.is_integer(kind) or pa.types.is_null(kind)):
+        return
+    raise TypeError(
+        f"column {column!r} of {what} must be an integer column (ids are 0..2**63-1), not {kind}"
+    )
+
+
+def _int_value(value: Any, name: str, what: str) -> int:
+    """``value`` as an int, or a TypeError naming the column and the value's type."""
+    import numbers
+
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        if isinstance(value, numbers.Number) and value == int(value):  # a Decimal of scale 0
+            return int(value)
+        raise TypeError(
+            f"column {name!r} of {what} holds {value!r} ({type(value).__name__}), not an int: "
+            f"give {FINGERPRINT_TYPES}"
+        )
+    return int(value)
+
+
+def fingerprint_array(column: Any, name: str, what: str, pickled: bool = False) -> "pa.Array":
+    """A fingerprint column (any of :data:`FINGERPRINT_TYPES`, a decimal of scale 0, or all
+    nulls) as an Arrow ``uint64`` array of the same 64 bits, nulls kept.
+
+    Raises:
+        TypeError: a column or a value that is not an integer.
+        ValueError: an integer outside -2**63..2**64.
+    """
+    import pyarrow as pa
+
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks() if column.num_chunks else pa.array([], pa.uint64())
+    kind = column.type
+    if pa.types.is_uint64(kind):
+        return column
+    if pa.types.is_integer(kind):
+        return column.cast(pa.int64()).view(pa.uint64())
+    if pa.types.is_null(kind):
+        return pa.nulls(len(column), pa.uint64())
+    bits = []
+    for v in _python_values(column, name, what, pickled):
+        if v is None:
+            bits.append(None)
+            continue
+        n = _int_value(v, name, what)
+        if not -(1 << 63) <= n < 1 << 64:
+            raise ValueError(
+                f"column {name!r} of {what} holds {n}, which is not a 64-bit fingerprint "
+                "(-2**63..2**64)"
+            )
+        bits.append(n & ((1 << 64) - 1))
+    return pa.array(bits, pa.uint64())
+
+
+def id_array(column: Any, name: str, what: str, pickled: bool = False) -> "pa.Array":
+    """An id column (integers, or Ray's Python objects holding ints) as an Arrow ``int64``
+    array, nulls kept.
+
+    Raises:
+        TypeError: a column or a value that is not an integer.
+        ValueError: an id outside 0..2**63-1.
+    """
+    import pyarrow as pa
+
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks() if column.num_chunks else pa.array([], pa.int64())
+    kind = column.type
+    if pa.types.is_integer(kind):
+        if pa.types.is_uint64(kind):
+            import pyarrow.compute as pc
+
+            largest = pc.max(column).as_py()
+            if largest is not None and largest >= 1 << 63:
+                raise ValueError(f"column {name!r} of {what} holds {largest}: ids must be 0..2**63-1")
+        return column.cast(pa.int64())
+    if pa.types.is_null(kind):
+        return pa.nulls(len(column), pa.int64())
+    if not (pickled or (isinstance(kind, pa.ExtensionType) and kind.extension_name == RAY_PICKLED)):
+        raise TypeError(f"column {name!r} of {what} must be an integer column, not {kind}")
+    ids = []
+    for v in _python_values(column, name, what, pickled):
+        if v is not None:
+            v = _int_value(v, name, what)
+            if not 0 <= v < 1 << 63:
+                raise ValueError(f"column {name!r} of {what} holds {v}: ids must be 0..2**63-1")
+        ids.append(v)
+    return pa.array(ids, pa.int64())
 
 
 @dataclass
@@ -245,6 +430,13 @@ def _large_strings(n: int, batch: dict, name: str) -> "pa.Array":
     )
 
 
+def _pickled_field(field: "pa.Field") -> bool:
+    """Whether a Parquet file's field is Ray's pickled-object column read without Ray's
+    extension type registered (its binary storage, named in the field's metadata)."""
+    name = (field.metadata or {}).get(b"ARROW:extension:name")
+    return name == RAY_PICKLED.encode()
+
+
 def load_parquet(
     path: Union[str, "os.PathLike[str]"],
     store: Any,
@@ -256,17 +448,22 @@ def load_parquet(
     progress: bool = False,
 ) -> int:
     """Loads the Parquet files under ``path`` (a Spark or Ray job's output: ``id``,
-    ``fingerprint`` as a signed long (Spark) or ``uint64`` (Ray), optional ``key``) into
-    ``store`` (a :class:`simhash_store.Store` or a store directory) with
-    :meth:`simhash_store.Store.bulk_load_fingerprints`, ``batch_rows`` rows at a time. Rows
-    with a null fingerprint are skipped; a missing ``key_col`` column means no keys. Returns
-    the number of documents given to the store.
+    ``fingerprint``, optional ``key``) into ``store`` (a :class:`simhash_store.Store` or a
+    store directory) with :meth:`simhash_store.Store.bulk_load_fingerprints`, ``batch_rows``
+    rows at a time. The fingerprint column may be a signed long (Spark), ``uint64`` (Ray's
+    :func:`fingerprints`), a ``decimal(20, 0)`` (Spark's reading of ``uint64``) or Ray's
+    column of Python ints (which it writes pickled once an int is 2**63 or more; only ints
+    are unpickled, nothing else); each file is read with its own types. Rows with a null
+    fingerprint are skipped; a missing ``key_col`` column means no keys. Returns the number
+    of documents given to the store.
 
     The same as ``python -m simhash_store.spark load-parquet PATH --store DIR`` (or
     ``simhash_store.ray``).
 
     Raises:
-        ValueError: a missing id or fingerprint column, or a null id.
+        ValueError: a missing id or fingerprint column, a null id, an id or fingerprint
+            out of range.
+        TypeError: an id or fingerprint column, or value, that is not an integer.
     """
     import numpy as np
     import pyarrow as pa
@@ -276,50 +473,59 @@ def load_parquet(
 
     if batch_rows < 1:
         raise ValueError(f"batch_rows must be at least 1, got {batch_rows}")
+    where = repr(os.fspath(path))
     dataset = ds.dataset(os.fspath(path), format="parquet")
-    names = dataset.schema.names
-    for c in (id_col, fingerprint_col):
-        if c not in names:
-            raise ValueError(
-                f"{os.fspath(path)!r} has no column {c!r}; its columns are {', '.join(names)}"
-            )
-    for c in (id_col, fingerprint_col):
-        kind = dataset.schema.field(c).type
-        if not pa.types.is_integer(kind):
-            raise ValueError(
-                f"column {c!r} of {os.fspath(path)!r} is {kind}, not an integer column: write "
-                "ids and fingerprints as int64 or uint64 (on Ray, a row function such as "
-                "filter(lambda row: ...) turns uint64 into Python objects; use map_batches)"
-            )
-    columns = [id_col, fingerprint_col] + ([key_col] if key_col and key_col in names else [])
+    fragments = list(dataset.get_fragments())
+    for fragment in fragments:
+        schema = fragment.physical_schema
+        for c in (id_col, fingerprint_col):
+            if c not in schema.names:
+                raise ValueError(
+                    f"{fragment.path!r} has no column {c!r}; its columns are {', '.join(schema.names)}"
+                )
+        fp_field, id_field = schema.field(fingerprint_col), schema.field(id_col)
+        if not _pickled_field(fp_field):
+            check_fingerprint_type(fp_field.type, fingerprint_col, repr(fragment.path))
+        if not _pickled_field(id_field):
+            check_id_type(id_field.type, id_col, repr(fragment.path))
     own = not isinstance(store, Store)
     target = Store.open(os.fspath(store)) if own else store
     total = 0
     try:
-        pending: list = []
+        pending: List[Any] = []
         rows = 0
 
         def flush() -> None:
             nonlocal pending, rows, total
             if not pending:
                 return
-            table = pa.Table.from_batches(pending).combine_chunks()
+            ids = np.concatenate([p[0] for p in pending])
+            fps = np.concatenate([p[1] for p in pending])
+            keys = None
+            if any(p[2] is not None for p in pending):
+                keys = [k for p in pending for k in (p[2] if p[2] is not None else [None] * len(p[0]))]
             pending, rows = [], 0
-            table = table.filter(table.column(fingerprint_col).is_valid())
-            if table.column(id_col).null_count:
-                raise ValueError(f"column {id_col!r} has nulls: every document needs an id")
-            ids = table.column(id_col).to_numpy().astype(np.int64, copy=False)
-            # Signed or unsigned, the same 64 bits.
-            fps = table.column(fingerprint_col).to_numpy().astype(np.int64, copy=False)
-            keys = table.column(key_col).to_pylist() if len(columns) == 3 else None
             target.bulk_load_fingerprints(ids, fps, keys, progress=progress or None)
             total += len(ids)
 
-        for batch in dataset.to_batches(columns=columns):
-            pending.append(batch)
-            rows += batch.num_rows
-            if rows >= batch_rows:
-                flush()
+        for fragment in fragments:
+            schema = fragment.physical_schema
+            has_key = bool(key_col) and key_col in schema.names
+            columns = [id_col, fingerprint_col] + ([key_col] if has_key else [])
+            fp_pickled = _pickled_field(schema.field(fingerprint_col))
+            id_pickled = _pickled_field(schema.field(id_col))
+            for batch in fragment.to_batches(schema=schema, columns=columns):
+                fps = fingerprint_array(batch.column(fingerprint_col), fingerprint_col, where, fp_pickled)
+                ids = id_array(batch.column(id_col), id_col, where, id_pickled)
+                keep = fps.is_valid()
+                fps, ids = fps.filter(keep), ids.filter(keep)
+                if ids.null_count:
+                    raise ValueError(f"column {id_col!r} of {where} has nulls: every document needs an id")
+                keys = batch.column(key_col).filter(keep).to_pylist() if has_key else None
+                pending.append((ids.to_numpy(), fps.to_numpy(), keys))
+                rows += len(ids)
+                if rows >= batch_rows:
+                    flush()
         flush()
     finally:
         if own:
@@ -371,7 +577,7 @@ def load_parquet_main(engine: str, argv: Optional[List[str]] = None) -> int:
             batch_rows=args.batch_rows,
             progress=args.progress,
         )
-    except (Error, ValueError) as e:
+    except (Error, ValueError, TypeError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
     except OSError as e:

@@ -1,14 +1,16 @@
 """A client of ``simhash-store serve``: the :class:`Store` methods over HTTP.
 
 >>> client = Client("http://127.0.0.1:7700")                    # doctest: +SKIP
->>> client.insert_text(None, "a page's text", key="https://example.com/a")  # doctest: +SKIP
+>>> fp = client.insert_text(None, "a page's text", key="https://example.com/a")  # doctest: +SKIP
+>>> fp.id                                                        # doctest: +SKIP
+0
 >>> [(m.id, m.distance) for m in client.query_text("a page's text!")]       # doctest: +SKIP
 
 Method names and return types follow :class:`simhash_store.Store` (``query`` returns
-:class:`simhash_store.Match` objects, sorted by distance, then id). Errors are the same
-:class:`simhash_store.Error` subclasses (``NoFeaturesError``, ``InvalidArgumentError``,
-``ReadOnlyError``, ...); failures of the service itself (401, 503, 5xx, the network) are
-:class:`ServiceError`. One keep-alive connection per thread is reused. Reads (queries,
+:class:`simhash_store.Match` objects, sorted by distance, then id). Errors are the classes
+the store raises for the same failure (``NoFeaturesError``, ``InvalidArgumentError``,
+``NoSketchesError``, ``ReadOnlyError``, ``ParseFingerprintError``); failures of the service
+itself (401, 503, 5xx, a timeout, the network) are :class:`ServiceError`. One keep-alive connection per thread is reused. Reads (queries,
 ``get``, ``stats``) are retried on connection failures and 503; writes are retried only on a
 503 ``overloaded``, which the server sends before doing anything.
 """
@@ -27,11 +29,12 @@ from .errors import (
     Error,
     InvalidArgumentError,
     NoFeaturesError,
+    NoSketchesError,
     ParseFingerprintError,
     ReadOnlyError,
 )
 
-__all__ = ["Client", "ServiceError"]
+__all__ = ["Client", "InsertedText", "ServiceError"]
 
 #: Items sent per request by the ``*_many`` methods (the server's default limit is 100,000).
 CHUNK = 10_000
@@ -48,16 +51,50 @@ class ServiceError(Error):
         self.kind = kind
 
 
+#: The error kinds of the service that are failures of the request, each raised as the class
+#: the store raises for the same failure. Every other kind (``unauthorized``, ``overloaded``,
+#: ``shutting_down``, ``timeout``, ``internal``, ...) is a failure of the service:
+#: :class:`ServiceError`.
 _KINDS = {
     "no_features": NoFeaturesError,
     "invalid_argument": InvalidArgumentError,
+    "no_id_left": InvalidArgumentError,
     "bad_request": InvalidArgumentError,
     "too_many_items": InvalidArgumentError,
     "body_too_large": InvalidArgumentError,
-    "no_sketches": InvalidArgumentError,
+    "no_sketches": NoSketchesError,
     "parse_fingerprint": ParseFingerprintError,
     "read_only": ReadOnlyError,
 }
+
+
+class InsertedText(int):
+    """What :meth:`Client.insert_text` returns: the fingerprint, as an int (as
+    :meth:`Store.insert_text` returns it), with the id the document was stored under in
+    :attr:`id` (the server's choice when the id given was ``None``).
+
+    >>> fp = InsertedText(0x3F2A, 7)
+    >>> fp == 0x3F2A, fp.id, fp.fingerprint
+    (True, 7, 16170)
+    """
+
+    id: int
+
+    def __new__(cls, fingerprint: int, id: int) -> "InsertedText":
+        self = super().__new__(cls, fingerprint)
+        self.id = id
+        return self
+
+    @property
+    def fingerprint(self) -> int:
+        """The fingerprint as a plain int."""
+        return int(self)
+
+    def __repr__(self) -> str:
+        return f"InsertedText(fingerprint=0x{int(self):016x}, id={self.id})"
+
+    def __reduce__(self) -> Any:
+        return (InsertedText, (int(self), self.id))
 
 
 def _error(status: int, body: bytes) -> Error:
@@ -247,15 +284,18 @@ class Client:
             doc["key"] = key
         return int(self._insert([doc])["ids"][0])
 
-    def insert_text(self, id: Optional[int], text: str, key: Optional[str] = None) -> int:
-        """Stores ``text``, fingerprinted by the server; returns the fingerprint (as
-        :meth:`Store.insert_text`)."""
+    def insert_text(self, id: Optional[int], text: str, key: Optional[str] = None) -> InsertedText:
+        """Stores ``text``, fingerprinted by the server; ``id=None`` lets the server choose
+        (a stored ``key`` keeps its id). Returns the fingerprint, an int as
+        :meth:`Store.insert_text` returns it, whose ``id`` attribute is the id the document
+        was stored under (:class:`InsertedText`)."""
         doc: Dict[str, Any] = {"text": text}
         if id is not None:
             doc["id"] = int(id)
         if key is not None:
             doc["key"] = key
-        return int(self._insert([doc])["fingerprints"][0], 16)
+        result = self._insert([doc])
+        return InsertedText(int(result["fingerprints"][0], 16), int(result["ids"][0]))
 
     def insert_many(
         self,

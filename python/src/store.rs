@@ -199,8 +199,9 @@ impl PyStore {
         self.durability
     }
 
-    /// The on-disk format version: 7 (packed posting blocks) for a store this version
-    /// created; an older store keeps its own until ``simhash-store upgrade`` converts it.
+    /// The on-disk format version: 8 (packed posting blocks, each chunk's ids apart) for a
+    /// store this version created; an older store keeps its own until ``simhash-store
+    /// upgrade`` converts it.
     #[getter]
     fn format_version(&self) -> PyResult<u32> {
         Ok(self.store()?.format_version())

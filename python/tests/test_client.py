@@ -3,6 +3,7 @@ port): the Store's answers, typed errors, tokens, threads, and brute force."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import threading
 
@@ -85,6 +86,74 @@ def test_typed_errors(server):
     with pytest.raises(ServiceError) as e:
         Client("http://127.0.0.1:9", retries=0, timeout=5).stats()
     assert e.value.status == 0
+
+
+def test_errors_are_the_classes_the_store_raises(server, tmp_path):
+    """The same failure through the Store and through the Client raises the same class (or,
+    where the binding checks an argument itself and raises ValueError, the library's
+    ValueError subclass)."""
+    client = Client(server.url)
+    with simhash_store.Store.open(tmp_path / "local") as store:
+        store.insert(1, 0xFF)
+        cases = {
+            "a store without sketches": lambda s: s.query_text_verified(PAGE),
+            "a text without features": lambda s: s.insert_text(2, " ,. "),
+            "a distance out of range": lambda s: s.query(1, k=65),
+            "an empty key": lambda s: s.insert(3, 2, key=""),
+            "a fingerprint over 64 bits": lambda s: s.insert(4, 1 << 64),
+        }
+        checked_by_the_binding = ("a distance out of range", "a fingerprint over 64 bits")
+        for what, call in cases.items():
+            expected = ValueError if what in checked_by_the_binding else simhash_store.Error
+            with pytest.raises(expected) as local:
+                call(store)
+            with pytest.raises(simhash_store.Error) as remote:
+                call(client)
+            if isinstance(local.value, simhash_store.Error):
+                assert type(remote.value) is type(local.value), (what, remote.value, local.value)
+            else:
+                assert isinstance(remote.value, simhash_store.InvalidArgumentError), (what, remote.value)
+    with pytest.raises(simhash_store.NoSketchesError):
+        client.query_text_verified(PAGE)
+
+
+def test_every_error_kind_of_the_service_has_a_class():
+    """Each kind the server can answer (src/server/) is raised as a library class (a
+    failure of the request) or as ServiceError (a failure of the service), and the kinds
+    docs/service.md lists are exactly those."""
+    import re
+
+    from conftest import REPO
+    from simhash_store import client as client_module
+
+    source = "\n".join(p.read_text() for p in sorted((REPO / "src" / "server").glob("*.rs")))
+    kinds = set(re.findall(r'ApiError::new\(\s*StatusCode::\w+,\s*"(\w+)"', source))
+    kinds |= set(re.findall(r'=>\s*\{?\s*\(\s*"(\w+)",', source))  # the layers' errors (error.rs)
+    assert {"bad_request", "no_sketches", "unauthorized", "overloaded", "timeout"} <= kinds, kinds
+    service = {"not_found", "method_not_allowed", "unauthorized", "timeout", "overloaded", "shutting_down", "internal"}
+    assert set(client_module._KINDS) | service == kinds
+    assert not set(client_module._KINDS) & service
+    for kind in service - {"not_found"}:
+        error = client_module._error(500, json.dumps({"error": {"kind": kind, "message": "m"}}).encode())
+        assert type(error) is ServiceError and error.kind == kind
+    for kind, cls in client_module._KINDS.items():
+        error = client_module._error(400, json.dumps({"error": {"kind": kind, "message": "m"}}).encode())
+        assert type(error) is cls and issubclass(cls, simhash_store.Error)
+    doc = (REPO / "docs" / "service.md").read_text()
+    listed = doc.split("kinds: ", 1)[1].split("The examples", 1)[0]
+    assert set(re.findall(r"`(\w+)`", listed)) == kinds
+
+
+def test_insert_text_tells_the_id_the_server_chose(server):
+    with Client(server.url) as client:
+        first = client.insert_text(None, PAGE, key="https://example.com/a")
+        second = client.insert_text(None, PAGE + " Share this!", key="https://example.com/b")
+        again = client.insert_text(None, PAGE, key="https://example.com/a")
+        given = client.insert_text(77, "A recipe for green tea ice cream with matcha powder.")
+    assert first == simhash_store.Simhasher().fingerprint(PAGE) and isinstance(first, int)
+    assert (first.id, second.id, again.id, given.id) == (0, 1, 0, 77)
+    assert first.fingerprint == int(first) and client.get(second.id) == second
+    assert "id=0" in repr(first)
 
 
 def test_token_and_read_only(cli, tmp_path):

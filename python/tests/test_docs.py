@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 import simhash_store
+import simhash_store.client
 import simhash_store.compat
 import simhash_store.errors
 
@@ -18,7 +19,9 @@ REPO = Path(__file__).resolve().parents[2]
 SOURCE_PACKAGE = REPO / "python" / "simhash_store"
 
 
-@pytest.mark.parametrize("module", [simhash_store, simhash_store.errors, simhash_store.compat])
+@pytest.mark.parametrize(
+    "module", [simhash_store, simhash_store.errors, simhash_store.compat, simhash_store.client]
+)
 def test_module_doctests(module):
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS, raise_on_error=False)
     assert result.attempted > 0
@@ -114,3 +117,174 @@ def test_readme_examples_run(name, code, tmp_path, monkeypatch):
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
     runner.run(test)
     assert runner.failures == 0, f"the example {name} printed something else (run pytest -s to see it)"
+
+
+# ---- docs/service.md: its curl and Python examples against a started server ----
+
+SERVICE_DOC = REPO / "docs" / "service.md"
+
+
+def _split_comment(line: str) -> "tuple[str, str]":
+    """``line`` cut at its first ``#`` outside quotes: the command part and the comment."""
+    quote = None
+    for i, c in enumerate(line):
+        if quote:
+            if c == quote:
+                quote = None
+        elif c in "'\"":
+            quote = c
+        elif c == "#" and (i == 0 or line[i - 1].isspace()):
+            return line[:i], line[i + 1 :].strip()
+    return line, ""
+
+
+def _complete(command: str) -> bool:
+    import shlex
+
+    try:
+        shlex.split(command)
+    except ValueError:  # an open quote: the command goes on on the next line
+        return False
+    return True
+
+
+def curl_examples() -> "list[tuple[str, str]]":
+    """The curl commands of docs/service.md's sh blocks, in order, each with the answer its
+    comment shows (comment lines right after a command go on with it; "" for none)."""
+    examples: "list[list[str]]" = []
+    for block in SERVICE_DOC.read_text().split("```sh\n")[1:]:
+        pending, after_curl = "", False
+        for line in block.split("```")[0].splitlines():
+            if not pending and line.lstrip().startswith("#"):
+                if after_curl:
+                    examples[-1][1] += line.lstrip()[1:].strip()
+                continue
+            pending = f"{pending}\n{line}" if pending else line
+            command, comment = _split_comment(pending)
+            if _complete(command):
+                after_curl = command.strip().startswith("curl ")
+                if after_curl:
+                    examples.append([command.strip(), comment])
+                pending = ""
+    return [(c, e) for c, e in examples]
+
+
+def _expected_json(comment: str) -> "str | None":
+    """The JSON an example's comment shows (up to its closing brace), or None for prose."""
+    if not comment.startswith("{"):
+        return None
+    depth = 0
+    for i, c in enumerate(comment):
+        depth += {"{": 1, "}": -1}.get(c, 0)
+        if depth == 0:
+            return comment[: i + 1]
+    return comment
+
+
+def _shows(expected: str, answer: str) -> bool:
+    """Whether ``answer`` is what ``expected`` shows, ``...`` standing for anything."""
+    import re
+
+    pattern = ".*?".join(re.escape(part) for part in expected.split("..."))
+    return re.fullmatch(pattern, answer, re.DOTALL) is not None
+
+
+def _curl(command: str, base: str) -> "tuple[int, str]":
+    """Runs a documented ``curl -s [-X METHOD] URL [-d BODY]`` as curl would send it
+    (``-d`` posts with curl's form content type), against ``base`` instead of
+    localhost:7700; returns the status and body."""
+    import http.client
+    import shlex
+    import urllib.parse
+
+    args = shlex.split(command)
+    assert args[0] == "curl", command
+    method, body, url = None, None, None
+    i = 1
+    while i < len(args):
+        a = args[i]
+        if a == "-s":
+            pass
+        elif a == "-X":
+            i += 1
+            method = args[i]
+        elif a == "-d":
+            i += 1
+            body = args[i].encode()
+        else:
+            assert url is None and not a.startswith("-"), f"an unexpected curl argument {a!r}"
+            url = a
+        i += 1
+    assert url and url.startswith("localhost:7700/"), url
+    target = urllib.parse.urlsplit(base)
+    conn = http.client.HTTPConnection(target.hostname, target.port, timeout=30)
+    try:
+        headers = {"Content-Type": "application/x-www-form-urlencoded"} if body is not None else {}
+        conn.request(method or ("POST" if body is not None else "GET"), url[len("localhost:7700") :], body, headers)
+        response = conn.getresponse()
+        return response.status, response.read().decode()
+    finally:
+        conn.close()
+
+
+CURL = curl_examples()
+
+
+def test_service_doc_has_curl_examples():
+    assert len(CURL) >= 10, CURL
+    assert sum(1 for _, e in CURL if _expected_json(e)) >= 8
+
+
+@pytest.fixture
+def doc_server(cli, tmp_path):
+    """A ``simhash-store serve`` of a new store on 127.0.0.1 (a free port), as the doc starts
+    it; stopped by SIGTERM after the test."""
+    import subprocess
+
+    proc = subprocess.Popen(
+        [str(cli), "serve", "--store", str(tmp_path / "pages.db"), "--listen", "127.0.0.1:0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        line = proc.stdout.readline()
+        assert line.startswith("listening on http://127.0.0.1:"), line
+        yield line.split()[-1]
+    finally:
+        proc.terminate()
+        proc.wait(timeout=60)
+
+
+def test_service_doc_curl_examples_answer_what_they_show(doc_server):
+    """Every curl example, in the doc's order against one new store, answers 2xx (or the
+    error it shows) with the JSON its comment shows."""
+    for command, comment in CURL:
+        status, answer = _curl(command, doc_server)
+        expected = _expected_json(comment)
+        if expected is not None and expected.startswith('{"error":'):
+            assert 400 <= status < 500, (command, status, answer)
+        else:
+            assert 200 <= status < 300, (command, status, answer)
+        if expected is not None:
+            assert _shows(expected, answer.strip()), f"{command}\nshows:   {expected}\nanswered: {answer}"
+
+
+def service_python_example() -> str:
+    text = SERVICE_DOC.read_text()
+    blocks = [b.split("```")[0] for b in text.split("```python\n")[1:]]
+    assert len(blocks) == 1, "docs/service.md has one Python example"
+    return blocks[0]
+
+
+def test_service_doc_python_example_prints_what_it_shows(doc_server):
+    """The Python client's example, a session run against a new store, prints what it shows
+    (its query finds the page it inserted)."""
+    code = service_python_example().replace("http://127.0.0.1:7700", doc_server)
+    assert code != service_python_example(), "the example names no server address"
+    assert ">>>" in code
+    test = doctest.DocTestParser().get_doctest(code, {}, "service.md", "docs/service.md", 0)
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    runner.run(test)
+    assert runner.failures == 0, "the example in docs/service.md printed something else (run pytest -s to see it)"
+    assert runner.tries >= 5

@@ -268,3 +268,121 @@ def test_load_parquet_command_loads_a_ray_result(ray_cluster, tmp_path):
     )
     assert missing.returncode == 1
     assert "has no column 'fp'" in missing.stderr
+
+
+#: Documents of the fingerprint-type tests (planted as the others', fewer).
+SMALL = 6000
+
+
+def _small(data) -> Tuple[np.ndarray, np.ndarray]:
+    return make_ids(11, SMALL), planted(11, SMALL, 3)
+
+
+def _python_ints(ids: np.ndarray, fps: np.ndarray, blocks: int = 4):
+    """The natural input: rows of Python ints, as ``help(dedup)`` shows. Ray keeps a block's
+    fingerprints as pickled Python objects when one is 2**63 or more."""
+    import ray.data
+
+    rows = [{"id": int(i), "fingerprint": int(f)} for i, f in zip(ids, fps)]
+    return ray.data.from_items(rows, override_num_blocks=blocks)
+
+
+def _block_types(ds, column: str) -> Set[str]:
+    import ray
+
+    return {str(t.schema.field(column).type) for t in ray.get(ds.to_arrow_refs())}
+
+
+def test_every_fingerprint_column_users_build_gives_the_same_answer(ray_cluster, data):
+    import pandas as pd
+    import pyarrow as pa
+    import ray.data
+
+    from simhash_store.ray import dedup
+
+    ids, fps = _small(data)
+    assert np.count_nonzero(fps >= np.uint64(2**63)) > SMALL // 3
+    want = single_machine(ids, fps, 3)
+    assert len(want[0]) > 100, "near-duplicates are planted"
+
+    python_ints = _python_ints(ids, fps)
+    # The column really is Ray's pickled Python objects (not something Ray converted).
+    assert any("arrow_pickled_object" in t for t in _block_types(python_ints, "fingerprint"))
+    inputs = {
+        "Python ints": python_ints,
+        "numpy uint64 (pandas)": ray.data.from_pandas(pd.DataFrame({"id": ids, "fingerprint": fps})),
+        "numpy int64 (pandas)": ray.data.from_pandas(pd.DataFrame({"id": ids, "fingerprint": fps.view(np.int64)})),
+        "Arrow uint64": dataset(ids, fps),
+        "Arrow int64": ray.data.from_arrow(pa.table({"id": ids, "fingerprint": pa.array(fps.view(np.int64))})),
+    }
+    for name, ds in inputs.items():
+        assert answer(dedup(ds, k=3, chunk_size=CHUNK, partitions=4)) == want, name
+
+
+def test_dedup_against_takes_python_ints(ray_cluster, data):
+    from simhash_store.ray import dedup_against
+
+    ids, fps = _small(data)
+    is_old = np.arange(SMALL) % 3 == 0
+    pairs, _, drop = answer(
+        dedup_against(_python_ints(ids[~is_old], fps[~is_old]), dataset(ids[is_old], fps[is_old]), k=3)
+    )
+    old_ids = set(ids[is_old].tolist())
+    want_pairs = [p for p in single_machine(ids, fps, 3)[0] if not (p[0] in old_ids and p[1] in old_ids)]
+    assert pairs == want_pairs and want_pairs
+    assert drop and not old_ids.intersection(drop)
+
+
+def test_unusable_fingerprint_columns_fail_at_the_call(ray_cluster):
+    import pyarrow as pa
+    import ray.data
+
+    from simhash_store.ray import dedup, dedup_against
+
+    good = ray.data.from_items([{"id": 1, "fingerprint": 2**64 - 1}, {"id": 2, "fingerprint": 7}])
+    floats = ray.data.from_items([{"id": 1, "fingerprint": 1.5e19}])
+    strings = ray.data.from_arrow(pa.table({"id": [1], "fingerprint": ["ffffffffffffffff"]}))
+    for bad in (floats, strings):
+        # Refused from the schema, by the call itself (a TypeError, not a failed Ray task).
+        with pytest.raises(TypeError, match="cannot hold 64-bit fingerprints: give uint64") as e:
+            dedup(bad, k=3)
+        assert type(e.value) is TypeError
+        with pytest.raises(TypeError, match="column 'fingerprint' of old_ds"):
+            dedup_against(good, bad, k=3)
+    with pytest.raises(TypeError, match="column 'id' of the Dataset must be an integer column"):
+        dedup(ray.data.from_items([{"id": "a", "fingerprint": 1}]), k=3)
+    # Python objects that are not ints, or ints beyond 64 bits, are found when read.
+    with pytest.raises(Exception, match=r"holds 'x' \(str\), not an int"):
+        dedup(ray.data.from_items([{"id": 1, "fingerprint": 2**64 - 1}, {"id": 2, "fingerprint": "x"}],
+                                  override_num_blocks=1), k=3)
+    with pytest.raises(Exception, match="not a 64-bit fingerprint"):
+        dedup(ray.data.from_items([{"id": 1, "fingerprint": 2**64}]), k=3)
+
+
+def test_load_parquet_takes_python_int_fingerprints(ray_cluster, data, tmp_path):
+    import subprocess
+    import sys
+
+    from simhash_store.ray import load_parquet
+
+    ids, fps = _small(data)
+    out = tmp_path / "out"
+    _python_ints(ids, fps, blocks=6).write_parquet(str(out))
+    # The files differ in type: Ray pickled the blocks with an int of 2**63 or more.
+    import pyarrow.parquet as pq
+
+    kinds = {str(pq.read_schema(p).field("fingerprint").type) for p in out.iterdir()}
+    assert any("pickled" in k or "binary" in k for k in kinds), kinds
+    with simhash_store.Store.open(tmp_path / "a") as store:
+        assert load_parquet(out, store) == SMALL
+        assert all(store.get(int(i)) == int(f) for i, f in zip(ids[:50], fps[:50]))
+    # The command, in a process without Ray's extension type registered.
+    done = subprocess.run(
+        [sys.executable, "-m", "simhash_store.ray", "load-parquet", str(out), "--store", str(tmp_path / "b")],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    assert f"loaded {SMALL} documents" in done.stdout
+    with simhash_store.Store.open(tmp_path / "b") as store:
+        assert all(store.get(int(i)) == int(f) for i, f in zip(ids[-50:], fps[-50:]))

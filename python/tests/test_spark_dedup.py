@@ -242,3 +242,30 @@ def test_bad_input_is_refused_clearly(spark):
     twice = spark.createDataFrame([(3, 5), (3, 5)], "id long, fingerprint long")
     with pytest.raises(Exception, match="id 3 is given to more than one document"):
         dedup(twice, k=3)
+
+
+def test_unsigned_fingerprints_from_parquet_give_the_same_answer(spark, tmp_path):
+    """A uint64 Parquet column (Ray's, numpy's) reads in Spark as decimal(20,0): dedup takes
+    it as the same 64 bits; a column that cannot hold fingerprints fails at the call."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from simhash_store.spark import dedup
+
+    ids, fps = make_ids(11, 6000), planted(11, 6000, 3)
+    assert np.count_nonzero(fps >= np.uint64(2**63)) > 2000
+    pq.write_table(pa.table({"id": ids, "fingerprint": pa.array(fps, pa.uint64())}), tmp_path / "a.parquet")
+    df = spark.read.parquet(str(tmp_path))
+    assert df.schema["fingerprint"].dataType.simpleString() == "decimal(20,0)"
+    want = single_machine(ids, fps, 3)
+    assert len(want[0]) > 100
+    assert spark_answer(dedup(df, k=3, chunk_size=CHUNK, partitions=4)) == want
+
+    floats = spark.createDataFrame([(1, 1.5e19)], "id long, fingerprint double")
+    with pytest.raises(TypeError, match="simhash_store.to_signed converts a Python int"):
+        dedup(floats, k=3)
+    from decimal import Decimal
+
+    too_big = spark.createDataFrame([(1, Decimal(2**64))], "id long, fingerprint decimal(20,0)")
+    with pytest.raises(Exception, match="holds 18446744073709551616, which is not a 64-bit fingerprint"):
+        dedup(too_big, k=3).pairs.collect()

@@ -7,6 +7,7 @@
 //! caller's sink in input order. Memory is bounded by two batches in flight.
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::sync::mpsc;
 
 use rayon::prelude::*;
@@ -162,37 +163,47 @@ fn extract(record: Record, opts: &ReaderOptions) -> Outcome {
 
 type Batch = Result<Vec<Result<Record, BadRecord>>, Error>;
 
-fn read_all(args: &InputArgs, opts: &ReaderOptions, tx: mpsc::SyncSender<Batch>) {
+/// Sends the records of every input in batches; returns the inputs read to the end that
+/// held no record at all (an empty folder or file), for a warning.
+fn read_all(args: &InputArgs, opts: &ReaderOptions, tx: mpsc::SyncSender<Batch>) -> Vec<PathBuf> {
+    let mut empty = Vec::new();
     for input in &args.inputs {
         let records = match read_input(input, opts) {
             Ok(r) => r,
             Err(e) => {
                 let _ = tx.send(Err(e));
-                return;
+                return empty;
             }
         };
         let mut batch = Vec::with_capacity(BATCH_RECORDS);
         let mut bytes = 0;
+        let mut any = false;
         for item in records {
+            any = true;
             bytes += item.as_ref().map_or(0, |r| r.body.len());
             batch.push(item);
             if batch.len() >= BATCH_RECORDS || bytes >= BATCH_BYTES {
                 if tx.send(Ok(std::mem::take(&mut batch))).is_err() {
-                    return;
+                    return empty;
                 }
                 bytes = 0;
             }
         }
+        if !any {
+            empty.push(input.clone());
+        }
         if !batch.is_empty() && tx.send(Ok(batch)).is_err() {
-            return;
+            return empty;
         }
     }
+    empty
 }
 
 /// Reads every input, decodes and extracts the documents' texts and hands them to `sink` in
 /// input order, a batch at a time. Bad records are printed (above the progress bar) and
 /// counted; under `--strict` the first one stops the run after the documents before it were
-/// handed over.
+/// handed over. An input that holds no record at all (an empty folder or file) is named in
+/// a warning on standard error.
 ///
 /// # Errors
 /// An input that cannot be opened, or an error of `sink`.
@@ -210,8 +221,8 @@ pub fn run(
     std::thread::scope(|scope| -> anyhow::Result<()> {
         let (tx, rx) = mpsc::sync_channel::<Batch>(2);
         let opts_ref = &opts;
-        scope.spawn(move || read_all(args, opts_ref, tx));
-        for batch in rx {
+        let reader = scope.spawn(move || read_all(args, opts_ref, tx));
+        for batch in &rx {
             let batch = batch?;
             let bytes: u64 = batch
                 .iter()
@@ -249,9 +260,24 @@ pub fn run(
             }
             progress.inc(n, bytes);
             if tally.stopped.is_some() {
-                // Dropping the receiver ends the reader thread at its next send.
                 break;
             }
+        }
+        // Dropping the receiver ends the reader thread at its next send.
+        drop(rx);
+        let empty = reader
+            .join()
+            .map_err(|_| anyhow::anyhow!("the thread reading the inputs panicked"))?;
+        for input in empty {
+            progress.println(&format!(
+                "warning: no documents found in {} ({})",
+                input.display(),
+                if input.is_dir() {
+                    "a folder with no files, or only empty or hidden ones"
+                } else {
+                    "an empty input"
+                }
+            ));
         }
         Ok(())
     })?;

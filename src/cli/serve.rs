@@ -46,8 +46,9 @@ pub struct Args {
     #[arg(long, default_value = "127.0.0.1:7700", value_name = "ADDR")]
     listen: SocketAddr,
 
-    /// A file of bearer tokens, one per line: requests must send `Authorization: Bearer
-    /// TOKEN`. Required to listen on a non-loopback address.
+    /// A file of bearer tokens, one per line (16 characters at least; blank lines and lines
+    /// starting with # are ignored): requests must send `Authorization: Bearer TOKEN`.
+    /// Required to listen on a non-loopback address.
     #[arg(long, value_name = "FILE")]
     token_file: Option<PathBuf>,
 

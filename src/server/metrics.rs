@@ -114,12 +114,12 @@ impl Metrics {
         let counters = [
             (
                 "simhash_write_groups_total",
-                "Write groups committed (one atomic batch each).",
+                "Write groups committed (one atomic batch each; a DELETE that removed a document is a group of one).",
                 self.commits.load(Ordering::Relaxed),
             ),
             (
                 "simhash_written_documents_total",
-                "Documents written by committed groups.",
+                "Documents written or removed by committed groups.",
                 self.committed_documents.load(Ordering::Relaxed),
             ),
             (

@@ -84,7 +84,19 @@ pub fn run(config: ServeConfig) -> anyhow::Result<()> {
             .durability(config.durability)
             .open(&config.store)
     }
-    .with_context(|| format!("cannot open the store at {}", config.store.display()))?;
+    .map_err(|e| match e {
+        simhash_store::Error::Locked { .. } if !config.read_only => anyhow::anyhow!(
+            "the store at {0} is in use by another process that writes to it (a `simhash-store \
+             load`, another `serve`, or a program): to serve queries beside it, run \
+             `simhash-store serve --store {0} --read-only` (on a --listen port of its own) and \
+             send writes to the process that holds it; or run this again when it has finished",
+            config.store.display()
+        ),
+        e => anyhow::Error::new(e).context(format!(
+            "cannot open the store at {}",
+            config.store.display()
+        )),
+    })?;
     let store = Arc::new(store);
     let metrics = Arc::new(Metrics::default());
     let (writer, writer_thread) = if config.read_only {

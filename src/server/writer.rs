@@ -243,7 +243,11 @@ impl Writer {
                 }
                 WriteOp::Remove { id, reply } => {
                     self.commit_group(std::mem::take(&mut run));
-                    let _ = reply.send(self.store.remove(id).map_err(ApiError::from));
+                    let removed = self.store.remove(id).map_err(ApiError::from);
+                    if removed == Ok(true) {
+                        self.metrics.committed(1);
+                    }
+                    let _ = reply.send(removed);
                 }
             }
         }

@@ -18,7 +18,8 @@ batch dedup of a whole dump, and loading the kept documents into the store.
   against this one (the incremental loop of ``docs/scale-out.md``).
 
 A document's batch-path id is ``rank << 40 | position``: its task's rank and its place in
-that task's input. Needs the ``datatrove`` extra: ``pip install "simhash-store[datatrove]"``.
+that task's input. Needs the ``datatrove`` extra: ``pip install "simhash_store-*.whl[datatrove]"``
+(the wheel of a release: simhash-store is not on PyPI), or ``pip install datatrove regex orjson``.
 """
 
 from __future__ import annotations
@@ -35,7 +36,8 @@ try:
 except ImportError as e:  # pragma: no cover - depends on the environment
     raise ImportError(
         f"simhash_store.datatrove needs datatrove ({e.name} is missing): "
-        'pip install "simhash-store[datatrove]"'
+        'pip install datatrove regex orjson (or the wheel with its datatrove extra: '
+        'pip install "simhash_store-*.whl[datatrove]")'
     ) from e
 
 import numpy as np

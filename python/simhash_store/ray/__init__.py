@@ -18,7 +18,7 @@ the Spark job does:
   Ray result (Parquet with ``id``, ``key``, ``fingerprint``) into a store, for the online
   index.
 
-Needs the ``ray`` extra: ``pip install "simhash-store[ray]"`` (``ray[data]``, pyarrow), and
+Needs the ``ray`` extra: ``pip install "simhash_store-*.whl[ray]"`` (``ray[data]``, pyarrow), and
 the package installed on every worker. ``docs/scale-out.md`` shows a run end to end.
 
 >>> import ray                                                    # doctest: +SKIP

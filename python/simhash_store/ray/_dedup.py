@@ -28,7 +28,11 @@ from .._scaleout import (
     PairStats,
     check_k,
     check_representative,
+    check_fingerprint_type,
+    check_id_type,
     check_tuning,
+    fingerprint_array,
+    id_array,
     partition_of,
 )
 from ._common import check_columns, require_ray
@@ -115,33 +119,28 @@ def _documents(
     import numpy as np
 
     columns = [id_col, fingerprint_col] + ([text_len_col] if text_len_col else [])
-    check_columns(ds, what, columns)
+    types = check_columns(ds, what, columns)
+    check_fingerprint_type(types[fingerprint_col], fingerprint_col, what)
+    check_id_type(types[id_col], id_col, what)
 
     def normalise(t: "pa.Table") -> "pa.Table":
         import pyarrow as pa
         import pyarrow.compute as pc
 
-        fp = t.column(fingerprint_col)
-        if not (pa.types.is_uint64(fp.type) or pa.types.is_int64(fp.type)):
-            raise TypeError(
-                f"column {fingerprint_col!r} of {what} must be uint64 (as fingerprints() "
-                f"writes it) or int64 (the 64 bits in two's complement), not {fp.type}"
-            )
-        ids = t.column(id_col)
-        if not pa.types.is_integer(ids.type):
-            raise TypeError(f"column {id_col!r} of {what} must be an integer column, not {ids.type}")
-        has = pc.is_valid(fp)
-        t = t.filter(has)
-        ids = t.column(id_col)
+        fp = fingerprint_array(t.column(fingerprint_col), fingerprint_col, what)
+        ids = id_array(t.column(id_col), id_col, what)
+        t = pa.table({"id": ids, "fp": fp, **({"len": t.column(text_len_col).combine_chunks()} if text_len_col else {})})
+        t = t.filter(pc.is_valid(t.column("fp")))
+        ids = t.column("id")
         if ids.null_count:
             raise ValueError("the id column has nulls: every document needs an id")
         id_np = ids.to_numpy().astype(np.int64, copy=False)
         if len(id_np) and id_np.min() < 0:
             raise ValueError("ids must be non-negative (document ids are 0..2**63-1)")
-        fp_np = t.column(fingerprint_col).to_numpy().view(np.uint64)
+        fp_np = t.column("fp").to_numpy().view(np.uint64)
         out = {"id": pa.array(id_np), "fingerprint": pa.array(fp_np, pa.uint64())}
         if text_len_col:
-            lens = pc.fill_null(t.column(text_len_col), 0).to_numpy().astype(np.int64, copy=False)
+            lens = pc.fill_null(t.column("len"), 0).to_numpy().astype(np.int64, copy=False)
             out["text_len"] = pa.array(lens)
         if old is not None:
             out["old"] = pa.array(np.full(len(id_np), old, dtype=bool))
@@ -545,9 +544,12 @@ def dedup(
     ``0..=64``. The arguments are those of :func:`simhash_store.spark.dedup`:
 
     Args:
-        ds: the documents: a unique, non-negative integer ``id_col`` and a ``uint64``
-            ``fingerprint_col`` (as :func:`fingerprints` writes it; ``int64`` is read as the
-            64 bits in two's complement; rows with a null fingerprint are left out).
+        ds: the documents: a unique, non-negative integer ``id_col`` and a
+            ``fingerprint_col`` of ``uint64`` (as :func:`fingerprints` writes it), ``int64``
+            (read as the 64 bits in two's complement) or Python ints in -2**63..2**64 (as
+            ``ray.data.from_items`` makes it: Ray keeps a block's ints as Python objects
+            once one is 2**63 or more); rows with a null fingerprint are left out. A
+            column of another type (a float, a string) is refused at the call.
         k: the largest distance of a near-duplicate pair (0..=64).
         representative: ``"lowest-id"`` or ``"longest"`` (the largest ``text_len_col``,
             ties to the lowest id).
@@ -559,7 +561,8 @@ def dedup(
 
     >>> import ray                                                    # doctest: +SKIP
     >>> from simhash_store.ray import dedup
-    >>> ds = ray.data.from_items([{"id": 1, "fingerprint": 15}, {"id": 2, "fingerprint": 7}])  # doctest: +SKIP
+    >>> ds = ray.data.from_items([{"id": 1, "fingerprint": 15}, {"id": 2, "fingerprint": 7},
+    ...                           {"id": 3, "fingerprint": 2**64 - 1}])  # doctest: +SKIP
     >>> result = dedup(ds, k=3)                                       # doctest: +SKIP
     >>> result.pairs.take_all()                                       # doctest: +SKIP
     [{'a': 1, 'b': 2, 'distance': 1}]
@@ -567,7 +570,8 @@ def dedup(
     Raises:
         ValueError: a missing column, ``k`` out of range, an unknown representative, a
             null or negative id, an id given to two documents within ``k``.
-        TypeError: a column of the wrong type.
+        TypeError: a column of a type that cannot hold ids or fingerprints, or a value
+            that is not an int in a column of Python objects.
     """
     require_ray()
     k = check_k(k)
@@ -594,7 +598,8 @@ def dedup_against(
     :func:`simhash_store.spark.dedup_against`. Pairs of two old documents are not compared;
     in a cluster with an old member every old member is kept, every new one dropped, and the
     representative is the lowest old id; a cluster of new documents only follows
-    ``representative``. Ids must be distinct across both Datasets.
+    ``representative``. Ids must be distinct across both Datasets; each Dataset's columns
+    may be of any type :func:`dedup` takes.
     """
     require_ray()
     k = check_k(k)

@@ -17,7 +17,7 @@ batches (``mapInArrow``), never one Python call per row:
   (:func:`load_parquet`): a Spark result (Parquet with ``id``, ``key``, ``fingerprint``)
   into a store, for the online index.
 
-Needs the ``spark`` extra: ``pip install "simhash-store[spark]"`` (pyspark, pyarrow, pandas),
+Needs the ``spark`` extra: ``pip install "simhash_store-*.whl[spark]"`` (pyspark, pyarrow, pandas),
 and the package installed on every worker. ``docs/scale-out.md`` says how to run it on a
 cluster and what it costs.
 

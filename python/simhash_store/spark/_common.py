@@ -16,7 +16,8 @@ def require_pyspark() -> None:
     except ImportError as e:  # pragma: no cover - depends on the environment
         raise ImportError(
             f"simhash_store.spark needs pyspark and pyarrow ({e.name} is missing): "
-            'pip install "simhash-store[spark]"'
+            'pip install pyspark pyarrow "pandas<3" (or the wheel with its spark extra: '
+            'pip install "simhash_store-*.whl[spark]")'
         ) from e
 
 

@@ -110,20 +110,44 @@ def _documents(
 ) -> "DataFrame":
     """``id``, ``fingerprint`` (and ``text_len``) of the documents of ``df`` that have a
     fingerprint, checked."""
+    from decimal import Decimal
+
     from pyspark.sql import functions as F
-    from pyspark.sql.types import ByteType, IntegerType, LongType, ShortType
+    from pyspark.sql.types import ByteType, DecimalType, IntegerType, LongType, ShortType
 
     check_columns(df, what, [id_col, fingerprint_col] + ([text_len_col] if text_len_col else []))
     integers = [LongType, IntegerType, ShortType, ByteType]
     check_type(df, what, id_col, integers, "an integer column (LongType)")
-    check_type(
-        df,
-        what,
-        fingerprint_col,
-        [LongType],
-        "LongType (the 64 bits as a signed long, as fingerprints() writes it)",
-    )
-    columns = [F.col(id_col).cast("long").alias("id"), F.col(fingerprint_col).alias("fingerprint")]
+    fp_type = df.schema[fingerprint_col].dataType
+    unsigned = isinstance(fp_type, DecimalType) and fp_type.scale == 0 and fp_type.precision <= 20
+    if not unsigned:
+        check_type(
+            df,
+            what,
+            fingerprint_col,
+            integers,
+            "LongType (the 64 bits as a signed long, as fingerprints() writes it; "
+            "simhash_store.to_signed converts a Python int of 2**63 or more) or "
+            "decimal(20,0) (as Spark reads a uint64 Parquet column)",
+        )
+    fp = F.col(fingerprint_col)
+    if unsigned:
+        # decimal(20,0), as Spark reads Parquet's uint64: the same 64 bits as a signed long.
+        fp = (
+            F.when(
+                (fp < F.lit(Decimal(-(2**63)))) | (fp >= F.lit(Decimal(2**64))),
+                F.raise_error(
+                    F.concat(
+                        F.lit(f"column {fingerprint_col!r} of {what} holds "),
+                        fp.cast("string"),
+                        F.lit(", which is not a 64-bit fingerprint (-2**63..2**64)"),
+                    )
+                ),
+            )
+            .when(fp >= F.lit(Decimal(2**63)), fp - F.lit(Decimal(2**64)))
+            .otherwise(fp)
+        )
+    columns = [F.col(id_col).cast("long").alias("id"), fp.cast("long").alias("fingerprint")]
     if text_len_col:
         check_type(df, what, text_len_col, integers, "an integer column")
         columns.append(F.col(text_len_col).cast("long").alias("text_len"))
@@ -487,7 +511,11 @@ def dedup(
     Args:
         df: the documents: a unique, non-negative integer ``id_col`` and a ``LongType``
             ``fingerprint_col`` (as :func:`fingerprints` writes it; rows whose fingerprint is
-            null are left out, as a store skips texts without features).
+            null are left out, as a store skips texts without features), or a
+            ``decimal(20,0)`` one (as Spark reads a ``uint64`` Parquet column). A Python
+            int of 2**63 or more does not fit a long: ``createDataFrame`` turns it into
+            null without a word, so convert fingerprints with
+            :func:`simhash_store.to_signed` first.
         k: the largest distance of a near-duplicate pair (0..=64).
         representative: which member of a cluster is kept: ``"lowest-id"`` or
             ``"longest"`` (the largest ``text_len_col``, null counting as 0, ties to the
