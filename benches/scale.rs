@@ -288,7 +288,12 @@ fn scale(args: &Args) {
     let t = Instant::now();
     let store = open(&path);
     // Phase changes, to split the load's time.
-    let phases = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let phases = std::sync::Arc::new(std::sync::Mutex::new(Vec::<(
+        simhash_store::bulk::BulkPhase,
+        Duration,
+        Duration,
+        u64,
+    )>::new()));
     let seen = phases.clone();
     let opts = BulkOptions::new();
     let opts = match args.budget {

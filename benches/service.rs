@@ -13,7 +13,9 @@
 //! share the cores fairly), the same batches as a binary body (`application/octet-stream`),
 //! and one-document inserts on 16 connections (documents/s, grouped into commits by the
 //! server's writer). The table gives the median over runs of each number, per core, and the
-//! ratio of HTTP to in-process measured in the same run. Half the queried fingerprints are
+//! ratio of HTTP to in-process measured in the same run, also per CPU-second (the server's
+//! CPU time from /proc, this process's for the in-process work), which holds on a machine
+//! shared with other work where wall-clock rates do not. Half the queried fingerprints are
 //! 0..=3 bits from a stored one, half random.
 //!
 //! With T below the cores available, the server and the in-process work run on cores
@@ -118,13 +120,30 @@ fn percentile(sorted: &[Duration], p: f64) -> f64 {
     sorted[i].as_secs_f64() * 1e6
 }
 
+/// CPU time (user + system) of process `pid` (`self` for this one) so far, from
+/// /proc/PID/stat; zero where unknown.
+fn cpu_seconds(pid: &str) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // Fields after the command name (in parentheses): utime is the 12th, stime the 13th.
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks: u64 = [11, 12]
+        .iter()
+        .filter_map(|&i| fields.get(i).and_then(|f| f.parse::<u64>().ok()))
+        .sum();
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+    ticks as f64 / hz
+}
+
 // ---- in-process ----
 
 /// Runs `work(thread, i)` on `threads` threads for `seconds`; returns operations/s, where
-/// `work` returns how many operations it did.
-fn in_process(threads: usize, seconds: f64, work: impl Fn(usize, u64) -> u64 + Sync) -> f64 {
+/// `work` returns how many operations it did, and operations per CPU-second of this process.
+fn in_process(threads: usize, seconds: f64, work: impl Fn(usize, u64) -> u64 + Sync) -> (f64, f64) {
     let stop = AtomicBool::new(false);
     let done = AtomicU64::new(0);
+    let cpu = cpu_seconds("self");
     let started = Instant::now();
     std::thread::scope(|s| {
         for t in 0..threads {
@@ -142,7 +161,9 @@ fn in_process(threads: usize, seconds: f64, work: impl Fn(usize, u64) -> u64 + S
         std::thread::sleep(Duration::from_secs_f64(seconds));
         stop.store(true, Ordering::Relaxed);
     });
-    done.load(Ordering::Relaxed) as f64 / started.elapsed().as_secs_f64()
+    let ops = done.load(Ordering::Relaxed) as f64;
+    let cpu = (cpu_seconds("self") - cpu).max(1e-3);
+    (ops / started.elapsed().as_secs_f64(), ops / cpu)
 }
 
 // ---- over HTTP ----
@@ -339,9 +360,13 @@ fn load(
 #[derive(Default, Clone)]
 struct HttpRun {
     single: f64,
+    /// Single queries per CPU-second of the server.
+    single_cpu: f64,
     single_p50: f64,
     single_p99: f64,
     batched: f64,
+    /// Batched fingerprints per CPU-second of the server.
+    batched_cpu: f64,
     batch_p50: f64,
     batch_p99: f64,
     binary: Option<(f64, f64, f64)>,
@@ -352,6 +377,7 @@ struct HttpRun {
 /// inserts.
 fn over_http(
     addr: SocketAddr,
+    pid: &str,
     o: &Options,
     qs: &Arc<Vec<u64>>,
     next_id: &Arc<AtomicU64>,
@@ -368,14 +394,17 @@ fn over_http(
         single(c, i, &q)
     }); // warm-up
     let q = Arc::clone(qs);
+    let cpu = cpu_seconds(pid);
     let (qps, lat) = load(addr, o.conns, o.seconds, "/v1/query", move |c, i| {
         single(c, i, &q)
     });
+    let single_cpu = qps * o.seconds / (cpu_seconds(pid) - cpu).max(1e-3);
     let slice = |c: usize, i: u64, qs: &[u64]| {
         let start = ((c * 50 + i as usize) * 1000) % (qs.len() - 1000);
         start..start + 1000
     };
     let q = Arc::clone(qs);
+    let cpu = cpu_seconds(pid);
     let (batches, blat) = load(addr, o.batch_conns, o.seconds, "/v1/query", move |c, i| {
         let fps: Vec<String> = q[slice(c, i, &q)]
             .iter()
@@ -383,6 +412,7 @@ fn over_http(
             .collect();
         Body::json(format!("{{\"fingerprints\":[{}],\"k\":3}}", fps.join(",")))
     });
+    let batched_cpu = batches * 1000.0 * o.seconds / (cpu_seconds(pid) - cpu).max(1e-3);
     let binary = binary.then(|| {
         let q = Arc::clone(qs);
         let (rate, lat) = load(
@@ -404,9 +434,11 @@ fn over_http(
     });
     HttpRun {
         single: qps,
+        single_cpu,
         single_p50: percentile(&lat, 0.5),
         single_p99: percentile(&lat, 0.99),
         batched: batches * 1000.0,
+        batched_cpu,
         batch_p50: percentile(&blat, 0.5),
         batch_p99: percentile(&blat, 0.99),
         binary,
@@ -472,8 +504,9 @@ fn main() {
         .unwrap_or_else(|| env!("CARGO_BIN_EXE_simhash-store").into());
     let baseline = std::env::var_os("SIMHASH_STORE_BASELINE_BIN");
     let next_id = Arc::new(AtomicU64::new(o.n));
-    // In-process: single queries/s, batched fingerprints/s, inserts/s.
-    let mut inproc: Vec<[f64; 3]> = Vec::new();
+    // In-process: single queries/s, batched fingerprints/s, inserts/s, then single queries
+    // and batched fingerprints per CPU-second.
+    let mut inproc: Vec<[f64; 5]> = Vec::new();
     let mut http: Vec<HttpRun> = Vec::new();
     let mut base: Vec<HttpRun> = Vec::new();
     for run in 0..o.runs {
@@ -500,7 +533,7 @@ fn main() {
                 pool.install(|| std::hint::black_box(store.query_batch(&batch, 3).expect("batch")));
                 1000
             });
-            let inserts = in_process(16, o.seconds, |_, _| {
+            let (inserts, _) = in_process(16, o.seconds, |_, _| {
                 let id = next_id.fetch_add(1, Ordering::Relaxed);
                 store
                     .insert_entry(Entry::new(
@@ -510,19 +543,21 @@ fn main() {
                     .expect("insert");
                 1
             });
-            inproc.push([single, batched, inserts]);
+            inproc.push([single.0, batched.0, inserts, single.1, batched.1]);
         }
         if pinned {
             cores::pin(threads..cores);
         }
         let server = Server::start(&bin, &dir, &server_cpus, Some(threads));
-        let now = over_http(server.addr, &o, &qs, &next_id, true);
+        let pid = server.child.id().to_string();
+        let now = over_http(server.addr, &pid, &o, &qs, &next_id, true);
         server.stop();
-        let [single, batched, _] = inproc[run];
+        let [single, batched, _, _, batched_cpu] = inproc[run];
         eprintln!(
-            "run {run}: single {:.0}/s ({:.2} of in-process query_batch), p50 {:.0} µs, p99 {:.0} µs; batches {:.0} fp/s (in-process {batched:.0}), p50 {:.1} ms, p99 {:.1} ms; in-process single {single:.0}/s",
+            "run {run}: single {:.0}/s ({:.2} of in-process query_batch; per CPU-second {:.2}), p50 {:.0} µs, p99 {:.0} µs; batches {:.0} fp/s (in-process {batched:.0}), p50 {:.1} ms, p99 {:.1} ms; in-process single {single:.0}/s",
             now.single,
             now.single / batched,
+            now.single_cpu / batched_cpu,
             now.single_p50,
             now.single_p99,
             now.batched,
@@ -532,12 +567,14 @@ fn main() {
         http.push(now);
         if let Some(bin) = &baseline {
             let server = Server::start(bin, &dir, &server_cpus, None);
-            let then = over_http(server.addr, &o, &qs, &next_id, false);
+            let pid = server.child.id().to_string();
+            let then = over_http(server.addr, &pid, &o, &qs, &next_id, false);
             server.stop();
             eprintln!(
-                "run {run}: baseline single {:.0}/s ({:.2} of in-process query_batch), p50 {:.0} µs, p99 {:.0} µs; batches {:.0} fp/s, p50 {:.1} ms, p99 {:.1} ms",
+                "run {run}: baseline single {:.0}/s ({:.2} of in-process query_batch; per CPU-second {:.2}), p50 {:.0} µs, p99 {:.0} µs; batches {:.0} fp/s, p50 {:.1} ms, p99 {:.1} ms",
                 then.single,
                 then.single / batched,
+                then.single_cpu / batched_cpu,
                 then.single_p50,
                 then.single_p99,
                 then.batched,
@@ -601,6 +638,12 @@ fn main() {
             2,
         ),
         (
+            "single queries per server CPU-second / in-process `query_batch` per CPU-second".into(),
+            ratio(&http, &|r| r.single_cpu, 4),
+            ratio(&base, &|r| r.single_cpu, 4),
+            2,
+        ),
+        (
             "single query p50, µs".into(),
             column(&http, &|r| Some(r.single_p50)),
             column(&base, &|r| Some(r.single_p50)),
@@ -620,6 +663,12 @@ fn main() {
             column(&http, &|r| Some(r.batched)),
             column(&base, &|r| Some(r.batched)),
             0,
+        ),
+        (
+            "batched fingerprints per server CPU-second / in-process".into(),
+            ratio(&http, &|r| r.batched_cpu, 4),
+            ratio(&base, &|r| r.batched_cpu, 4),
+            2,
         ),
         (
             "batch p50, ms".into(),
@@ -676,14 +725,17 @@ fn main() {
         format!("single k=3 queries/s ({threads} threads)"),
         format!("`query_batch` of 1,000, fingerprints/s (rayon, {threads} threads)"),
         "one-document inserts/s (16 threads)".to_owned(),
+        "single k=3 queries per CPU-second".to_owned(),
+        "`query_batch` fingerprints per CPU-second".to_owned(),
     ];
     println!("\n| in-process | total | per core |\n|---|---|---|");
     for (c, name) in names.iter().enumerate() {
         let v: Vec<f64> = inproc.iter().map(|r| r[c]).collect();
-        println!(
-            "| {name} | {} | {} |",
-            show(v.clone(), 0),
-            show(per_core(v), 0)
-        );
+        let per = if c < 3 {
+            show(per_core(v.clone()), 0)
+        } else {
+            "-".to_owned()
+        };
+        println!("| {name} | {} | {per} |", show(v, 0));
     }
 }
