@@ -22,7 +22,7 @@ use tower_http::timeout::TimeoutLayer;
 
 use super::api::{self, Content, DocumentIn, MatchOut};
 use super::auth::require_token;
-use super::error::{json_errors, ApiError};
+use super::error::{with_json_body, ApiError};
 use super::metrics::Gauges;
 use super::state::AppState;
 use super::writer::{IfNew, Prepared, WriteOp};
@@ -57,21 +57,22 @@ pub fn router(state: AppState, max_body: usize, request_timeout: Duration) -> Ro
             request_timeout,
         ))
         .layer(middleware::from_fn_with_state(state.clone(), observe))
-        .layer(middleware::from_fn(json_errors))
         .with_state(state)
 }
 
-/// Middleware: counts each request by route and status, with its latency.
+/// The outermost middleware (one layer, not two, on every request's path): gives error
+/// responses of the layers and of axum the JSON error body ([`with_json_body`]), and counts
+/// each request by route and status, with its latency.
 async fn observe(State(state): State<AppState>, request: Request, next: Next) -> Response {
-    let route = request
-        .extensions()
-        .get::<MatchedPath>()
-        .map_or("unmatched".to_owned(), |p| p.as_str().to_owned());
+    // MatchedPath holds an `Arc<str>`: cloned, not copied.
+    let route = request.extensions().get::<MatchedPath>().cloned();
     let started = Instant::now();
-    let response = next.run(request).await;
-    state
-        .metrics
-        .observe(&route, response.status().as_u16(), started.elapsed());
+    let response = with_json_body(next.run(request).await);
+    state.metrics.observe(
+        route.as_ref().map_or("unmatched", MatchedPath::as_str),
+        response.status().as_u16(),
+        started.elapsed(),
+    );
     response
 }
 
