@@ -160,5 +160,5 @@ def test_progress_phases_are_the_stubs(store):
         memory_budget=200_000,
     )
     seen = {r.phase for r in reports}
-    assert {"adding", "merging", "done"} <= seen, seen
+    assert {"writing", "merging", "done"} <= seen, seen
     assert seen <= listed, seen - listed
