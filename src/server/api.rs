@@ -209,7 +209,7 @@ pub fn decode_binary_query(query: Option<&str>, body: &[u8]) -> Result<QueryRequ
             }
         }
     }
-    if body.len() % 8 != 0 {
+    if !body.len().is_multiple_of(8) {
         return Err(format!(
             "a binary query body is fingerprints as little-endian u64s: its length must be a multiple of 8 bytes, not {}",
             body.len()

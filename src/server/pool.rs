@@ -9,7 +9,8 @@
 //! position in the queue.)
 //!
 //! A batch whose client has gone (the request timed out or the connection closed) skips its
-//! remaining slices.
+//! remaining slices. A query that panics fails its batch (the client gets a 500), not the
+//! thread.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -123,8 +124,8 @@ impl QueryPool {
         Ok(QueryPool { shared })
     }
 
-    /// Answers `fps` at distance `k`, in order, on the pool's threads: `None` when the pool
-    /// has stopped, else the answers or the first error of any query.
+    /// Answers `fps` at distance `k`, in order, on the pool's threads: `None` when a query
+    /// panicked or the pool has stopped, else the answers or the first error of any query.
     pub async fn query(&self, store: Arc<Store>, fps: Vec<Fingerprint>, k: u32) -> Option<Answer> {
         if fps.is_empty() {
             return Some(Ok(Vec::new()));
@@ -177,7 +178,12 @@ fn work(shared: &Shared) {
             }
             (batch, slice)
         };
-        batch.run(slice);
+        let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| batch.run(slice)));
+        if ran.is_err() {
+            eprintln!("error: a query of a batch panicked: the batch fails");
+            // Its client's answer is dropped: the handler answers 500.
+            drop(lock(&batch.reply).take());
+        }
     }
 }
 

@@ -171,11 +171,9 @@ async fn query(
             .map(|&fp| store.query(fp, k))
             .collect::<Result<Vec<_>, _>>()?
     } else {
-        state
-            .pool
-            .query(store, fps, k)
-            .await
-            .ok_or_else(ApiError::shutting_down)??
+        state.pool.query(store, fps, k).await.ok_or_else(|| {
+            ApiError::internal("answer a query batch", "no answer from the query threads")
+        })??
     };
     Ok(results(lists.into_iter().map(out).collect()))
 }
