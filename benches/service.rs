@@ -373,14 +373,12 @@ struct HttpRun {
     inserts: f64,
 }
 
-/// Measures the server at `addr`: single queries, batches (JSON, and binary when `binary`),
-/// inserts.
+/// Measures the server at `addr`: single queries, batches (JSON, and binary when `binary`).
 fn over_http(
     addr: SocketAddr,
     pid: &str,
     o: &Options,
     qs: &Arc<Vec<u64>>,
-    next_id: &Arc<AtomicU64>,
     binary: bool,
 ) -> HttpRun {
     let single = |c: usize, i: u64, qs: &[u64]| {
@@ -424,14 +422,6 @@ fn over_http(
         );
         (rate * 1000.0, percentile(&lat, 0.5), percentile(&lat, 0.99))
     });
-    let ids = Arc::clone(next_id);
-    let (inserts, _) = load(addr, 16, o.seconds, "/v1/insert", move |_, _| {
-        let id = ids.fetch_add(1, Ordering::Relaxed);
-        Body::json(format!(
-            "{{\"documents\":[{{\"id\":{id},\"fingerprint\":\"{:x}\"}}]}}",
-            id.wrapping_mul(0x9e37_79b9_7f4a_7c15)
-        ))
-    });
     HttpRun {
         single: qps,
         single_cpu,
@@ -442,8 +432,21 @@ fn over_http(
         batch_p50: percentile(&blat, 0.5),
         batch_p99: percentile(&blat, 0.99),
         binary,
-        inserts,
+        inserts: 0.0,
     }
+}
+
+/// One-document inserts/s from 16 connections to the server at `addr`.
+fn inserts_over_http(addr: SocketAddr, o: &Options, next_id: &Arc<AtomicU64>) -> f64 {
+    let ids = Arc::clone(next_id);
+    load(addr, 16, o.seconds, "/v1/insert", move |_, _| {
+        let id = ids.fetch_add(1, Ordering::Relaxed);
+        Body::json(format!(
+            "{{\"documents\":[{{\"id\":{id},\"fingerprint\":\"{:x}\"}}]}}",
+            id.wrapping_mul(0x9e37_79b9_7f4a_7c15)
+        ))
+    })
+    .0
 }
 
 /// Loads `n` random fingerprints (ids 0..n) into a new store at `dir`; returns them.
@@ -451,6 +454,7 @@ fn build(dir: &std::path::Path, n: u64, rng: &mut SplitMix) -> Vec<u64> {
     let stored: Vec<u64> = (0..n).map(|_| rng.next()).collect();
     if dir.join("CURRENT").exists() {
         eprintln!("using the store at {}", dir.display());
+        Store::open(dir).expect("open").compact().expect("compact");
         return stored;
     }
     let started = Instant::now();
@@ -509,6 +513,9 @@ fn main() {
     let mut inproc: Vec<[f64; 5]> = Vec::new();
     let mut http: Vec<HttpRun> = Vec::new();
     let mut base: Vec<HttpRun> = Vec::new();
+    // Each run: queries in-process, over HTTP (this server, then the baseline); then inserts
+    // the same three ways, and a compaction, so that no run's queries share the CPU with the
+    // flushes and compactions of earlier inserts.
     for run in 0..o.runs {
         let qs = Arc::new(queries(&mut rng, &stored, 200_000));
         if pinned {
@@ -533,26 +540,16 @@ fn main() {
                 pool.install(|| std::hint::black_box(store.query_batch(&batch, 3).expect("batch")));
                 1000
             });
-            let (inserts, _) = in_process(16, o.seconds, |_, _| {
-                let id = next_id.fetch_add(1, Ordering::Relaxed);
-                store
-                    .insert_entry(Entry::new(
-                        id,
-                        Fingerprint(id.wrapping_mul(0x9e37_79b9_7f4a_7c15)),
-                    ))
-                    .expect("insert");
-                1
-            });
-            inproc.push([single.0, batched.0, inserts, single.1, batched.1]);
+            inproc.push([single.0, batched.0, 0.0, single.1, batched.1]);
         }
         if pinned {
             cores::pin(threads..cores);
         }
+        let [single, batched, _, _, batched_cpu] = inproc[run];
         let server = Server::start(&bin, &dir, &server_cpus, Some(threads));
         let pid = server.child.id().to_string();
-        let now = over_http(server.addr, &pid, &o, &qs, &next_id, true);
+        let now = over_http(server.addr, &pid, &o, &qs, true);
         server.stop();
-        let [single, batched, _, _, batched_cpu] = inproc[run];
         eprintln!(
             "run {run}: single {:.0}/s ({:.2} of in-process query_batch; per CPU-second {:.2}), p50 {:.0} µs, p99 {:.0} µs; batches {:.0} fp/s (in-process {batched:.0}), p50 {:.1} ms, p99 {:.1} ms; in-process single {single:.0}/s",
             now.single,
@@ -568,7 +565,7 @@ fn main() {
         if let Some(bin) = &baseline {
             let server = Server::start(bin, &dir, &server_cpus, None);
             let pid = server.child.id().to_string();
-            let then = over_http(server.addr, &pid, &o, &qs, &next_id, false);
+            let then = over_http(server.addr, &pid, &o, &qs, false);
             server.stop();
             eprintln!(
                 "run {run}: baseline single {:.0}/s ({:.2} of in-process query_batch; per CPU-second {:.2}), p50 {:.0} µs, p99 {:.0} µs; batches {:.0} fp/s, p50 {:.1} ms, p99 {:.1} ms",
@@ -583,6 +580,43 @@ fn main() {
             );
             base.push(then);
         }
+        if pinned {
+            cores::pin(0..threads);
+        }
+        {
+            let store = Store::open(&dir).expect("open");
+            inproc[run][2] = in_process(16, o.seconds, |_, _| {
+                let id = next_id.fetch_add(1, Ordering::Relaxed);
+                store
+                    .insert_entry(Entry::new(
+                        id,
+                        Fingerprint(id.wrapping_mul(0x9e37_79b9_7f4a_7c15)),
+                    ))
+                    .expect("insert");
+                1
+            })
+            .0;
+        }
+        if pinned {
+            cores::pin(threads..cores);
+        }
+        let server = Server::start(&bin, &dir, &server_cpus, Some(threads));
+        http[run].inserts = inserts_over_http(server.addr, &o, &next_id);
+        server.stop();
+        if let Some(bin) = &baseline {
+            let server = Server::start(bin, &dir, &server_cpus, None);
+            base[run].inserts = inserts_over_http(server.addr, &o, &next_id);
+            server.stop();
+        }
+        let started = Instant::now();
+        Store::open(&dir).expect("open").compact().expect("compact");
+        eprintln!(
+            "run {run}: inserts/s in-process {:.0}, this server {:.0}, baseline {}; compacted in {:.1} s",
+            inproc[run][2],
+            http[run].inserts,
+            base.get(run).map_or("-".into(), |b| format!("{:.0}", b.inserts)),
+            started.elapsed().as_secs_f64()
+        );
     }
     let column = |runs: &[HttpRun], f: &dyn Fn(&HttpRun) -> Option<f64>| -> Vec<f64> {
         runs.iter().filter_map(f).collect()
