@@ -28,7 +28,7 @@
 //! Options: `--n N` (default 1,000,000), `--queries Q` (measured queries per run and k,
 //! 10,000; 0 skips the queries), `--warmup W` (20,000), `--runs R` (3), `--faiss`, `--check
 //! C` (200), `--faiss-queries M` (all), `--budget BYTES` (the loader's memory budget, default the
-//! library's default: a third of the memory available, at most 8 GiB), `--cache BYTES` (the store's block cache, default the library's default, 256 MiB), `--query-cache BYTES`
+//! library's default: a third of the memory available), `--cache BYTES` (the store's block cache, default the library's default, 256 MiB), `--query-cache BYTES`
 //! (the store's query cache, default 256 MiB as in the library), `--preload` (fill the query
 //! cache with `Store::preload_query_cache` after each reopening, before the warm-up), `--dir
 //! PATH` (where to create the store; default a temporary directory under the current one),
@@ -38,7 +38,10 @@
 //! reopening the store or reading its files, per k; 10,000; the p50 of each fifth of them,
 //! in the order asked, shows whether the latency settles; also their percentiles, with and
 //! without a match, and how many read nothing from the disk), `--verify` (time
-//! `Store::verify`), `--pairs` (time all pairs at k = 3, and their peak memory).
+//! `Store::verify`), `--pairs` (time all pairs at k = 3, and their peak memory), `--threads T`
+//! (rayon's pool of T threads pinned to cores 0..T-1, default all cores: the load and pairs
+//! then run on T cores, and the load line gives fingerprints/s per thread; the phase lines
+//! give each phase's seconds, busy cores and bytes written).
 //!
 //! Fingerprints are computed from their index, not held: `--n 1000000000` needs no memory for
 //! them (`benches/scale-1b.sh` runs it, with its disk and time needs).
@@ -58,6 +61,8 @@ use std::time::{Duration, Instant};
 use rayon::prelude::*;
 use simhash_store::{BulkOptions, Fingerprint, Store};
 
+#[path = "support/cores.rs"]
+mod cores;
 #[path = "support/rng.rs"]
 mod rng;
 use rng::SplitMix;
@@ -82,6 +87,7 @@ struct Args {
     after_load: usize,
     verify: bool,
     pairs: bool,
+    threads: usize,
 }
 
 fn parse_args() -> Args {
@@ -105,6 +111,7 @@ fn parse_args() -> Args {
         after_load: 10_000,
         verify: false,
         pairs: false,
+        threads: 0,
     };
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
@@ -134,6 +141,7 @@ fn parse_args() -> Args {
             "--after-load" => args.after_load = num(value("--after-load")),
             "--verify" => args.verify = true,
             "--pairs" => args.pairs = true,
+            "--threads" => args.threads = num(value("--threads")),
             "--bench" => {} // cargo bench passes it
             other => panic!("unknown argument {other}; see the top of benches/scale.rs"),
         }
@@ -163,6 +171,17 @@ fn rss() -> u64 {
 
 /// CPU time (user + system) of this process so far, from /proc/self/stat (clock ticks of
 /// 10 ms).
+/// Bytes this process has caused to be written to storage (`write_bytes` of /proc/self/io;
+/// 0 where unknown).
+fn written_bytes() -> u64 {
+    std::fs::read_to_string("/proc/self/io")
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("write_bytes:"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0)
+}
+
 fn cpu_time() -> Duration {
     let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
     // Fields after the command name (which is in parentheses): utime is the 12th, stime the 13th.
@@ -265,10 +284,16 @@ fn scale(args: &Args) {
     let rss_before = rss();
     reset_peak_rss();
     let cpu0 = cpu_time();
+    let written0 = written_bytes();
     let t = Instant::now();
     let store = open(&path);
     // Phase changes, to split the load's time.
-    let phases = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let phases = std::sync::Arc::new(std::sync::Mutex::new(Vec::<(
+        simhash_store::bulk::BulkPhase,
+        Duration,
+        Duration,
+        u64,
+    )>::new()));
     let seen = phases.clone();
     let opts = BulkOptions::new();
     let opts = match args.budget {
@@ -278,8 +303,8 @@ fn scale(args: &Args) {
     println!("loader options: {opts:?}");
     let opts = opts.progress(move |p| {
         let mut v = seen.lock().expect("lock");
-        if v.last().is_none_or(|(phase, _)| *phase != p.phase) {
-            v.push((p.phase, p.elapsed));
+        if v.last().is_none_or(|(phase, ..)| *phase != p.phase) {
+            v.push((p.phase, p.elapsed, cpu_time(), written_bytes()));
         }
     });
     let mut loader = store.bulk_loader_with(opts).expect("loader");
@@ -305,6 +330,18 @@ fn scale(args: &Args) {
             (w[1].1 - w[0].1).as_secs_f64()
         ));
     }
+    // Per phase: busy cores (CPU time / wall time) and bytes the process wrote to storage.
+    let mut busy = String::from("phases (busy cores, MB written):");
+    for w in phases.windows(2) {
+        let wall = (w[1].1 - w[0].1).as_secs_f64().max(1e-9);
+        busy.push_str(&format!(
+            " {:?} {:.2} cores {:.0} MB,",
+            w[0].0,
+            (w[1].2.saturating_sub(w[0].2)).as_secs_f64() / wall,
+            w[1].3.saturating_sub(w[0].3) as f64 / 1e6
+        ));
+    }
+    println!("{busy}");
     println!(
         "{line} flush {:.2} s",
         (load - t_added - summary.elapsed.saturating_sub(t_added))
@@ -325,6 +362,21 @@ fn scale(args: &Args) {
         t_added.as_secs_f64(),
         mib(peak),
         mib(rss_before),
+    );
+    let stored: u64 = store
+        .disk_usage()
+        .expect("disk usage")
+        .iter()
+        .map(|(_, b)| b)
+        .sum();
+    let written = written_bytes().saturating_sub(written0);
+    println!(
+        "load on {} threads: {:.2} M fps/s per thread; {:.0} MB written for {:.0} MB stored ({:.2} bytes written per byte stored)",
+        rayon::current_num_threads(),
+        n as f64 / load.as_secs_f64() / 1e6 / rayon::current_num_threads() as f64,
+        written as f64 / 1e6,
+        stored as f64 / 1e6,
+        written as f64 / stored.max(1) as f64
     );
     assert_eq!(store.len(), n as u64);
 
@@ -966,6 +1018,7 @@ fn text(args: &Args, docs: usize) {
 
 fn main() {
     let args = parse_args();
+    cores::use_threads(args.threads);
     match args.text {
         Some(docs) => text(&args, docs),
         None => scale(&args),

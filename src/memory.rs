@@ -8,9 +8,6 @@ use sysinfo::{MemoryRefreshKind, RefreshKind, System};
 const FALLBACK_BUDGET: usize = /* 1 GiB */ 1 << 30;
 /// The smallest default budget.
 const MIN_DEFAULT_BUDGET: usize = /* 256 MiB */ 256 << 20;
-/// The largest default budget: 8 GiB hold about 140 million documents without keys, so a
-/// billion documents are loaded in 8 runs.
-const MAX_DEFAULT_BUDGET: usize = /* 8 GiB */ 8 << 30;
 
 /// Bytes of memory this process can use now: the system's available memory (`MemAvailable` on
 /// Linux: free memory plus the page cache it can reclaim), or, in a cgroup whose limit is
@@ -32,17 +29,19 @@ pub(crate) fn available() -> u64 {
 }
 
 /// The loader's default memory budget for `available` bytes of memory ([`available`]): a
-/// third of it, between 256 MiB and 8 GiB, or 1 GiB where it is unknown (0). A third leaves
-/// room for the store's block cache, the page cache of its files and the caller; on a machine
-/// with 24 GiB (about 7 GiB) it loads 100 million documents in one run, which is 1.8 times as
-/// fast as six runs and a merge (docs/benchmarks.md, "Bulk loading at 10M, 100M and 1B").
+/// third of it, at least 256 MiB, or 1 GiB where it is unknown (0). No upper bound: a load
+/// that fits in one run is written once, with no spool and no merge (one run of 100 million
+/// documents is 1.8 times as fast as six runs and a merge, docs/benchmarks.md, "Bulk loading
+/// at 10M, 100M and 1B"), so a machine with more memory loads more in one run: about 7 GiB
+/// (125 million documents) with 24 GiB available, 43 GiB (750 million) with 128 GiB. A third
+/// leaves room for the store's block cache, the page cache of its files and the caller.
 pub(crate) fn default_budget(available: u64) -> usize {
     if available == 0 {
         return FALLBACK_BUDGET;
     }
     usize::try_from(available / 3)
         .unwrap_or(usize::MAX)
-        .clamp(MIN_DEFAULT_BUDGET, MAX_DEFAULT_BUDGET)
+        .max(MIN_DEFAULT_BUDGET)
 }
 
 /// Whether `bytes` are at most half the memory available.
@@ -70,12 +69,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_default_budget_is_a_third_of_what_is_available_within_bounds() {
+    fn the_default_budget_is_a_third_of_what_is_available_at_least_the_minimum() {
         assert_eq!(default_budget(0), FALLBACK_BUDGET);
         assert_eq!(default_budget(300 << 20), MIN_DEFAULT_BUDGET);
         assert_eq!(default_budget(3 << 30), 1 << 30);
         assert_eq!(default_budget(21 << 30), 7 << 30);
-        assert_eq!(default_budget(64 << 30), MAX_DEFAULT_BUDGET);
+        assert_eq!(default_budget(96 << 30), 32 << 30);
+        assert_eq!(default_budget(384 << 30), 128 << 30);
     }
 
     #[test]

@@ -202,7 +202,7 @@ class VerifyReport:
 class BulkProgress:
     """A progress report of a bulk load, passed to the ``progress`` callable."""
 
-    phase: Literal["adding", "writing", "ingesting", "done"]
+    phase: Literal["adding", "writing", "ingesting", "merging", "done"]
     documents: int
     bytes: int
     rate: float
@@ -447,7 +447,7 @@ class Store:
         ``fingerprint``. The same upserts as :meth:`insert`; texts without features are
         skipped and counted. ``progress=True`` draws a progress line on standard error; a
         callable gets :class:`BulkProgress` reports. ``memory_budget`` bounds the bytes held
-        before a run is written (by default a third of the memory available, at most 8 GiB).
+        before a run is written (by default a third of the memory available, with no upper bound).
 
         Ctrl-C (or an exception from ``records``) stops the load: runs already ingested stay,
         the store stays consistent, and loading the same records again completes it.

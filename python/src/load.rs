@@ -197,7 +197,7 @@ impl PyStore {
     /// ``fingerprint``. The same upserts as :meth:`insert`; texts without features are
     /// skipped and counted. ``progress=True`` draws a progress line on standard error; a
     /// callable gets :class:`BulkProgress` reports. ``memory_budget`` bounds the bytes held
-    /// before a run is written (by default a third of the memory available, at most 8 GiB).
+    /// before a run is written (by default a third of the memory available, with no upper bound).
     ///
     /// Ctrl-C (or an exception from ``records``) stops the load: runs already ingested stay,
     /// the store stays consistent, and loading the same records again completes it.
@@ -307,16 +307,6 @@ fn hand_over(
     py.check_signals()
 }
 
-fn phase_name(p: BulkPhase) -> &'static str {
-    match p {
-        BulkPhase::Adding => "adding",
-        BulkPhase::Writing => "writing",
-        BulkPhase::Ingesting => "ingesting",
-        BulkPhase::Done => "done",
-        _ => "working",
-    }
-}
-
 /// A progress report of a bulk load, passed to the ``progress`` callable.
 #[pyclass(module = "simhash_store._native", name = "BulkProgress", frozen)]
 pub(crate) struct PyBulkProgress {
@@ -337,7 +327,7 @@ pub(crate) struct PyBulkProgress {
 impl From<&BulkProgress> for PyBulkProgress {
     fn from(p: &BulkProgress) -> Self {
         PyBulkProgress {
-            phase: phase_name(p.phase),
+            phase: BulkPhase::name(p.phase),
             documents: p.documents,
             bytes: p.bytes,
             rate: p.rate,

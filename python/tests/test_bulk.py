@@ -135,3 +135,30 @@ def test_column_errors_name_the_position(store):
         store.bulk_load_fingerprints(np.arange(3, dtype=np.uint64), np.arange(3, dtype=np.uint64), ["a"])
     with pytest.raises(ValueError, match="same length"):
         store.insert_many(np.arange(3, dtype=np.uint64), np.arange(4, dtype=np.uint64))
+
+
+def test_progress_phases_are_the_stubs(store):
+    """Every phase a load reports, the merge of a load of several runs included, is one the
+    type stub lists."""
+    import ast
+    import pathlib
+
+    stub = pathlib.Path(simhash_store.__file__).with_name("_native.pyi").read_text()
+    klass = next(
+        n for n in ast.parse(stub).body if isinstance(n, ast.ClassDef) and n.name == "BulkProgress"
+    )
+    annotation = next(
+        n.annotation
+        for n in klass.body
+        if isinstance(n, ast.AnnAssign) and getattr(n.target, "id", None) == "phase"
+    )
+    listed = {e.value for e in annotation.slice.elts}
+    reports = []
+    store.bulk_load(
+        ((i, None, i * 7919) for i in range(50_000)),
+        progress=reports.append,
+        memory_budget=200_000,
+    )
+    seen = {r.phase for r in reports}
+    assert {"writing", "merging", "done"} <= seen, seen
+    assert seen <= listed, seen - listed

@@ -70,9 +70,10 @@ impl BulkOptions {
     /// the key's bytes, and where any has a text length, 8 more.
     ///
     /// Default: a third of the memory available when the options are made (the system's
-    /// available memory, or the cgroup's free memory in a container, whichever is less),
-    /// between 256 MiB and 8 GiB; 1 GiB where it is unknown. On a machine with 24 GiB that is
-    /// about 7 GiB: 100 million documents in one run.
+    /// available memory, or the cgroup's free memory in a container, whichever is less), at
+    /// least 256 MiB and with no upper bound, so that a load that fits is written in one run,
+    /// with no spool and no merge; 1 GiB where it is unknown. On a machine with 24 GiB that is
+    /// about 7 GiB (125 million documents in one run), with 128 GiB about 43 GiB (750 million).
     pub fn memory_budget(mut self, bytes: usize) -> Self {
         self.memory_budget = bytes.max(1);
         self
@@ -119,6 +120,26 @@ pub enum BulkPhase {
     Merging,
     /// [`BulkLoader::finish`](crate::BulkLoader::finish) has completed.
     Done,
+}
+
+impl BulkPhase {
+    /// The phase as one lowercase word: `adding`, `writing`, `ingesting`, `merging`, `done`
+    /// (the names the Python package's progress reports use).
+    pub fn name(self) -> &'static str {
+        match self {
+            BulkPhase::Adding => "adding",
+            BulkPhase::Writing => "writing",
+            BulkPhase::Ingesting => "ingesting",
+            BulkPhase::Merging => "merging",
+            BulkPhase::Done => "done",
+        }
+    }
+}
+
+impl fmt::Display for BulkPhase {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
 }
 
 /// A progress report.
@@ -179,5 +200,27 @@ impl fmt::Display for BulkSummary {
             self.runs,
             self.elapsed
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn phase_names_are_distinct_lowercase_words() {
+        let phases = [
+            BulkPhase::Adding,
+            BulkPhase::Writing,
+            BulkPhase::Ingesting,
+            BulkPhase::Merging,
+            BulkPhase::Done,
+        ];
+        let names: std::collections::BTreeSet<_> = phases.iter().map(|p| p.name()).collect();
+        assert_eq!(names.len(), phases.len());
+        assert!(names
+            .iter()
+            .all(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_lowercase())));
+        assert_eq!(BulkPhase::Merging.to_string(), "merging");
     }
 }

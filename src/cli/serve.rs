@@ -101,6 +101,11 @@ pub struct Args {
     /// The PEM private key of --tls-cert.
     #[arg(long, value_name = "FILE", requires = "tls_cert")]
     tls_key: Option<PathBuf>,
+
+    /// Threads answering requests, and as many again answering large query batches
+    /// (0: one per core).
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    threads: usize,
 }
 
 /// Runs `simhash-store serve`.
@@ -140,6 +145,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         max_connections: args.max_connections,
         shutdown_grace: Duration::from_secs(30),
         tls: args.tls_cert.zip(args.tls_key),
+        threads: args.threads,
     };
     crate::server::run(config)?;
     Ok(ExitCode::from(EXIT_OK))

@@ -168,6 +168,14 @@ impl From<Match> for MatchOut {
     }
 }
 
+/// The answer of `POST /v1/query` and `POST /v1/query-text`: one list of matches per query,
+/// in order.
+#[derive(Debug, Serialize)]
+pub struct Results {
+    /// The matches of each query.
+    pub results: Vec<Vec<MatchOut>>,
+}
+
 /// Decodes a request body of type `T` the way every route does (the fuzz target's entry).
 ///
 /// # Errors
@@ -176,10 +184,55 @@ pub fn decode<'a, T: Deserialize<'a>>(body: &'a [u8]) -> Result<T, String> {
     serde_json::from_slice(body).map_err(|e| e.to_string())
 }
 
+/// The content type of a binary `POST /v1/query` body.
+pub const BINARY_CONTENT_TYPE: &str = "application/octet-stream";
+
+/// Decodes a binary `POST /v1/query`: `body` holds the fingerprints as little-endian u64s
+/// (8 bytes each, no header), and `query` (the URL's query string) may give `k=K`.
+///
+/// # Errors
+/// A message for the client when the body's length is not a multiple of 8, or the query
+/// string has anything but `k` or a `k` that is not a number.
+pub fn decode_binary_query(query: Option<&str>, body: &[u8]) -> Result<QueryRequest, String> {
+    let mut k = DEFAULT_K;
+    for pair in query.unwrap_or("").split('&').filter(|p| !p.is_empty()) {
+        match pair.split_once('=') {
+            Some(("k", v)) => {
+                k = v
+                    .parse()
+                    .map_err(|_| format!("`k={v}` in the query string is not a distance"))?;
+            }
+            _ => {
+                return Err(format!(
+                    "`{pair}` in the query string: a binary query takes only `k`"
+                ))
+            }
+        }
+    }
+    if !body.len().is_multiple_of(8) {
+        return Err(format!(
+            "a binary query body is fingerprints as little-endian u64s: its length must be a multiple of 8 bytes, not {}",
+            body.len()
+        ));
+    }
+    let fingerprints = body
+        .chunks_exact(8)
+        .map(|b| {
+            let mut bytes = [0u8; 8];
+            bytes.copy_from_slice(b);
+            Fingerprint(u64::from_le_bytes(bytes))
+        })
+        .collect();
+    Ok(QueryRequest { fingerprints, k })
+}
+
 /// Runs every decoder and check on `body`: none may panic. The entry of the `server_request`
 /// fuzz target and of `tests/server_fuzz_corpus.rs`, which compile this file alone.
 #[allow(dead_code)]
 pub fn check_all(body: &[u8]) {
+    if let Ok(q) = decode_binary_query(std::str::from_utf8(body).ok(), body) {
+        let _ = check_k(q.k);
+    }
     if let Ok(q) = decode::<QueryRequest>(body) {
         let _ = check_k(q.k);
         let _ = check_batch(q.fingerprints.len(), 100_000);
@@ -224,5 +277,25 @@ mod tests {
             decode(br#"{"documents": [{"text": "a", "fingerprint": 1}, {}, {"key": "", "fingerprint": 1}]}"#)
                 .expect("decodes");
         assert!(d.documents.iter().all(|d| d.content().is_err()));
+    }
+
+    #[test]
+    fn binary_queries_are_little_endian_u64s() {
+        let body: Vec<u8> = [255u64, u64::MAX]
+            .iter()
+            .flat_map(|f| f.to_le_bytes())
+            .collect();
+        let q = decode_binary_query(Some("k=5"), &body).expect("decodes");
+        assert_eq!(
+            q.fingerprints,
+            vec![Fingerprint(255), Fingerprint(u64::MAX)]
+        );
+        assert_eq!(q.k, 5);
+        let q = decode_binary_query(None, &[]).expect("decodes");
+        assert!(q.fingerprints.is_empty());
+        assert_eq!(q.k, DEFAULT_K);
+        assert!(decode_binary_query(None, &body[..7]).is_err());
+        assert!(decode_binary_query(Some("k=x"), &body).is_err());
+        assert!(decode_binary_query(Some("n=3"), &body).is_err());
     }
 }

@@ -166,13 +166,10 @@ impl IntoResponse for ApiError {
     }
 }
 
-/// Middleware: an error response made by a layer or by axum itself (body too large, timeout,
-/// no such route, method not allowed) gets the JSON body every other error has.
-pub async fn json_errors(
-    request: axum::extract::Request,
-    next: axum::middleware::Next,
-) -> Response {
-    let response = next.run(request).await;
+/// An error response made by a layer or by axum itself (body too large, timeout, no such
+/// route, method not allowed) with the JSON body every other error has; other responses as
+/// they are. (The outermost middleware, `routes::observe`, applies it to every response.)
+pub fn with_json_body(response: Response) -> Response {
     let status = response.status();
     let is_json = response
         .headers()

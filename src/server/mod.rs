@@ -3,6 +3,7 @@
 //! - `api.rs`: the wire format and request checks; `routes.rs`: the handlers;
 //!   `error.rs`: every error as a status and a JSON body.
 //! - `state.rs`: what handlers share; `auth.rs`: bearer tokens; `metrics.rs`: `/metrics`.
+//! - `pool.rs`: the threads that answer large query batches, round-robin.
 //! - `writer.rs`: the single writer thread and its group commit.
 //! - Here: opening the store, the accept loop (plain TCP or rustls), per-connection limits,
 //!   and graceful shutdown on SIGTERM/SIGINT.
@@ -11,6 +12,7 @@ pub mod api;
 pub mod auth;
 pub mod error;
 pub mod metrics;
+pub mod pool;
 pub mod routes;
 pub mod state;
 pub mod writer;
@@ -31,6 +33,7 @@ use tokio_rustls::TlsAcceptor;
 
 use auth::Auth;
 use metrics::Metrics;
+use pool::QueryPool;
 use state::{AppState, Limits};
 
 /// Everything `serve` is configured with.
@@ -64,6 +67,9 @@ pub struct ServeConfig {
     pub shutdown_grace: Duration,
     /// A PEM certificate chain and private key: serve HTTPS.
     pub tls: Option<(PathBuf, PathBuf)>,
+    /// Threads answering requests, and threads answering large query batches (as many
+    /// again); 0: one per core.
+    pub threads: usize,
 }
 
 /// Runs the server until SIGTERM or SIGINT; then it stops accepting, lets requests in flight
@@ -106,11 +112,24 @@ pub fn run(config: ServeConfig) -> anyhow::Result<()> {
             writer::start(Arc::clone(&store), config.queue, Arc::clone(&metrics))?;
         (Some(handle), Some(thread))
     };
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .thread_name("simhash-serve")
-        .build()
-        .context("cannot start the async runtime")?;
+    let threads = match config.threads {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n,
+    };
+    // One thread: a current-thread runtime, which answers a request without waking or
+    // handing it to another thread.
+    let runtime = if threads == 1 {
+        tokio::runtime::Builder::new_current_thread()
+    } else {
+        let mut builder = tokio::runtime::Builder::new_multi_thread();
+        builder.worker_threads(threads);
+        builder
+    }
+    .enable_all()
+    .thread_name("simhash-serve")
+    .build()
+    .context("cannot start the async runtime")?;
+    let pool = QueryPool::start(threads).context("cannot start the query threads")?;
     let limits = Limits {
         max_batch: config.max_batch,
     };
@@ -120,6 +139,7 @@ pub fn run(config: ServeConfig) -> anyhow::Result<()> {
         config.auth.clone(),
         limits,
         metrics,
+        pool,
     );
     let served = runtime.block_on(serve(&config, state, tls));
     // Dropping the runtime drops every task and with them the last handles of the writer's

@@ -1,5 +1,5 @@
-//! What every handler shares, in one `Arc`: the store, the writer's queue, auth, limits and
-//! metrics.
+//! What every handler shares, in one `Arc`: the store, the writer's queue, auth, limits,
+//! metrics and the query pool.
 //!
 //! A writing server holds one [`Store`] for its lifetime. A `--read-only` server holds a
 //! read-only open and replaces it with a fresh one every `--refresh` interval, so it sees the
@@ -12,6 +12,7 @@ use simhash_store::Store;
 
 use super::auth::Auth;
 use super::metrics::Metrics;
+use super::pool::QueryPool;
 use super::writer::WriterHandle;
 
 /// Limits applied by the handlers (the body size and time limits are tower layers).
@@ -36,6 +37,8 @@ pub struct Shared {
     pub limits: Limits,
     /// Counters.
     pub metrics: Arc<Metrics>,
+    /// The threads that answer large query batches.
+    pub pool: QueryPool,
 }
 
 impl std::ops::Deref for AppState {
@@ -53,6 +56,7 @@ impl AppState {
         auth: Auth,
         limits: Limits,
         metrics: Arc<Metrics>,
+        pool: QueryPool,
     ) -> AppState {
         AppState(Arc::new(Shared {
             store: RwLock::new(store),
@@ -60,6 +64,7 @@ impl AppState {
             auth,
             limits,
             metrics,
+            pool,
         }))
     }
 
