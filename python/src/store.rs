@@ -344,7 +344,9 @@ impl PyStore {
         py.detach(|| store.id_for_key(&key)).py()
     }
 
-    /// One more than the largest stored id (0 for an empty store).
+    /// One more than the largest stored id (0 for an empty store). Raises
+    /// ``InvalidArgumentError`` if the store holds id 2**64-1: no id is left after it, and ids
+    /// never wrap to a stored one.
     fn next_id(&self, py: Python<'_>) -> PyResult<u64> {
         let store = self.store()?;
         py.detach(|| store.next_id()).py()
