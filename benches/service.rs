@@ -10,18 +10,22 @@
 //! p50, p99), batches of 1,000 on 4 connections (fingerprints/s), and one-document inserts
 //! on 16 connections (documents/s, grouped into commits by the server's writer). The table
 //! gives the median over runs of each number. Half the queried fingerprints are 0..=3 bits
-//! from a stored one, half random.
+//! from a stored one, half fresh draws of the workload.
 //!
 //! The load generator shares the machine with the server: on 2 cores it takes part of the
 //! CPU the server would otherwise have, so the HTTP rates are a lower bound.
 //!
 //! Options: `--n N` (default 10,000,000), `--runs R` (3), `--seconds S` (per measurement,
 //! 5), `--conns C` (64), `--dir PATH` (where to create the store; default a temporary
-//! directory under the current one). `SIMHASH_STORE_BIN=PATH` runs that server command
+//! directory under the current one), `--workload uniform|real|templated|crowded:<share>`
+//! (the distribution of the stored and queried fingerprints, `benches/support/workload.rs`;
+//! default uniform; all but uniform make 1% of the stored ones exact copies of earlier ones). `SIMHASH_STORE_BIN=PATH` runs that server command
 //! instead of the one built with the bench.
 
 #[path = "support/rng.rs"]
 mod rng;
+#[path = "support/workload.rs"]
+mod workload;
 
 use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};
@@ -33,6 +37,7 @@ use rng::SplitMix;
 use simhash_store::{BulkOptions, Entry, Fingerprint, Store};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
+use workload::Workload;
 
 struct Options {
     n: u64,
@@ -40,6 +45,7 @@ struct Options {
     seconds: f64,
     conns: usize,
     dir: Option<std::path::PathBuf>,
+    workload: Workload,
 }
 
 fn options() -> Options {
@@ -49,6 +55,7 @@ fn options() -> Options {
         seconds: 5.0,
         conns: 64,
         dir: None,
+        workload: Workload::Uniform,
     };
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut i = 0;
@@ -60,6 +67,9 @@ fn options() -> Options {
             "--seconds" => o.seconds = value().parse().expect("--seconds S"),
             "--conns" => o.conns = value().parse().expect("--conns C"),
             "--dir" => o.dir = Some(value().into()),
+            "--workload" => {
+                o.workload = Workload::parse(&value()).unwrap_or_else(|e| panic!("{e}"))
+            }
             _ => {
                 i += 1;
                 continue; // `--bench` and the like from cargo
@@ -70,8 +80,8 @@ fn options() -> Options {
     o
 }
 
-/// The queried fingerprints: half near stored ones, half random.
-fn queries(rng: &mut SplitMix, stored: &[u64], count: usize) -> Vec<u64> {
+/// The queried fingerprints: half near stored ones, half fresh draws of the workload.
+fn queries(rng: &mut SplitMix, stored: &[u64], count: usize, workload: &Workload) -> Vec<u64> {
     (0..count)
         .map(|i| {
             if i % 2 == 0 {
@@ -79,7 +89,7 @@ fn queries(rng: &mut SplitMix, stored: &[u64], count: usize) -> Vec<u64> {
                 let d = rng.below(4) as u32;
                 rng.flip(fp, d)
             } else {
-                rng.next()
+                workload.draw(rng)
             }
         })
         .collect()
@@ -284,7 +294,14 @@ fn main() {
         .unwrap_or_else(|| std::env::current_dir().expect("cwd"));
     let dir = tempfile::tempdir_in(&parent).expect("tempdir");
     let mut rng = SplitMix(0x5e_77_1c_e5);
-    let stored: Vec<u64> = (0..o.n).map(|_| rng.next()).collect();
+    let mut stored: Vec<u64> = Vec::with_capacity(o.n as usize);
+    for i in 0..o.n {
+        let fp = match o.workload.exact_duplicate(i, &mut rng) {
+            Some(earlier) => stored[earlier as usize],
+            None => o.workload.draw(&mut rng),
+        };
+        stored.push(fp);
+    }
     let started = Instant::now();
     {
         let store = Store::open(dir.path()).expect("open");
@@ -296,8 +313,9 @@ fn main() {
         store.compact().expect("compact");
     }
     eprintln!(
-        "loaded {} fingerprints in {:.1} s",
+        "loaded {} fingerprints of workload {} in {:.1} s",
         o.n,
+        o.workload,
         started.elapsed().as_secs_f64()
     );
     let stored = Arc::new(stored);
@@ -305,7 +323,7 @@ fn main() {
     let next_id = Arc::new(AtomicU64::new(o.n));
     let mut rows: Vec<[Vec<f64>; 2]> = vec![Default::default(); 5];
     for run in 0..o.runs {
-        let qs = Arc::new(queries(&mut rng, &stored, 200_000));
+        let qs = Arc::new(queries(&mut rng, &stored, 200_000, &o.workload));
         {
             let store = Store::open(dir.path()).expect("open");
             let warm = &qs[..20_000];
