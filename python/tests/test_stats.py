@@ -19,8 +19,9 @@ def test_a_planted_crowded_value_is_reported(tmp_path):
     assert stats["documents"] == n
     block = stats["blocks"][2]
     assert block["family"] == "block2"
-    assert block["largest"][0] == (0xBEEF, n // 5)
-    assert abs(block["max_share"] - 0.2) < 1e-9
+    value, size = block["largest"][0]
+    assert value == 0xBEEF and n // 5 <= size <= n // 5 + 10  # and a random one now and then
+    assert abs(block["max_share"] - size / n) < 1e-9
     assert 2_500 <= block["shared_block_factor"] <= 2_750
     assert 750 <= stats["expected_scan_per_query"] <= 850
     assert abs(stats["uniform_scan_per_query"] - 4 * n / 65536) < 1e-9

@@ -21,8 +21,14 @@ Reading the output:
   documents/65536 of them. `skew` compares the max with the max that uniformly random
   fingerprints of as many documents give (`random max`, the median over such stores): about 1x
   for well-spread fingerprints at any size; 10x or more means many documents share that block
-  value: usually templated or empty-looking pages whose fingerprints are alike. The top values list them; query one of those documents with
-  `simhash-store query --fingerprint` to see which pages they are. See docs/guide.md.";
+  value: usually templated or empty-looking pages whose fingerprints are alike. The top values
+  list them; query one of those documents with `simhash-store query --fingerprint` to see which
+  pages they are. `max share` is the largest group's share of the documents. `shared` is how
+  much more often two documents share the block's value than two uniformly random
+  fingerprints (1x for those; real text gives a few times more), and `scan/query` the entries
+  of the family that a new query drawn like the stored documents scans on average. The last
+  line sums that over the four families, the cost of a k<=3 query, against uniform
+  fingerprints. See docs/guide.md.";
 
 /// Arguments of `stats`.
 #[derive(clap::Args, Debug)]
