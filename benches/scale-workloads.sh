@@ -6,8 +6,8 @@
 #
 # Runs the workloads one after the other, PAIRS times (uniform, real, uniform, real, ...), each
 # a fresh store under the current directory (deleted after the run; `--dir` to put it
-# elsewhere), logs in $LOGS/scale-workloads-N-WORKLOAD-I.log ($LOGS: target/scale-workloads),
-# then prints per workload the median
+# elsewhere), logs in $LOGS/scale-workloads-N-WORKLOAD-I.log ($LOGS: a new folder
+# target/scale-workloads/DATE-TIME), then prints per workload the median
 # over its runs of: load rate, disk, shared-block factor and query scan against uniform (as
 # the loaded set gives them), k=3 right after the load p50 / p99, k=3 and k=6 fresh p50 /
 # p99 (each itself the median over the invocation's --runs), all pairs; and for each workload
@@ -18,7 +18,7 @@ shift 2
 workloads=()
 while [ $# -gt 0 ] && [ "$1" != "--" ]; do workloads+=("$1"); shift; done
 [ $# -gt 0 ] && shift
-logs=${LOGS:-target/scale-workloads}
+logs=${LOGS:-target/scale-workloads/$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$logs"
 cargo bench --bench scale --no-run 2>/dev/null
 for i in $(seq 1 "$pairs"); do
