@@ -1,7 +1,8 @@
 """Ray dedup next to Spark and the one-process dedup, and a datatrove filter against a store.
 
-The fingerprints of ``spark_dedup.py`` (N of ``--workload``, default uniform random, a quarter copies of earlier ones with
-0..=k+1 bits flipped, ``--hot`` of them sharing one block value), in one run:
+The fingerprints of ``spark_dedup.py`` (N of ``--workload``, default uniform random, a quarter
+copies of earlier ones with 0..=k+1 bits flipped, ``--hot`` of them sharing one block value), in
+one run:
 
 - one process: ``Store.bulk_load_fingerprints`` then ``Store.pairs_numpy(k)`` and
   ``Store.clusters(k)`` (what ``simhash-store dedup`` does), all cores;

@@ -1,9 +1,9 @@
 """Spark dedup next to the one-process Rust dedup, on the same fingerprints.
 
 N 64-bit fingerprints of ``--workload`` (``uniform``, ``real``, ``templated`` or
-``crowded:<share>``, see ``workload.py``; default uniform) with planted near-duplicates (a quarter of the documents are
-copies of earlier ones with 0..=k+1 bits flipped) and 5% of the documents sharing one block
-value, written once to Parquet. Then, in one run:
+``crowded:<share>``, see ``workload.py``; default uniform) with planted near-duplicates (a
+quarter of the documents are copies of earlier ones with 0..=k+1 bits flipped) and ``--hot``
+(5%) of the documents sharing one block value, written once to Parquet. Then, in one run:
 
 - one process: ``Store.bulk_load_fingerprints`` then ``Store.pairs_numpy(k)`` and
   ``Store.clusters(k)`` (what ``simhash-store dedup`` does), all cores;

@@ -15,6 +15,7 @@ The draws follow the same distributions as the Rust generator, not the same rand
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 from functools import lru_cache
@@ -22,7 +23,8 @@ from typing import List
 
 import numpy as np
 
-PARAMS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "benches", "support", "workload_real.json")
+HERE = os.path.dirname(os.path.abspath(__file__))
+PARAMS = os.path.join(HERE, "..", "..", "benches", "support", "workload_real.json")
 CROWDED_VALUE = 0x5EED
 TEMPLATES = 20_000
 TEMPLATE_ZIPF = 1.1
@@ -31,7 +33,7 @@ NAMES = "uniform, real, templated or crowded:<share in 0..=1>"
 
 
 def check(name: str) -> str:
-    """``name`` if it names a workload, else ``ValueError``."""
+    """``name`` if it names a workload, else ``argparse.ArgumentTypeError`` (a usage error)."""
     if name in ("uniform", "real", "templated"):
         return name
     if name.startswith("crowded:"):
@@ -41,7 +43,7 @@ def check(name: str) -> str:
             share = -1.0
         if 0.0 <= share <= 1.0:
             return name
-    raise ValueError(f"unknown workload {name}: {NAMES}")
+    raise argparse.ArgumentTypeError(f"unknown workload {name}: {NAMES}")
 
 
 @lru_cache(maxsize=1)

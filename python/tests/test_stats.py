@@ -33,7 +33,8 @@ def test_uniform_fingerprints_have_factors_near_one(tmp_path):
     rng = np.random.default_rng(4)
     n = 50_000
     with simhash_store.Store.open(tmp_path / "s") as store:
-        store.bulk_load_fingerprints(np.arange(n, dtype=np.uint64), rng.integers(0, 2**64, size=n, dtype=np.uint64))
+        fps = rng.integers(0, 2**64, size=n, dtype=np.uint64)
+        store.bulk_load_fingerprints(np.arange(n, dtype=np.uint64), fps)
         stats = store.stats()
     for block in stats["blocks"]:
         assert 0.8 <= block["shared_block_factor"] <= 1.2
