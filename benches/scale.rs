@@ -43,6 +43,14 @@
 //! then run on T cores, and the load line gives fingerprints/s per thread; the phase lines
 //! give each phase's seconds, busy cores and bytes written).
 //!
+//! `--workload uniform|real|templated|crowded:<share>` (default `uniform`) chooses the
+//! distribution of the loaded fingerprints and of the queries' random half
+//! (`benches/support/workload.rs`): `real` has the bit frequencies and shared block values of
+//! real texts' fingerprints, and 1% exact duplicates besides the planted near-duplicates. The
+//! load reports the loaded set's shared-block factor per block and how many entries a query
+//! drawn like it scans, against uniform fingerprints. With `crowded:<share>` the table also
+//! gives the queries that land on the crowded block value apart.
+//!
 //! Fingerprints are computed from their index, not held: `--n 1000000000` needs no memory for
 //! them (`benches/scale-1b.sh` runs it, with its disk and time needs).
 //!
@@ -66,6 +74,9 @@ mod cores;
 #[path = "support/rng.rs"]
 mod rng;
 use rng::SplitMix;
+#[path = "support/workload.rs"]
+mod workload;
+use workload::Workload;
 
 struct Args {
     n: usize,
@@ -88,6 +99,7 @@ struct Args {
     verify: bool,
     pairs: bool,
     threads: usize,
+    workload: Workload,
 }
 
 fn parse_args() -> Args {
@@ -112,6 +124,7 @@ fn parse_args() -> Args {
         verify: false,
         pairs: false,
         threads: 0,
+        workload: Workload::Uniform,
     };
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
@@ -142,6 +155,10 @@ fn parse_args() -> Args {
             "--verify" => args.verify = true,
             "--pairs" => args.pairs = true,
             "--threads" => args.threads = num(value("--threads")),
+            "--workload" => {
+                args.workload =
+                    Workload::parse(&value("--workload")).unwrap_or_else(|e| panic!("{e}"))
+            }
             "--bench" => {} // cargo bench passes it
             other => panic!("unknown argument {other}; see the top of benches/scale.rs"),
         }
@@ -222,21 +239,37 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[i.min(sorted.len() - 1)]
 }
 
-/// Latencies of `queries` asked one at a time at distance `k`, sorted; the number of
-/// matches; the ids of the first `keep` answers, ascending (taken outside the timing).
+/// What one pass over a query set measured.
+struct Pass {
+    /// Latencies, sorted.
+    lat: Vec<Duration>,
+    matches: u64,
+    /// The ids of the first `keep` answers, ascending (taken outside the timing).
+    answers: Vec<Vec<u64>>,
+    /// Latencies of the queries in the workload's crowded group, sorted.
+    crowded: Vec<Duration>,
+}
+
+/// Asks `queries` one at a time at distance `k`.
 fn run_queries(
     store: &Store,
     queries: &[Fingerprint],
     k: u32,
     keep: usize,
-) -> (Vec<Duration>, u64, Vec<Vec<u64>>) {
+    workload: &Workload,
+) -> Pass {
     let mut lat = Vec::with_capacity(queries.len());
+    let mut crowded = Vec::new();
     let mut found = 0;
     let mut answers = Vec::new();
     for (i, &q) in queries.iter().enumerate() {
         let t = Instant::now();
         let m = store.query(q, k).expect("query");
-        lat.push(t.elapsed());
+        let took = t.elapsed();
+        lat.push(took);
+        if workload.in_crowded_group(q.0) {
+            crowded.push(took);
+        }
         found += m.len() as u64;
         if i < keep {
             let mut ids: Vec<u64> = m.iter().map(|m| m.id).collect();
@@ -245,13 +278,20 @@ fn run_queries(
         }
     }
     lat.sort_unstable();
-    (lat, found, answers)
+    crowded.sort_unstable();
+    Pass {
+        lat,
+        matches: found,
+        answers,
+        crowded,
+    }
 }
 
 fn scale(args: &Args) {
     let n = args.n;
     println!(
-        "# scale: N = {n}, format {}, {} runs x {} warm-up + {} measured queries per k, budget {} MiB, block cache {} MiB, query cache {} MiB{}, {} threads",
+        "# scale: N = {n}, workload {}, format {}, {} runs x {} warm-up + {} measured queries per k, budget {} MiB, block cache {} MiB, query cache {} MiB{}, {} threads",
+        args.workload,
         simhash_store::upgrade::FORMAT_VERSION,
         args.runs,
         args.warmup,
@@ -272,7 +312,11 @@ fn scale(args: &Args) {
         .expect("open")
     };
     let mut rng = SplitMix(0x5eed);
-    let fps = Fps { n };
+    let fps = Fps {
+        n,
+        workload: &args.workload,
+    };
+    describe_workload(&fps);
     let root = args.dir.clone().unwrap_or_else(|| PathBuf::from("."));
     std::fs::create_dir_all(&root).expect("create --dir");
     let tmp = tempfile::Builder::new()
@@ -575,29 +619,60 @@ fn scale(args: &Args) {
     }
 }
 
-/// The loaded fingerprints, computed from their index rather than held (8 GB at 1B):
-/// random, with 1% planted near-duplicates (every 100th is 1..=3 bits from an earlier one).
-struct Fps {
+/// The loaded fingerprints, computed from their index rather than held (8 GB at 1B): drawn
+/// from the workload, with 1% planted near-duplicates (every 100th is 1..=3 bits from an
+/// earlier one) and, except for `uniform`, 1% exact duplicates.
+struct Fps<'a> {
     n: usize,
+    workload: &'a Workload,
 }
 
-impl Fps {
-    fn random(i: usize) -> u64 {
-        SplitMix(0x5eed ^ (i as u64).wrapping_mul(0xd134_2543_de82_ef95)).next()
+impl Fps<'_> {
+    fn random(&self, i: usize) -> u64 {
+        let mut rng = SplitMix(0x5eed ^ (i as u64).wrapping_mul(0xd134_2543_de82_ef95));
+        self.workload.draw(&mut rng)
     }
 
     fn get(&self, i: usize) -> u64 {
-        if i % 100 != 99 {
-            return Self::random(i);
-        }
         let mut rng = SplitMix(!(i as u64));
+        if let Some(earlier) = self.workload.exact_duplicate(i as u64, &mut rng) {
+            return self.get(earlier as usize);
+        }
+        if i % 100 != 99 {
+            return self.random(i);
+        }
         let mut base = rng.below(i as u64) as usize;
         if base % 100 == 99 {
             base -= 1;
         }
         let d = 1 + rng.below(3) as u32;
-        rng.flip(Self::random(base), d)
+        rng.flip(self.random(base), d)
     }
+}
+
+/// Prints how the loaded set spreads over block values: the shared-block factor per block
+/// and the entries a query drawn like it scans, against uniform fingerprints.
+fn describe_workload(fps: &Fps) {
+    let t = Instant::now();
+    let groups = simhash_store::groups::BlockGroups::from_fingerprints(
+        (0..fps.n).map(|i| Fingerprint(fps.get(i))),
+    );
+    let factors: Vec<String> = (0..simhash_store::BLOCKS)
+        .map(|b| format!("{:.1}", groups.shared_block_factor(b)))
+        .collect();
+    let largest: Vec<String> = (0..simhash_store::BLOCKS)
+        .map(|b| format!("{:.3}%", 100.0 * groups.largest_share(b)))
+        .collect();
+    println!(
+        "workload {}: shared-block factor {} (blocks 0..3), largest group {}, a query drawn like it scans {:.1} entries, uniform {:.1}: {:.2}x ({:.1} s to count)",
+        fps.workload,
+        factors.join(" / "),
+        largest.join(" / "),
+        groups.expected_scan_per_query(),
+        groups.uniform_scan_per_query(),
+        groups.expected_scan_per_query() / groups.uniform_scan_per_query().max(f64::MIN_POSITIVE),
+        t.elapsed().as_secs_f64()
+    );
 }
 
 /// The distances measured.
@@ -622,10 +697,12 @@ struct PhaseResult {
     warmup: Duration,
     /// Ids of the answers to the first `--check` measured queries, ascending.
     answers: Vec<Vec<u64>>,
+    /// Fresh latencies of the queries in the crowded group of `crowded:<share>`, sorted.
+    crowded: Vec<Duration>,
 }
 
 /// `count` queries never in `asked` (which gets them): half 0..=3 bits from a stored
-/// fingerprint, half random.
+/// fingerprint, half fresh draws of the workload.
 fn query_set(
     rng: &mut SplitMix,
     fps: &Fps,
@@ -639,7 +716,7 @@ fn query_set(
             let d = rng.below(4) as u32;
             rng.flip(base, d)
         } else {
-            rng.next()
+            fps.workload.draw(rng)
         };
         if asked.insert(q) {
             out.push(Fingerprint(q));
@@ -693,18 +770,22 @@ fn measure(
         }
         let warmup = t.elapsed();
         let check = if phase.run == 0 { args.check } else { 0 };
-        let (fresh, matches, answers) = run_queries(&store, &phase.measured, phase.k, check);
-        let (repeated, again, _) = run_queries(&store, &phase.measured, phase.k, 0);
-        assert_eq!(matches, again, "the same queries found other matches");
+        let fresh = run_queries(&store, &phase.measured, phase.k, check, &args.workload);
+        let repeated = run_queries(&store, &phase.measured, phase.k, 0, &args.workload);
+        assert_eq!(
+            fresh.matches, repeated.matches,
+            "the same queries found other matches"
+        );
         drop(store);
         let r = PhaseResult {
             run: phase.run,
             k: phase.k,
-            fresh,
-            repeated,
-            matches,
+            fresh: fresh.lat,
+            repeated: repeated.lat,
+            matches: fresh.matches,
             warmup,
-            answers,
+            answers: fresh.answers,
+            crowded: fresh.crowded,
         };
         println!(
             "  run {} k={}: fresh p50 {:.1} p99 {:.1}, repeated p50 {:.1} p99 {:.1}, {} matches, warm-up {:.1} µs/query, load average {:.1}",
@@ -895,6 +976,16 @@ fn print_comparison(args: &Args, ours: &[PhaseResult], theirs: Option<&faiss::Fa
                 "| {k} | {case} | {p50:.1} | {p99:.1} | {} | {} | {ratio} | {matches:.2} |",
                 cell(f50),
                 cell(f99)
+            );
+        }
+        if matches!(args.workload, Workload::Crowded { .. }) {
+            let stat =
+                |p: f64| median(rows.iter().map(|r| us(percentile(&r.crowded, p))).collect());
+            let landing = median(rows.iter().map(|r| r.crowded.len() as f64).collect());
+            println!(
+                "| {k} | fresh, in the crowded group ({landing:.0} per run) | {:.1} | {:.1} | - | - | - | - |",
+                stat(0.5),
+                stat(0.99)
             );
         }
     }

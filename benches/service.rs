@@ -16,7 +16,7 @@
 //! ratio of HTTP to in-process measured in the same run, also per CPU-second (the server's
 //! CPU time from /proc, this process's for the in-process work), which holds on a machine
 //! shared with other work where wall-clock rates do not. Half the queried fingerprints are
-//! 0..=3 bits from a stored one, half random.
+//! 0..=3 bits from a stored one, half fresh draws of the workload.
 //!
 //! With T below the cores available, the server and the in-process work run on cores
 //! 0..T-1 (`taskset`) and the load generator on the others, so the server's T cores are its
@@ -27,7 +27,9 @@
 //! 5), `--threads T` (all cores), `--conns C` (64), `--batch-conns B` (16), `--dir PATH`
 //! (where to create the store; default a temporary directory under the current one),
 //! `--store PATH` (use the store at PATH, loading it first when it does not exist, and keep
-//! it). `SIMHASH_STORE_BIN=PATH` runs that server command instead of the one built with the
+//! it), `--workload uniform|real|templated|crowded:<share>` (the distribution of the stored
+//! and queried fingerprints, `benches/support/workload.rs`; default uniform; all but uniform
+//! make 1% of the stored ones exact copies of earlier ones). `SIMHASH_STORE_BIN=PATH` runs that server command instead of the one built with the
 //! bench; `SIMHASH_STORE_BASELINE_BIN=PATH` also measures that server (JSON only, without
 //! `--threads`, pinned the same way) in each run, for a before/after in the same run.
 
@@ -35,6 +37,8 @@
 mod cores;
 #[path = "support/rng.rs"]
 mod rng;
+#[path = "support/workload.rs"]
+mod workload;
 
 use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};
@@ -46,6 +50,7 @@ use rng::SplitMix;
 use simhash_store::{BulkOptions, Entry, Fingerprint, Store};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
+use workload::Workload;
 
 struct Options {
     n: u64,
@@ -56,6 +61,7 @@ struct Options {
     batch_conns: usize,
     dir: Option<std::path::PathBuf>,
     store: Option<std::path::PathBuf>,
+    workload: Workload,
 }
 
 fn options() -> Options {
@@ -68,6 +74,7 @@ fn options() -> Options {
         batch_conns: 16,
         dir: None,
         store: None,
+        workload: Workload::Uniform,
     };
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut i = 0;
@@ -82,6 +89,9 @@ fn options() -> Options {
             "--batch-conns" => o.batch_conns = value().parse().expect("--batch-conns B"),
             "--dir" => o.dir = Some(value().into()),
             "--store" => o.store = Some(value().into()),
+            "--workload" => {
+                o.workload = Workload::parse(&value()).unwrap_or_else(|e| panic!("{e}"))
+            }
             _ => {
                 i += 1;
                 continue; // `--bench` and the like from cargo
@@ -92,8 +102,8 @@ fn options() -> Options {
     o
 }
 
-/// The queried fingerprints: half near stored ones, half random.
-fn queries(rng: &mut SplitMix, stored: &[u64], count: usize) -> Vec<u64> {
+/// The queried fingerprints: half near stored ones, half fresh draws of the workload.
+fn queries(rng: &mut SplitMix, stored: &[u64], count: usize, workload: &Workload) -> Vec<u64> {
     (0..count)
         .map(|i| {
             if i % 2 == 0 {
@@ -101,7 +111,7 @@ fn queries(rng: &mut SplitMix, stored: &[u64], count: usize) -> Vec<u64> {
                 let d = rng.below(4) as u32;
                 rng.flip(fp, d)
             } else {
-                rng.next()
+                workload.draw(rng)
             }
         })
         .collect()
@@ -450,8 +460,15 @@ fn inserts_over_http(addr: SocketAddr, o: &Options, next_id: &Arc<AtomicU64>) ->
 }
 
 /// Loads `n` random fingerprints (ids 0..n) into a new store at `dir`; returns them.
-fn build(dir: &std::path::Path, n: u64, rng: &mut SplitMix) -> Vec<u64> {
-    let stored: Vec<u64> = (0..n).map(|_| rng.next()).collect();
+fn build(dir: &std::path::Path, n: u64, workload: &Workload, rng: &mut SplitMix) -> Vec<u64> {
+    let mut stored: Vec<u64> = Vec::with_capacity(n as usize);
+    for i in 0..n {
+        let fp = match workload.exact_duplicate(i, rng) {
+            Some(earlier) => stored[earlier as usize],
+            None => workload.draw(rng),
+        };
+        stored.push(fp);
+    }
     if dir.join("CURRENT").exists() {
         eprintln!("using the store at {}", dir.display());
         Store::open(dir).expect("open").compact().expect("compact");
@@ -466,7 +483,7 @@ fn build(dir: &std::path::Path, n: u64, rng: &mut SplitMix) -> Vec<u64> {
     loader.finish().expect("finish");
     store.compact().expect("compact");
     eprintln!(
-        "loaded {n} fingerprints in {:.1} s",
+        "loaded {n} fingerprints of workload {workload} in {:.1} s",
         started.elapsed().as_secs_f64()
     );
     stored
@@ -494,7 +511,7 @@ fn main() {
     let temp = tempfile::tempdir_in(&parent).expect("tempdir");
     let dir = o.store.clone().unwrap_or_else(|| temp.path().to_path_buf());
     let mut rng = SplitMix(0x5e_77_1c_e5);
-    let stored = Arc::new(build(&dir, o.n, &mut rng));
+    let stored = Arc::new(build(&dir, o.n, &o.workload, &mut rng));
     let pool = {
         if pinned {
             cores::pin(0..threads);
@@ -517,7 +534,7 @@ fn main() {
     // the same three ways, and a compaction, so that no run's queries share the CPU with the
     // flushes and compactions of earlier inserts.
     for run in 0..o.runs {
-        let qs = Arc::new(queries(&mut rng, &stored, 200_000));
+        let qs = Arc::new(queries(&mut rng, &stored, 200_000, &o.workload));
         if pinned {
             cores::pin(0..threads);
         }

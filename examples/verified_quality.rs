@@ -6,14 +6,17 @@
 //! answers (within `--k` bits and sketch similarity at least `--min-similarity`).
 //!
 //! ```text
-//! cargo run --release --example verified_quality -- DATA_DIR [--seeds 20] [--k 8] [--min-similarity 0.75]
+//! cargo run --release --example verified_quality -- DATA_DIR [--seeds 20] [--k 8] [--min-similarity 0.75] [--idf jieba] [--tf sqrt|log|binary]
 //! ```
+//!
+//! `--idf` and `--tf` change the fingerprint's weighting from the default's (`SimhashConfig`).
 
 use std::collections::HashSet;
 use std::io::BufRead;
 use std::path::Path;
 
 use rayon::prelude::*;
+use simhash_store::simhash::{IdfWeighting, TfScaling};
 use simhash_store::sketch::SketchKind;
 use simhash_store::{Fingerprint, SimhashConfig, Simhasher, Sketch};
 
@@ -68,6 +71,24 @@ fn main() {
         flag("--k", 8.0) as u32,
         flag("--min-similarity", 0.75),
     );
+    let word = |name: &str| {
+        args.iter()
+            .position(|a| a == name)
+            .and_then(|i| args.get(i + 1))
+            .map(String::as_str)
+    };
+    let idf = match word("--idf") {
+        None | Some("none") => IdfWeighting::None,
+        Some("jieba") => IdfWeighting::Jieba,
+        Some(other) => panic!("--idf none|jieba, not {other}"),
+    };
+    let tf = match word("--tf") {
+        None | Some("raw") => TfScaling::Raw,
+        Some("sqrt") => TfScaling::Sqrt,
+        Some("log") => TfScaling::Log,
+        Some("binary") => TfScaling::Binary,
+        Some(other) => panic!("--tf raw|sqrt|log|binary, not {other}"),
+    };
     let mut docs = Vec::new();
     for name in ["originals.jsonl.gz", "variants.jsonl.gz"] {
         for v in read_jsonl_gz(&dir.join(name)) {
@@ -99,6 +120,8 @@ fn main() {
     let mut counts = [[Counts::default(); 2]; 2];
     for seed in 0..seeds {
         let config = SimhashConfig::default()
+            .with_idf(idf)
+            .with_tf(tf)
             .with_seed(seed)
             .with_sketch(SketchKind::MinHash);
         let hasher = Simhasher::new(config).expect("valid");

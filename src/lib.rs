@@ -56,6 +56,7 @@
 //! | [`sketch`] | the 64-byte MinHash sketch |
 //! | [`pigeonhole`] | the rule that makes queries and pair scans exact |
 //! | [`verify`] | the store's integrity check |
+//! | [`groups`] | how documents spread over block values: crowded groups, the shared-block factor, what a query scans |
 //! | [`upgrade`] | store formats and copying an old store into the newest |
 //!
 //! How the store works and why: `docs/design.md`; using it: `docs/guide.md`.
@@ -76,6 +77,7 @@ pub mod dedup;
 mod error;
 mod fingerprint;
 mod format;
+pub mod groups;
 mod keys;
 mod memory;
 pub mod pigeonhole;

@@ -1,7 +1,8 @@
 """Ray dedup next to Spark and the one-process dedup, and a datatrove filter against a store.
 
-The fingerprints of ``spark_dedup.py`` (N random, a quarter copies of earlier ones with
-0..=k+1 bits flipped, ``--hot`` of them sharing one block value), in one run:
+The fingerprints of ``spark_dedup.py`` (N of ``--workload``, default uniform random, a quarter
+copies of earlier ones with 0..=k+1 bits flipped, ``--hot`` of them sharing one block value), in
+one run:
 
 - one process: ``Store.bulk_load_fingerprints`` then ``Store.pairs_numpy(k)`` and
   ``Store.clusters(k)`` (what ``simhash-store dedup`` does), all cores;
@@ -37,6 +38,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from spark_dedup import one_process, planted, spark_run  # noqa: E402
+from workload import NAMES, check  # noqa: E402
 
 
 def ray_run(fps: np.ndarray, k: int, workers: int, args: argparse.Namespace) -> Dict[str, Any]:
@@ -96,13 +98,13 @@ def datatrove_run(store: str, m: int, workdir: str) -> Dict[str, Any]:
     return {"docs": m, "seconds": t, "docs_per_s_per_task": m / t}
 
 
-def plan_cost(n: int, k: int, hot: float, chunk_size: int) -> None:
+def plan_cost(n: int, k: int, hot: float, chunk_size: int, workload: str) -> None:
     """Rows and comparisons of the partition plan, with and without ``hot`` of the documents
     in one block value (one process; what the pair stage of either engine does)."""
     from simhash_store._native import PartitionPlan, group_counts, task_pairs
 
     for h in (0.0, hot):
-        fps = planted(n, k, hot=h)
+        fps = planted(n, k, hot=h, workload=workload)
         plan = PartitionPlan(group_counts(fps), k, chunk_size)
         task, side, fp, id_ = plan.explode(np.arange(n, dtype=np.int64), fps)
         order = np.argsort(task, kind="stable")
@@ -119,6 +121,7 @@ def main() -> int:
     parser.add_argument("--n", type=int, default=10_000_000)
     parser.add_argument("--k", type=int, default=3)
     parser.add_argument("--hot", type=float, default=0.05)
+    parser.add_argument("--workload", type=check, default="uniform", help=NAMES)
     parser.add_argument("--workers", default="1,2")
     parser.add_argument("--spark", action="store_true", help="also Spark on local-cluster[2,1,MEM]")
     parser.add_argument("--worker-memory-mb", type=int, default=6144)
@@ -131,11 +134,11 @@ def main() -> int:
     parser.add_argument("--plan-cost", action="store_true", help="only the plan's rows and comparisons")
     args = parser.parse_args()
     if args.plan_cost:
-        plan_cost(args.n, args.k, args.hot, args.chunk_size)
+        plan_cost(args.n, args.k, args.hot, args.chunk_size, args.workload)
         return 0
     args.partitions = args.partitions or max(4, 4 * args.n // 2_000_000)
     workers = [int(w) for w in args.workers.split(",") if w]
-    fps = planted(args.n, args.k, hot=args.hot)
+    fps = planted(args.n, args.k, hot=args.hot, workload=args.workload)
     runs: Dict[str, List[Dict[str, Any]]] = {"one": [], "spark": [], "datatrove": []}
     runs.update({f"ray{w}": [] for w in workers})
     work = tempfile.mkdtemp(prefix="ray-bench-")
@@ -179,7 +182,7 @@ def main() -> int:
         return statistics.median(r[key] for r in rows) if rows else float("nan")
 
     one = med(runs["one"], "dedup_s")
-    print(f"\nN={args.n:,} k={args.k} hot={args.hot}: medians of {args.repeat}")
+    print(f"\nN={args.n:,} k={args.k} hot={args.hot} workload={args.workload}: medians of {args.repeat}")
     print(f"one process: load {med(runs['one'], 'load_s'):.1f} s, dedup {one:.1f} s")
     if runs["spark"]:
         s = med(runs["spark"], "dedup_s")

@@ -1,8 +1,9 @@
 """Spark dedup next to the one-process Rust dedup, on the same fingerprints.
 
-N random 64-bit fingerprints with planted near-duplicates (a quarter of the documents are
-copies of earlier ones with 0..=k+1 bits flipped) and 5% of the documents sharing one block
-value, written once to Parquet. Then, in one run:
+N 64-bit fingerprints of ``--workload`` (``uniform``, ``real``, ``templated`` or
+``crowded:<share>``, see ``workload.py``; default uniform) with planted near-duplicates (a
+quarter of the documents are copies of earlier ones with 0..=k+1 bits flipped) and ``--hot``
+(5%) of the documents sharing one block value, written once to Parquet. Then, in one run:
 
 - one process: ``Store.bulk_load_fingerprints`` then ``Store.pairs_numpy(k)`` and
   ``Store.clusters(k)`` (what ``simhash-store dedup`` does), all cores;
@@ -33,10 +34,16 @@ from typing import Any, Dict, List
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from workload import NAMES, check, draw  # noqa: E402
 
-def planted(n: int, k: int, seed: int = 1, hot: float = 0.05) -> np.ndarray:
+
+def planted(n: int, k: int, seed: int = 1, hot: float = 0.05, workload: str = "uniform") -> np.ndarray:
     rng = np.random.default_rng(seed)
-    fps = rng.integers(0, 2**64, size=n, dtype=np.uint64)
+    if workload == "uniform":
+        fps = rng.integers(0, 2**64, size=n, dtype=np.uint64)
+    else:
+        fps = draw(workload, n, rng)
     copies = rng.random(n) < 0.25
     copies[: n // 4] = False
     idx = np.nonzero(copies)[0]
@@ -153,6 +160,7 @@ def main() -> int:
         help="share of the documents given one value of block 0 (a group that big is split "
         "into chunk tasks whose rows grow as its size squared over --chunk-size)",
     )
+    parser.add_argument("--workload", type=check, default="uniform", help=NAMES)
     parser.add_argument("--workers", default="1,2")
     parser.add_argument("--worker-memory-mb", type=int, default=6144)
     parser.add_argument(
@@ -172,7 +180,7 @@ def main() -> int:
 
     workdir = tempfile.mkdtemp(prefix="spark_dedup_bench_")
     try:
-        fps = planted(args.n, args.k, hot=args.hot)
+        fps = planted(args.n, args.k, hot=args.hot, workload=args.workload)
         parquet = os.path.join(workdir, "docs.parquet")
         pq.write_table(
             pa.table({"id": np.arange(args.n, dtype=np.int64), "fingerprint": fps.view(np.int64)}),
@@ -198,7 +206,7 @@ def main() -> int:
         return statistics.median(r[key] for r in rows)
 
     one = runs["one_process"]
-    print(f"\nN = {args.n:,}, k = {args.k}, medians of {args.repeat}")
+    print(f"\nN = {args.n:,}, workload {args.workload}, k = {args.k}, medians of {args.repeat}")
     print(f"one process: load {med(one, 'load_s'):.1f} s, dedup {med(one, 'dedup_s'):.1f} s "
           f"({one[0]['pairs']:,} pairs, {one[0]['drop']:,} to drop)")
     for name, rows in runs.items():

@@ -569,6 +569,13 @@ class Store:
         stores of format 6 or older have a query cache: for a store of format 7 or 8 this is 0."""
     def disk_usage(self) -> Dict[str, int]:
         """Bytes on disk per column family."""
+    def stats(self, top: int = 5) -> Dict[str, Any]:
+        """How the documents spread over the groups of the four block families and what that
+        costs a query (one pass over the documents): ``documents``; ``blocks``, per family
+        ``family``, ``largest`` (``(value, documents)`` of the ``top`` largest groups),
+        ``max_share``, ``shared_block_factor`` (about 1 for uniformly random fingerprints)
+        and ``expected_scan`` (entries a new query drawn like the documents scans there);
+        ``expected_scan_per_query``, ``uniform_scan_per_query`` and ``scan_vs_uniform``."""
 
 # The array functions of `simhash_store.spark` and `simhash_store.ray` (python/src/kernels.rs):
 # internal, called on workers with the columns of Arrow batches. Use those modules instead.

@@ -2,6 +2,7 @@
 
 use std::process::ExitCode;
 
+use simhash_store::groups::BlockGroups;
 use simhash_store::BLOCKS;
 
 use super::StoreArg;
@@ -20,8 +21,14 @@ Reading the output:
   documents/65536 of them. `skew` compares the max with the max that uniformly random
   fingerprints of as many documents give (`random max`, the median over such stores): about 1x
   for well-spread fingerprints at any size; 10x or more means many documents share that block
-  value: usually templated or empty-looking pages whose fingerprints are alike. The top values list them; query one of those documents with
-  `simhash-store query --fingerprint` to see which pages they are. See docs/guide.md.";
+  value: usually templated or empty-looking pages whose fingerprints are alike. The top values
+  list them; query one of those documents with `simhash-store query --fingerprint` to see which
+  pages they are. `max share` is the largest group's share of the documents. `shared` is how
+  much more often two documents share the block's value than two uniformly random
+  fingerprints (1x for those; real text gives a few times more), and `scan/query` the entries
+  of the family that a new query drawn like the stored documents scans on average. The last
+  line sums that over the four families, the cost of a k<=3 query, against uniform
+  fingerprints. See docs/guide.md.";
 
 /// Arguments of `stats`.
 #[derive(clap::Args, Debug)]
@@ -54,6 +61,13 @@ struct Spread {
     random_max: u64,
     /// `max / random_max`: about 1 for well-spread fingerprints.
     skew: f64,
+    /// `max / documents`: the share of the documents in the largest group.
+    max_share: f64,
+    /// How much more often two documents share this block's value than two uniformly random
+    /// fingerprints (see `simhash_store::groups`).
+    shared_block_factor: f64,
+    /// Entries of this family a fresh query drawn like the documents scans, on average.
+    expected_scan: f64,
     top: Vec<(String, u64)>,
 }
 
@@ -78,19 +92,13 @@ fn random_max(documents: u64) -> u64 {
     m
 }
 
-fn spread(family: String, counts: &[u64], top: usize) -> Spread {
+fn spread(family: String, groups: &BlockGroups, block: usize, top: usize) -> Spread {
+    let counts = groups.sizes(block);
     let mut sorted = counts.to_vec();
     sorted.sort_unstable();
-    let total: u64 = sorted.iter().sum();
+    let total = groups.documents();
     let mean = total as f64 / sorted.len().max(1) as f64;
     let max = sorted.last().copied().unwrap_or(0);
-    let mut by_count: Vec<(usize, u64)> = counts
-        .iter()
-        .copied()
-        .enumerate()
-        .filter(|&(_, n)| n > 0)
-        .collect();
-    by_count.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
     let random_max = random_max(total);
     Spread {
         family,
@@ -105,9 +113,12 @@ fn spread(family: String, counts: &[u64], top: usize) -> Spread {
         } else {
             0.0
         },
-        top: by_count
+        max_share: groups.largest_share(block),
+        shared_block_factor: groups.shared_block_factor(block),
+        expected_scan: groups.expected_scan(block),
+        top: groups
+            .largest(block, top)
             .into_iter()
-            .take(top)
             .map(|(v, n)| (format!("{v:04x}"), n))
             .collect(),
     }
@@ -119,17 +130,14 @@ fn spread(family: String, counts: &[u64], top: usize) -> Spread {
 /// The store cannot be opened or read.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let store = args.store.open_read_only()?;
-    let mut counts = vec![vec![0u64; 1 << 16]; BLOCKS];
-    let mut documents = 0u64;
     let mut with_key = 0u64;
+    let mut groups = BlockGroups::new();
     for item in store.documents()? {
         let (_, d) = item?;
-        documents += 1;
         with_key += u64::from(d.key.is_some());
-        for (i, b) in d.fingerprint.blocks().iter().enumerate() {
-            counts[i][usize::from(*b)] += 1;
-        }
+        groups.add(d.fingerprint);
     }
+    let documents = groups.documents();
     let usage = store.disk_usage()?;
     let disk_total: u64 = usage.iter().map(|(_, b)| b).sum();
     let per_doc = |b: u64| {
@@ -140,8 +148,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
     };
     let spreads: Vec<Spread> = (0..BLOCKS)
-        .map(|i| spread(format!("block{i}"), &counts[i], args.top))
+        .map(|i| spread(format!("block{i}"), &groups, i, args.top))
         .collect();
+    let scan = groups.expected_scan_per_query();
+    let uniform_scan = groups.uniform_scan_per_query();
+    let scan_ratio = if uniform_scan > 0.0 {
+        scan / uniform_scan
+    } else {
+        0.0
+    };
     if args.json {
         let disk: serde_json::Map<String, serde_json::Value> = usage
             .iter()
@@ -161,6 +176,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 "disk_bytes_per_document": per_doc(disk_total),
                 "column_families": disk,
                 "blocks": spreads,
+                "expected_scan_per_query": scan,
+                "uniform_scan_per_query": uniform_scan,
+                "scan_vs_uniform": scan_ratio,
                 "fingerprint_config": store.simhasher().config(),
             })
         );
@@ -177,13 +195,23 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     println!("documents per block value (65536 values per block; a k<=3 query scans one value per block):");
     println!(
-        "  {:<8} {:>7} {:>6} {:>7} {:>7} {:>9} {:>10} {:>7}  top values",
-        "block", "used", "min", "median", "max", "mean", "random max", "skew"
+        "  {:<8} {:>7} {:>6} {:>7} {:>7} {:>9} {:>10} {:>7} {:>8} {:>7} {:>10}  top values",
+        "block",
+        "used",
+        "min",
+        "median",
+        "max",
+        "mean",
+        "random max",
+        "skew",
+        "max share",
+        "shared",
+        "scan/query"
     );
     for s in &spreads {
         let top: Vec<String> = s.top.iter().map(|(v, n)| format!("{v}:{n}")).collect();
         println!(
-            "  {:<8} {:>7} {:>6} {:>7} {:>7} {:>9.2} {:>10} {:>6.1}x  {}",
+            "  {:<8} {:>7} {:>6} {:>7} {:>7} {:>9.2} {:>10} {:>6.1}x {:>8.3}% {:>6.1}x {:>10.1}  {}",
             s.family,
             s.values_used,
             s.min,
@@ -192,14 +220,24 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             s.mean,
             s.random_max,
             s.skew,
+            100.0 * s.max_share,
+            s.shared_block_factor,
+            s.expected_scan,
             top.join(" ")
         );
     }
     println!(
         "skew: max / random max, the max that uniformly random fingerprints of {} give;\n\
          about 1x when fingerprints are well spread, 10x or more when many documents share most of\n\
-         their fingerprint",
+         their fingerprint. max share: the largest group's share of the documents.\n\
+         shared: how much more often two documents share the block's value than two uniformly\n\
+         random fingerprints (1x for those). scan/query: entries of the family that a new query\n\
+         drawn like these documents scans, on average (shared x mean).",
         super::plural(documents, "document", "documents")
+    );
+    println!(
+        "a k<=3 query drawn like these documents scans {scan:.1} entries on average; with uniformly\n\
+         random fingerprints it would scan {uniform_scan:.1}: {scan_ratio:.2}x"
     );
     Ok(ExitCode::SUCCESS)
 }
@@ -207,13 +245,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use simhash_store::Fingerprint;
 
     #[test]
     fn spread_of_a_skewed_block() {
-        let mut counts = vec![0u64; 1 << 16];
-        counts[7] = 100;
-        counts[9] = 1;
-        let s = spread("block0".into(), &counts, 2);
+        let fps = (0..100)
+            .map(|_| Fingerprint(7 << 48))
+            .chain([Fingerprint(9 << 48)]);
+        let s = spread("block0".into(), &BlockGroups::from_fingerprints(fps), 0, 2);
         assert_eq!((s.values_used, s.min, s.median, s.max), (2, 0, 0, 100));
         assert_eq!(
             s.top,
@@ -221,27 +260,29 @@ mod tests {
         );
         assert_eq!(s.random_max, 1);
         assert_eq!(s.skew, 100.0);
+        assert!((s.max_share - 100.0 / 101.0).abs() < 1e-9);
+        // 100 * 99 ordered pairs of 101 * 100 share a value.
+        let factor = 65536.0 * 9900.0 / 10100.0;
+        assert!((s.shared_block_factor - factor).abs() < 1e-6);
+        assert!((s.expected_scan - 99.0).abs() < 1e-9);
     }
 
-    /// Counts of `n` fingerprints from a SplitMix64 stream, in block 0.
-    fn random_counts(n: u64, seed: u64) -> Vec<u64> {
+    /// `n` fingerprints from a SplitMix64 stream.
+    fn random_fingerprints(n: u64, seed: u64) -> BlockGroups {
         let mut state = seed;
-        let mut counts = vec![0u64; 1 << 16];
-        for _ in 0..n {
+        BlockGroups::from_fingerprints((0..n).map(|_| {
             state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
             let mut z = state;
             z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
             z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            z ^= z >> 31;
-            counts[(z >> 48) as usize] += 1;
-        }
-        counts
+            Fingerprint(z ^ (z >> 31))
+        }))
     }
 
     #[test]
     fn random_fingerprints_are_not_skewed_at_any_size() {
         for (n, seed) in [(1_000, 1), (1_000, 2), (100_000, 3), (2_000_000, 4)] {
-            let s = spread("block0".into(), &random_counts(n, seed), 1);
+            let s = spread("block0".into(), &random_fingerprints(n, seed), 0, 1);
             assert!(
                 (0.5..=2.0).contains(&s.skew),
                 "{n} random fingerprints: skew {} (max {}, random max {})",
