@@ -298,7 +298,7 @@ impl BulkLoader<'_> {
 
     /// Adds a stored document as it is: fingerprint, key, text length, sketch and its
     /// `added` time, which is kept instead of the load's (the upgrade of a store,
-    /// `src/store/upgrade.rs`).
+    /// `src/upgrade.rs`).
     pub(crate) fn add_document(&mut self, id: u64, doc: &Document) -> Result<()> {
         self.store.check_sketch(id, doc.sketch.as_ref())?;
         if let Some(key) = &doc.key {
