@@ -80,3 +80,33 @@ fn bad_keys_are_refused_at_once() -> Result<()> {
     assert!(store.is_empty());
     Ok(())
 }
+
+/// Adds keep their order whatever their kind: a text waiting to be fingerprinted does not
+/// overtake a fingerprint added after it, so the later add of an id wins.
+#[test]
+fn a_later_fingerprint_add_wins_over_an_earlier_text() -> simhash_store::Result<()> {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = simhash_store::Store::open(dir.path())?;
+    let mut loader = store.bulk_loader()?;
+    loader.add_text(
+        0,
+        Some("https://example.com/page"),
+        "Ferries stayed in port for two days as the storm closed the harbour.",
+    )?;
+    loader.add(0, simhash_store::Fingerprint(0xabcd))?;
+    loader.add_text(
+        1,
+        None,
+        "A recipe for green tea ice cream with matcha powder, chilled overnight.",
+    )?;
+    loader.add_entry(&simhash_store::Entry::new(
+        1,
+        simhash_store::Fingerprint(0x1234),
+    ))?;
+    let summary = loader.finish()?;
+    assert_eq!((summary.added, summary.superseded), (2, 2), "{summary}");
+    assert_eq!(store.get(0)?, Some(simhash_store::Fingerprint(0xabcd)));
+    assert_eq!(store.get(1)?, Some(simhash_store::Fingerprint(0x1234)));
+    assert_eq!(store.id_for_key("https://example.com/page")?, None);
+    Ok(())
+}

@@ -130,7 +130,7 @@ fn counts_and_bad_json_are_reported_as_they_are() -> Result {
     let i = input.to_str().ok_or("path")?;
     let out = run(&["load", i, "--store", s, "--quiet"])?;
     let (stdout, err) = (ok(&out), stderr(&out));
-    assert!(stdout.contains("loaded 1 document ("), "{stdout}");
+    assert!(stdout.contains("loaded 1 document in "), "{stdout}");
     assert!(stdout.contains("holds 1 document (was 0)"), "{stdout}");
     assert!(stdout.contains("1 malformed JSON"), "{stdout}");
     assert!(

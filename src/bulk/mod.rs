@@ -199,7 +199,7 @@ impl BulkLoader<'_> {
     /// Errors of writing and ingesting a run, when this add fills the memory budget.
     pub fn add(&mut self, id: u64, fp: Fingerprint) -> Result<()> {
         self.progress.add(FINGERPRINT_BYTES);
-        self.push(id, fp, None, None, None)
+        self.push_after_texts(id, fp, None, None, None)
     }
 
     /// Adds document `id` with fingerprint `fp` and external key `key` (a URL, a path):
@@ -211,7 +211,7 @@ impl BulkLoader<'_> {
     pub fn add_with_key(&mut self, id: u64, fp: Fingerprint, key: &str) -> Result<()> {
         check_key(id, key)?;
         self.progress.add(FINGERPRINT_BYTES + key.len() as u64);
-        self.push(id, fp, Some(key), None, None)
+        self.push_after_texts(id, fp, Some(key), None, None)
     }
 
     /// Adds an [`Entry`]: id, fingerprint, optional external key, text length and sketch
@@ -229,7 +229,7 @@ impl BulkLoader<'_> {
         }
         self.progress
             .add(FINGERPRINT_BYTES + key.map_or(0, |k| k.len() as u64));
-        self.push(
+        self.push_after_texts(
             entry.id,
             entry.fingerprint,
             key,
@@ -306,8 +306,23 @@ impl BulkLoader<'_> {
         }
         self.progress
             .add(FINGERPRINT_BYTES + doc.key.as_ref().map_or(0, |k| k.len() as u64));
+        self.fingerprint_texts()?;
         self.buf.push_document(id, &doc.view());
         self.ingest_if_full()
+    }
+
+    /// Adds a fingerprinted document after the texts added before it: adds keep their order,
+    /// which decides which add of an id or a key wins.
+    fn push_after_texts(
+        &mut self,
+        id: u64,
+        fp: Fingerprint,
+        key: Option<&str>,
+        text_len: Option<u64>,
+        sketch: Option<&Sketch>,
+    ) -> Result<()> {
+        self.fingerprint_texts()?;
+        self.push(id, fp, key, text_len, sketch)
     }
 
     fn push(

@@ -230,36 +230,34 @@ struct Writer<'a> {
 /// in one input, each with the location of its first document.
 #[derive(Default)]
 struct NewIds {
-    runs: Vec<(std::ops::Range<u64>, Location)>,
+    /// First id, last id (inclusive: a run may end at 2^64-1), where the first was read.
+    runs: Vec<(u64, u64, Location)>,
 }
 
 impl NewIds {
     fn push(&mut self, id: u64, location: &Location) {
-        if let Some((run, first)) = self.runs.last_mut() {
-            if run.end == id && first.path == location.path {
-                run.end = id + 1;
+        if let Some((_, last, first)) = self.runs.last_mut() {
+            if last.checked_add(1) == Some(id) && first.path == location.path {
+                *last = id;
                 return;
             }
         }
-        self.runs.push((id..id + 1, location.clone()));
+        self.runs.push((id, id, location.clone()));
     }
 
     /// The document that got `id`: its location if it was the first of its run, else the
     /// input it came from.
     fn who_got(&self, id: u64) -> Option<String> {
-        let at = self.runs.partition_point(|(run, _)| run.end <= id);
-        let (run, first) = self.runs.get(at)?;
-        if !run.contains(&id) {
-            return None;
-        }
-        Some(if run.start == id && first.position == Position::File {
+        let at = self.runs.partition_point(|&(_, last, _)| last < id);
+        let (start, _, first) = self.runs.get(at).filter(|(start, _, _)| *start <= id)?;
+        Some(if *start == id && first.position == Position::File {
             first.path.display().to_string()
-        } else if run.start == id {
+        } else if *start == id {
             format!("the document at {first}")
         } else {
             format!(
                 "document {} of those without an id in {}",
-                id - run.start + 1,
+                id - start + 1,
                 first.path.display()
             )
         })

@@ -238,7 +238,7 @@ pub struct SimhashConfig {
 /// The default record of each release before this one, as that release wrote it (formats 1
 /// to 5 in bincode, the same fields by name here): a field added since reads as its serde
 /// default, the behaviour from before it, so a new field needs no change here.
-const RELEASE_DEFAULTS: [(u32, &str); 5] = [
+const RELEASE_DEFAULTS: [(u32, &str); 6] = [
     (
         2,
         r#"{"normalize":true,"hmm":true,"stop_words":true,"words":true,"word_shingles":0,"cjk_char_shingles":1,"word_char_shingles":3,"tf":"Raw","idf":"None","seed":0}"#,
@@ -258,6 +258,11 @@ const RELEASE_DEFAULTS: [(u32, &str); 5] = [
     // 0.6 added `sketch`, off by default; its other defaults are 0.5's.
     (
         6,
+        r#"{"normalize":true,"hmm":true,"stop_words":true,"words":true,"word_shingles":0,"cjk_char_shingles":1,"word_char_shingles":3,"tf":"Raw","idf":"None","seed":0,"drop_boilerplate":true,"word_char_shingles_within_words":true,"latin_count_pieces":4,"latin_count_pieces_ratio":2}"#,
+    ),
+    // 0.7 changed no fingerprint default.
+    (
+        7,
         r#"{"normalize":true,"hmm":true,"stop_words":true,"words":true,"word_shingles":0,"cjk_char_shingles":1,"word_char_shingles":3,"tf":"Raw","idf":"None","seed":0,"drop_boilerplate":true,"word_char_shingles_within_words":true,"latin_count_pieces":4,"latin_count_pieces_ratio":2}"#,
     ),
 ];

@@ -100,6 +100,8 @@ pub struct Assigner {
     keys: BTreeMap<String, u64>,
     given: BTreeSet<u64>,
     new_ids: BTreeSet<u64>,
+    /// The service's: ids the request replaces, by id or by taking their key.
+    displaced: BTreeSet<u64>,
 }
 
 /// The ids of a load: all of them, or those before the document that stopped it.
@@ -127,6 +129,7 @@ impl Assigner {
             keys: BTreeMap::new(),
             given: BTreeSet::new(),
             new_ids: BTreeSet::new(),
+            displaced: BTreeSet::new(),
         }
     }
 
@@ -144,6 +147,7 @@ impl Assigner {
         if per_request {
             self.keys.clear();
             self.given.clear();
+            self.displaced.clear();
             for doc in docs {
                 if let Some(id) = doc.id {
                     self.give(id);
@@ -164,7 +168,7 @@ impl Assigner {
                 .key
                 .as_ref()
                 .and_then(|k| model.keys.get(k))
-                .filter(|id| !self.given.contains(id))
+                .filter(|id| !self.given.contains(id) && !self.displaced.contains(id))
             {
                 *id
             } else {
@@ -175,6 +179,19 @@ impl Assigner {
                 self.new_ids.insert(id);
                 id
             };
+            if per_request {
+                // The service's group follows sequential upserts: this add replaces its id
+                // (dropping the key it held) and the holder of its key.
+                self.keys
+                    .retain(|k, held| *held != id || doc.key.as_ref() == Some(k));
+                self.displaced.insert(id);
+                if let Some(key) = &doc.key {
+                    let holder = self.keys.get(key).or_else(|| model.keys.get(key));
+                    if let Some(&holder) = holder.filter(|&&h| h != id) {
+                        self.displaced.insert(holder);
+                    }
+                }
+            }
             if let Some(key) = &doc.key {
                 self.keys.insert(key.clone(), id);
             }
