@@ -570,12 +570,19 @@ class Store:
     def disk_usage(self) -> Dict[str, int]:
         """Bytes on disk per column family."""
     def stats(self, top: int = 5) -> Dict[str, Any]:
-        """How the documents spread over the groups of the four block families and what that
-        costs a query (one pass over the documents): ``documents``; ``blocks``, per family
-        ``family``, ``largest`` (``(value, documents)`` of the ``top`` largest groups),
-        ``max_share``, ``shared_block_factor`` (about 1 for uniformly random fingerprints)
-        and ``expected_scan`` (entries a new query drawn like the documents scans there);
-        ``expected_scan_per_query``, ``uniform_scan_per_query`` and ``scan_vs_uniform``."""
+        """How the documents spread over the groups of the four block families, and what that
+        costs a query (one pass over the documents), as a dict:
+
+        - ``documents``;
+        - ``blocks``: per block family, ``family``, ``largest`` (the ``top`` largest groups,
+          ``(block value, documents)``), ``max_share`` (the largest group's share of the
+          documents), ``shared_block_factor`` (how much more often two documents share the
+          block's value than two uniformly random fingerprints: about 1 for those) and
+          ``expected_scan`` (the entries of the family a new query drawn like the documents
+          scans, on average);
+        - ``expected_scan_per_query``: the four together, what a ``k <= 3`` query scans;
+          ``uniform_scan_per_query``: the same for uniformly random fingerprints
+          (``4 * documents / 65536``); ``scan_vs_uniform``: their ratio."""
 
 # The array functions of `simhash_store.spark` and `simhash_store.ray` (python/src/kernels.rs):
 # internal, called on workers with the columns of Arrow batches. Use those modules instead.

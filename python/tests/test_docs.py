@@ -145,7 +145,7 @@ def _complete(command: str) -> bool:
         shlex.split(command)
     except ValueError:  # an open quote: the command goes on on the next line
         return False
-    return True
+    return not command.rstrip().endswith("|")  # a pipe: the next line reads its output
 
 
 def curl_examples() -> "list[tuple[str, str]]":
@@ -162,7 +162,7 @@ def curl_examples() -> "list[tuple[str, str]]":
             pending = f"{pending}\n{line}" if pending else line
             command, comment = _split_comment(pending)
             if _complete(command):
-                after_curl = command.strip().startswith("curl ")
+                after_curl = command.split("|")[-1].strip().startswith("curl ")
                 if after_curl:
                     examples.append([command.strip(), comment])
                 pending = ""
@@ -190,16 +190,26 @@ def _shows(expected: str, answer: str) -> bool:
 
 
 def _curl(command: str, base: str) -> "tuple[int, str]":
-    """Runs a documented ``curl -s [-X METHOD] URL [-d BODY]`` as curl would send it
-    (``-d`` posts with curl's form content type), against ``base`` instead of
+    """Runs a documented ``[python -c ... |] curl -s [-X METHOD] [-H HEADER] URL [-d BODY |
+    --data-binary @-]`` as curl would send it (``-d`` posts with curl's form content type;
+    ``@-`` is what the Python command before the pipe writes), against ``base`` instead of
     localhost:7700; returns the status and body."""
     import http.client
     import shlex
+    import subprocess
+    import sys
     import urllib.parse
 
+    producer, _, command = command.rpartition("|")
+    stdin = b""
+    if producer.strip():
+        words = shlex.split(producer)
+        assert words[0] == "python", producer
+        stdin = subprocess.run([sys.executable, *words[1:]], check=True, capture_output=True).stdout
     args = shlex.split(command)
     assert args[0] == "curl", command
     method, body, url = None, None, None
+    headers: "dict[str, str]" = {}
     i = 1
     while i < len(args):
         a = args[i]
@@ -211,6 +221,15 @@ def _curl(command: str, base: str) -> "tuple[int, str]":
         elif a == "-d":
             i += 1
             body = args[i].encode()
+            headers.setdefault("Content-Type", "application/x-www-form-urlencoded")
+        elif a == "-H":
+            i += 1
+            name, _, value = args[i].partition(":")
+            headers[name.strip()] = value.strip()
+        elif a == "--data-binary":
+            i += 1
+            assert args[i] == "@-", args[i]
+            body = stdin
         else:
             assert url is None and not a.startswith("-"), f"an unexpected curl argument {a!r}"
             url = a
@@ -219,7 +238,6 @@ def _curl(command: str, base: str) -> "tuple[int, str]":
     target = urllib.parse.urlsplit(base)
     conn = http.client.HTTPConnection(target.hostname, target.port, timeout=30)
     try:
-        headers = {"Content-Type": "application/x-www-form-urlencoded"} if body is not None else {}
         conn.request(method or ("POST" if body is not None else "GET"), url[len("localhost:7700") :], body, headers)
         response = conn.getresponse()
         return response.status, response.read().decode()
