@@ -862,8 +862,11 @@ mod tests {
         let summary = loader.finish();
         AVAILABLE.with(|a| a.set(None));
         assert!(summary?.runs >= 2);
-        // (first block value, whether every page is cached) of each file of `family`, in key
-        // order.
+        // (first block value, whether its pages are cached) of each file of `family`, in key
+        // order. Keeping pages is best effort: a page the kernel drops meanwhile (another
+        // process's memory, or the VM's) is read back by the first query instead, so a kept
+        // file counts with 90% of its pages cached; a file not kept has all of its chunks
+        // dropped.
         let files = |family: &str| -> std::result::Result<Vec<(u16, bool)>, rocksdb::Error> {
             let mut files: Vec<(u16, bool)> = store
                 .db()
@@ -875,7 +878,7 @@ mod tests {
                     let value = u16::from_be_bytes([key[0], key[1]]);
                     let path = store.path().join(f.name.trim_start_matches('/'));
                     let (resident, pages) = resident_pages(&path);
-                    (value, resident == pages)
+                    (value, resident * 10 >= pages * 9)
                 })
                 .collect();
             files.sort_unstable();
