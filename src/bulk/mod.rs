@@ -199,7 +199,8 @@ impl BulkLoader<'_> {
     /// Errors of writing and ingesting a run, when this add fills the memory budget.
     pub fn add(&mut self, id: u64, fp: Fingerprint) -> Result<()> {
         self.progress.add(FINGERPRINT_BYTES);
-        self.push_after_texts(id, fp, None, None, None)
+        self.fingerprint_texts()?;
+        self.push(id, fp, None, None, None)
     }
 
     /// Adds document `id` with fingerprint `fp` and external key `key` (a URL, a path):
@@ -211,7 +212,8 @@ impl BulkLoader<'_> {
     pub fn add_with_key(&mut self, id: u64, fp: Fingerprint, key: &str) -> Result<()> {
         check_key(id, key)?;
         self.progress.add(FINGERPRINT_BYTES + key.len() as u64);
-        self.push_after_texts(id, fp, Some(key), None, None)
+        self.fingerprint_texts()?;
+        self.push(id, fp, Some(key), None, None)
     }
 
     /// Adds an [`Entry`]: id, fingerprint, optional external key, text length and sketch
@@ -229,7 +231,8 @@ impl BulkLoader<'_> {
         }
         self.progress
             .add(FINGERPRINT_BYTES + key.map_or(0, |k| k.len() as u64));
-        self.push_after_texts(
+        self.fingerprint_texts()?;
+        self.push(
             entry.id,
             entry.fingerprint,
             key,
@@ -311,20 +314,8 @@ impl BulkLoader<'_> {
         self.ingest_if_full()
     }
 
-    /// Adds a fingerprinted document after the texts added before it: adds keep their order,
-    /// which decides which add of an id or a key wins.
-    fn push_after_texts(
-        &mut self,
-        id: u64,
-        fp: Fingerprint,
-        key: Option<&str>,
-        text_len: Option<u64>,
-        sketch: Option<&Sketch>,
-    ) -> Result<()> {
-        self.fingerprint_texts()?;
-        self.push(id, fp, key, text_len, sketch)
-    }
-
+    /// Adds a fingerprinted document to the run. The public adds fingerprint the pending
+    /// texts first: adds keep their order, which decides which add of an id or a key wins.
     fn push(
         &mut self,
         id: u64,
