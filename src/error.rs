@@ -234,34 +234,6 @@ pub enum Error {
 }
 
 impl Error {
-    /// Wraps a RocksDB error with the operation and column family it happened in, and sorts
-    /// out the kinds that users act on differently (lock, corruption).
-    pub(crate) fn rocks(
-        operation: &'static str,
-        column_family: Option<&'static str>,
-        path: &std::path::Path,
-        err: rocksdb::Error,
-    ) -> Error {
-        let message = err.to_string();
-        match err.kind() {
-            rocksdb::ErrorKind::Corruption => Error::Corruption {
-                path: path.to_path_buf(),
-                message,
-            },
-            rocksdb::ErrorKind::IOError if message.contains("lock") && message.contains("LOCK") => {
-                Error::Locked {
-                    path: path.to_path_buf(),
-                    message,
-                }
-            }
-            _ => Error::RocksDb {
-                operation,
-                column_family,
-                message,
-            },
-        }
-    }
-
     pub(crate) fn io(
         operation: &'static str,
         path: impl Into<PathBuf>,

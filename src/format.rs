@@ -19,7 +19,15 @@
 //! with [`Error::LegacyFormat`](crate::Error::LegacyFormat), which names
 //! `simhash-store upgrade`.
 
-use crate::postings::Layout;
+/// How a store lays out its block families (by its [`Format`]; the layouts are
+/// `src/postings/`'s).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Layout {
+    /// One key per document (formats 1-6, read only).
+    Entries,
+    /// Packed chunks and deltas (formats 7 and 8; 7 read only).
+    Packed,
+}
 
 /// An on-disk format of a store (see [`Store::format`](crate::Store::format)). This build
 /// reads every format and writes [`Format::CURRENT`].

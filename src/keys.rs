@@ -59,7 +59,7 @@ pub(crate) const META_DOC_COUNT: &[u8] = b"doc_count";
 /// Meta key of the bulk loader's journal, present only while a run is being ingested.
 pub(crate) const META_BULK_JOURNAL: &[u8] = b"bulk_journal";
 /// Meta key of a bulk load whose runs are spooled, present from its first spooled run until
-/// its merge is ingested (`bulk/spool.rs`).
+/// its merge is ingested (`src/storage/load_record.rs`).
 pub(crate) const META_BULK_LOAD: &[u8] = b"bulk_load";
 /// Meta key of the next chunk segment number (formats 7 and 8).
 pub(crate) const META_NEXT_SEGMENT: &[u8] = b"next_segment";

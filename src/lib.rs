@@ -75,6 +75,7 @@ pub mod bulk;
 mod codec;
 pub mod dedup;
 mod error;
+mod failpoint;
 mod fingerprint;
 mod format;
 pub mod groups;

@@ -8,8 +8,8 @@
 //! reported by one family only. When the probes would cost more than reading everything
 //! (large `k` on a small store), the query scans family `block0` in full instead.
 
+use crate::storage::ReadOptions;
 use rayon::prelude::*;
-use rocksdb::ReadOptions;
 
 use crate::codec;
 use crate::error::{Error, Result};

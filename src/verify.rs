@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use rocksdb::ReadOptions;
+use crate::storage::ReadOptions;
 
 use crate::codec;
 use crate::error::{Error, Result};

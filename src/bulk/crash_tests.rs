@@ -6,8 +6,8 @@
 
 use std::collections::BTreeMap;
 
-use super::failpoint::{self, Point};
 use crate::bulk::BulkOptions;
+use crate::failpoint::{self, Point};
 use crate::fingerprint::Fingerprint;
 use crate::store::Entry;
 use crate::store::Store;
@@ -123,7 +123,7 @@ fn check_compact(store: &Store, finals: bool) -> TestResult {
     use crate::keys::{decode_packed_key, PackedKey};
     use crate::postings::chunk::Chunk;
     for i in 0..crate::fingerprint::BLOCKS {
-        let mut it = store.db().raw_iterator_cf(store.block_cf(i)?);
+        let mut it = store.db().rocks().raw_iterator_cf(store.db().block_family(i)?);
         it.seek_to_first();
         // (value, segment, whether the last chunk seen is final)
         let mut last: Option<(u16, u32, bool)> = None;

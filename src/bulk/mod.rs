@@ -2,35 +2,31 @@
 //! writes them as SST files, one set per column family, and ingests those into the store,
 //! bypassing the write-ahead log and the memtables.
 //!
+//! The loader is a client of the store: everything it needs from it (the write lock, the
+//! upsert plan, the ingestion of a run under the journal, the merge of spooled runs) goes
+//! through one type, [`Ingestion`](crate::store::Ingestion) (`src/store/ingestion.rs`).
+//!
 //! - `runs.rs`: the in-memory run; the store's upsert planner (`src/store/upsert/`, the
 //!   same as for [`Store::insert_batch`]) computes its net effect on the store.
 //! - `prefault.rs`: the run's memory faulted in ahead of the adds, on another core.
-//! - `sst/`: sorting and writing a run's SST files; `kept_pages.rs`: their pages kept in
-//!   the page cache when they are to be read back.
-//! - `spool.rs`: the block entries of a load of many runs, spooled and merged at `finish`;
-//!   `write_behind.rs`: their files written without filling the page cache.
-//! - `failpoint.rs`: crash points for the crate's tests.
-//! - The store ingests them under its journal (`src/store/journal.rs`), which makes a run's
-//!   ingestion across column families crash-safe and is what `Store::open` recovers.
+//! - `sst/`: sorting and writing a run's SST files (through the storage layer's SST writer,
+//!   `src/storage/sst/`), or its block entries into spool files (`src/postings/spool/`, which
+//!   also merges them at `finish`).
 //! - `progress.rs`: progress reports.
 //! - `options.rs`: [`BulkOptions`], [`BulkProgress`], [`BulkSummary`].
+//! - `crash_tests.rs`: a load stopped at each crash point (`src/failpoint.rs`), then reopened.
 //!
 //! The design, and why runs are spooled and merged, is in `docs/design.md`, "Bulk loading".
 
-mod failpoint;
-mod kept_pages;
 mod options;
 mod prefault;
 mod progress;
-mod runs;
-mod spool;
+pub(crate) mod runs;
 mod sst;
-mod write_behind;
 
 #[cfg(test)]
 mod crash_tests;
 
-use crate::store::HeldWrites;
 use std::path::Path;
 
 use rayon::prelude::*;
@@ -39,18 +35,16 @@ pub use options::{BulkOptions, BulkPhase, BulkProgress, BulkSummary};
 
 use crate::codec::Document;
 use crate::error::{Error, Result};
+use crate::failpoint::{self, Point};
 use crate::fingerprint::Fingerprint;
 use crate::memory;
-use crate::postings;
 use crate::sketch::Sketch;
-use crate::store::{check_key, Durability, Entry, Journal, Store, DEFAULT_TEMP_DIR};
-use failpoint::Point;
+use crate::storage::files::{self, read_into_page_cache};
+use crate::storage::{Destination, Journal, LoadRecord, SpoolFile, SpooledRun, DEFAULT_TEMP_DIR};
+use crate::store::{check_key, Entry, Ingestion, Store};
 use progress::Progress;
 use runs::RunBuffer;
-use spool::{LoadRecord, SpoolFile, SpooledRun};
-use sst::{Chunks, Destination};
-
-pub(crate) use spool::recover as recover_load;
+use sst::Chunks;
 
 /// Input bytes counted for an add of a precomputed fingerprint.
 const FINGERPRINT_BYTES: u64 = 8;
@@ -125,7 +119,7 @@ pub struct BulkLoader<'a> {
     record: Option<LoadRecord>,
     /// The write lock, held from the first spooled run to the end of the merge: no other
     /// write changes the block families while runs wait in spool files.
-    guard: Option<HeldWrites<'a>>,
+    held: Option<Ingestion<'a>>,
 }
 
 impl std::fmt::Debug for BulkLoader<'_> {
@@ -187,7 +181,7 @@ impl Store {
             progress,
             summary: BulkSummary::default(),
             record: None,
-            guard: None,
+            held: None,
         })
     }
 }
@@ -338,7 +332,7 @@ impl BulkLoader<'_> {
     }
 
     /// Sorts, writes and ingests the buffered run under the write lock. A run that is not
-    /// `last`, and every run after one, is spooled (`spool.rs`).
+    /// `last`, and every run after one, is spooled (`src/postings/spool/`).
     fn ingest_run(&mut self, last: bool) -> Result<()> {
         if self.buf.is_empty() {
             return Ok(());
@@ -352,27 +346,23 @@ impl BulkLoader<'_> {
             None => return Err(Error::LoaderFailed),
         };
         let spooled = !last || self.record.is_some();
-        if spooled && self.guard.is_none() {
-            self.guard = Some(store.hold_writes()?);
+        if spooled && self.held.is_none() {
+            self.held = Some(store.ingest_load()?);
         }
-        let _guard = match self.guard {
-            Some(_) => None,
-            None => Some(store.lock_writes()?),
+        let per_run;
+        let ingestion = match &self.held {
+            Some(held) => held,
+            None => {
+                per_run = store.ingest_run()?;
+                &per_run
+            }
         };
-        if store.durability() == Durability::NoWal {
-            // The journal's count includes documents of unflushed writes: make them durable
-            // first, so recovery never counts documents a crash lost.
-            store.flush()?;
-        }
+        ingestion.flush_unlogged()?;
         if spooled && self.record.is_none() {
-            self.record = Some(LoadRecord::new(
-                &dir,
-                postings::block_families_empty(store.blocks_db())?,
-            ));
+            self.record = Some(LoadRecord::new(&dir, ingestion.block_families_empty()?));
         }
-        let before = store.len();
-        let net = store.plan_upserts(&buf)?;
-        store.note_keys(&net);
+        let before = ingestion.doc_count();
+        let net = ingestion.plan(&buf)?;
         // A run whose ids all follow the stored ones (a load in id order) does not overlap
         // `docs`: its files go to the bottom level, as a run into an empty store.
         let first_id = net
@@ -381,19 +371,19 @@ impl BulkLoader<'_> {
             .and_then(|&s| buf.recs.get(s as usize))
             .map(|r| r.id);
         let dest =
-            if before == 0 || (net.doc_deletes.is_empty() && first_id > last_stored_id(store)?) {
+            if before == 0 || (net.doc_deletes.is_empty() && first_id > ingestion.last_id()?) {
                 Destination::Bottom
             } else {
                 Destination::Upper
             };
         let prefix = format!("{:05}", self.summary.runs);
         // Changed only under the write lock, which this run holds until it is committed.
-        let segment = store.packed()?.next_segment();
+        let segment = ingestion.next_segment()?;
         let chunks = if spooled {
             Chunks::Spool
         } else {
             Chunks::Ingest {
-                final_chunks: postings::block_families_empty(store.blocks_db())?,
+                final_chunks: ingestion.block_families_empty()?,
             }
         };
         // The files of a run ingested directly (not spooled) are read back (`warm`) if they
@@ -404,7 +394,7 @@ impl BulkLoader<'_> {
         // and its pages would take fresh memory for nothing (a fifth of what a load writes).
         let kept = sst::Kept {
             blocks: keep_pages,
-            docs: keep_pages && store.may_have_keys(),
+            docs: keep_pages && ingestion.may_have_keys(),
         };
         let written = sst::write_run(
             &buf,
@@ -415,7 +405,7 @@ impl BulkLoader<'_> {
             segment,
             chunks,
             kept,
-            store.now_micros(),
+            ingestion.now_micros(),
         )?;
         if spooled {
             buf.clear();
@@ -426,7 +416,7 @@ impl BulkLoader<'_> {
             // used for a while (see `read_into_page_cache`).
             drop(buf);
         }
-        sync_dir(&dir)?;
+        files::sync_dir(&dir)?;
         if let Some(record) = &mut self.record {
             record.runs.push(SpooledRun {
                 segment,
@@ -447,7 +437,7 @@ impl BulkLoader<'_> {
             });
             // Before the journal: the spool files count once the run's journal raises
             // `next_segment` above `segment`.
-            record.save(store)?;
+            ingestion.save_record(record)?;
         }
         let journal = Journal {
             doc_count: net.count_after(before),
@@ -470,10 +460,7 @@ impl BulkLoader<'_> {
                     .map(|(_, path)| path.as_path()),
             );
         }
-        let applied = store.begin_ingestion(&journal, segment + 1).and_then(|()| {
-            store.ingest_journal(&journal, failpoint::crash_after_families(self.summary.runs))
-        });
-        let applied = applied.and_then(|()| store.commit_ingestion(journal.doc_count));
+        let applied = ingestion.apply(&journal, segment + 1);
         if let Err(e) = applied {
             self.hand_to_recovery();
             return Err(e);
@@ -497,7 +484,7 @@ impl BulkLoader<'_> {
             let _ = dir.keep();
         }
         self.record = None;
-        self.guard = None;
+        self.held = None;
     }
 
     /// Merges the spooled runs, if any, into one segment per group and ingests it. A load
@@ -511,10 +498,9 @@ impl BulkLoader<'_> {
         // merge fills with the pages it writes.
         self.buf = RunBuffer::new();
         let final_chunks = record.final_chunks;
-        let merged = failpoint::hit(Point::BeforeMerge).and_then(|()| {
-            spool::merge(self.store, record, |i| {
-                failpoint::hit(Point::AfterMergeFamily(i))
-            })
+        let merged = failpoint::hit(Point::BeforeMerge).and_then(|()| match &self.held {
+            Some(held) => held.merge(record, |i| failpoint::hit(Point::AfterMergeFamily(i))),
+            None => Err(Error::LoaderFailed),
         });
         match merged {
             Ok(bytes) => self.summary.sst_bytes += bytes,
@@ -524,7 +510,7 @@ impl BulkLoader<'_> {
             }
         }
         self.record = None;
-        self.guard = None;
+        self.held = None;
         if !final_chunks {
             self.store.fold_groups()?;
         }
@@ -572,17 +558,6 @@ impl Drop for BulkLoader<'_> {
     }
 }
 
-/// The largest stored document id, if any.
-fn last_stored_id(store: &Store) -> Result<Option<u64>> {
-    let family = crate::keys::DOCS_FAMILY;
-    let mut it = store.db().raw_iterator_cf(store.cf(family)?);
-    it.seek_to_last();
-    let last = it.key().and_then(crate::keys::decode_doc_key);
-    it.status()
-        .map_err(|e| store.rocks_err("read the id range", Some(family), e))?;
-    Ok(last)
-}
-
 /// Reads `files` into the OS page cache when their total size fits ([`memory::files_fit`]):
 /// the SST writer drops the pages it writes, which would leave a fresh store's files cold for
 /// the first queries (about 6 times slower at 100M until the kernel has read them back).
@@ -590,71 +565,4 @@ pub(crate) fn warm<'p>(files: impl Iterator<Item = &'p Path> + Clone) {
     if memory::files_fit(files.clone()) {
         read_into_page_cache(files);
     }
-}
-
-/// Reads `files` into the OS page cache, in parallel, and returns when they are there. On
-/// Linux each file is mapped and populated (`madvise(MADV_POPULATE_READ)`): the kernel reads
-/// it with large sequential reads and nothing is copied into this process, which reading the
-/// files would cost (a tenth of a load's CPU time). Then one byte of each page is read: in a
-/// virtual machine that hands freed memory back to its host (free page reporting, as the
-/// loader's own buffers are once freed), the first access to each page the disk read into
-/// costs about 5 µs (1.3 s per GiB); paid here instead of in the first queries, it takes a
-/// fresh query right after a load of 100M documents from 162 µs to 79 (p50 of 10,000).
-/// Elsewhere touching costs about 0.03 s per GiB. Best effort: a file that cannot be read is
-/// skipped (the queries read it later).
-pub(crate) fn read_into_page_cache<'p>(files: impl Iterator<Item = &'p Path>) {
-    let files: Vec<&Path> = files.collect();
-    files.par_iter().for_each(|path| {
-        if let Ok(file) = std::fs::File::open(path) {
-            if !populate(&file) {
-                read_through(file);
-            }
-        }
-    });
-}
-
-/// Maps `file` and has the kernel read all of it into the page cache; false if it cannot
-/// (not Linux, or a kernel before 5.14).
-fn populate(file: &std::fs::File) -> bool {
-    #[cfg(target_os = "linux")]
-    {
-        use memmap2::{Advice, Mmap};
-        // SAFETY: the mapping is read only through the kernel's populate call, and only
-        // while this function holds it; an SST file is never modified once written.
-        match unsafe { Mmap::map(file) } {
-            Ok(map) => {
-                let _ = map.advise(Advice::Sequential);
-                if map.advise(Advice::PopulateRead).is_err() {
-                    return false;
-                }
-                // No page is smaller than 4 KiB.
-                for offset in (0..map.len()).step_by(4096) {
-                    // SAFETY: `offset` is inside the mapping; a volatile read is not optimised
-                    // away.
-                    unsafe { std::ptr::read_volatile(map.as_ptr().add(offset)) };
-                }
-                true
-            }
-            Err(_) => false,
-        }
-    }
-    #[cfg(not(target_os = "linux"))]
-    {
-        let _ = file;
-        false
-    }
-}
-
-/// Reads `file` to its end.
-fn read_through(mut file: std::fs::File) {
-    use std::io::Read;
-    let mut buf = vec![0u8; 1 << 20];
-    while matches!(file.read(&mut buf), Ok(n) if n > 0) {}
-}
-
-/// Makes the directory's entries (the new SST files) durable before the journal names them.
-fn sync_dir(dir: &Path) -> Result<()> {
-    std::fs::File::open(dir)
-        .and_then(|f| f.sync_all())
-        .map_err(|e| Error::io("syncing the directory", dir, e))
 }

@@ -247,6 +247,7 @@ impl Clusters {
             let doc_keys: Vec<[u8; 8]> = batch.iter().map(|&(id, _)| keys::doc_key(id)).collect();
             let values = store
                 .db()
+                .rocks()
                 .multi_get_cf(doc_keys.iter().map(|k| (docs_cf, k)));
             for ((&(id, _), value), doc_key) in batch.iter().zip(values).zip(&doc_keys) {
                 let value = value.map_err(|e| store.rocks_err("read", Some(DOCS_FAMILY), e))?;

@@ -10,8 +10,8 @@ use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{sync_channel, SyncSender};
 
+use crate::storage::ReadOptions;
 use rayon::prelude::*;
-use rocksdb::ReadOptions;
 
 use crate::dedup::clusters::{ClusterBuilder, Clusters};
 use crate::dedup::kernel::{Doc, Kernel};

@@ -10,7 +10,7 @@
 
 use std::sync::atomic::{AtomicU16, Ordering};
 
-use rocksdb::{ReadOptions, WriteBatch, WriteOptions};
+use crate::storage::{Batch as WriteBatch, ReadOptions, WriteOptions};
 
 use super::groups::{self, malformed_error, Posting};
 use super::write::GroupWriter;

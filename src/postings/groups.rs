@@ -2,7 +2,7 @@
 
 use std::ops::Range;
 
-use rocksdb::ReadOptions;
+use crate::storage::ReadOptions;
 
 use super::chunk::{Chunk, Ids};
 use super::{in_key_order, Db, Layout, Postings};

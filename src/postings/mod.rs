@@ -33,59 +33,42 @@ mod cache;
 pub(crate) mod chunk;
 mod fold;
 mod groups;
-mod options;
 mod probe;
+pub(crate) mod spool;
 mod write;
 
-use std::path::Path;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use rocksdb::{ColumnFamily, DB};
-
 use crate::error::{Error, Result};
-use crate::keys::BLOCK_FAMILIES;
+use crate::storage::{journal, Database, Family, Journal, Rocks, RocksError};
 
+pub(crate) use crate::format::Layout;
+pub(crate) use crate::storage::in_key_order;
 pub(crate) use cache::PostingsCache;
 pub(crate) use fold::FoldCounters;
 pub(crate) use groups::{malformed_error, Posting};
-pub(crate) use options::{family_options, in_key_order};
 pub(crate) use probe::Reads;
 pub(crate) use write::{block_families_empty, GroupWriter};
 
-/// How a store lays out its block families (by its [`Format`](crate::store::Format)).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Layout {
-    /// One key per document (formats 1-6, read only).
-    Entries,
-    /// Packed chunks and deltas (formats 7 and 8; 7 read only).
-    Packed,
-}
-
-/// The database that postings code reads and writes through: the RocksDB instance and the
-/// store's directory (for errors).
+/// The database that postings code reads and writes through (the storage layer's).
 #[derive(Clone, Copy)]
 pub(crate) struct Db<'a> {
-    rocks: &'a DB,
-    path: &'a Path,
+    database: &'a Database,
 }
 
 impl<'a> Db<'a> {
-    pub(crate) fn new(rocks: &'a DB, path: &'a Path) -> Db<'a> {
-        Db { rocks, path }
+    pub(crate) fn new(database: &'a Database) -> Db<'a> {
+        Db { database }
     }
 
     /// The RocksDB instance.
-    pub(crate) fn rocks(self) -> &'a DB {
-        self.rocks
+    pub(crate) fn rocks(self) -> &'a Rocks {
+        self.database.rocks()
     }
 
     /// Block family `i`.
-    pub(crate) fn family(self, i: usize) -> Result<&'a ColumnFamily> {
-        let name = BLOCK_FAMILIES[i];
-        self.rocks.cf_handle(name).ok_or_else(|| Error::NotAStore {
-            path: self.path.to_path_buf(),
-            reason: format!("column family `{name}` is missing"),
-        })
+    pub(crate) fn family(self, i: usize) -> Result<&'a Family> {
+        self.database.block_family(i)
     }
 
     /// The error for a failed RocksDB `operation` on `family`.
@@ -93,9 +76,9 @@ impl<'a> Db<'a> {
         self,
         operation: &'static str,
         family: Option<&'static str>,
-        e: rocksdb::Error,
+        e: RocksError,
     ) -> Error {
-        Error::rocks(operation, family, self.path, e)
+        self.database.error(operation, family, e)
     }
 }
 
@@ -159,6 +142,35 @@ impl Postings {
             Postings::Entries { .. } => None,
             Postings::Packed(packed) => Some(packed),
         }
+    }
+
+    /// Records `journal` before its files are ingested ([`journal::begin`]), with the
+    /// segment the next run writes in; the caller holds the store's write lock until the
+    /// journal is committed.
+    pub(crate) fn begin_ingestion(
+        &self,
+        db: &Database,
+        journal: &Journal,
+        next_segment: u32,
+    ) -> Result<()> {
+        journal::begin(db, journal, next_segment)?;
+        if let Some(packed) = self.packed() {
+            packed.set_next_segment(next_segment);
+        }
+        Ok(())
+    }
+
+    /// Ingests the journal's files ([`journal::ingest`]). The files may touch any block
+    /// range: no cached group is trusted across the ingestion.
+    pub(crate) fn ingest(&self, db: &Database, journal: &Journal) -> Result<()> {
+        if let Some(cache) = self.cache() {
+            cache.begin_ingest();
+        }
+        let ingested = journal::ingest(db, journal);
+        if let Some(cache) = self.cache() {
+            cache.end_ingest();
+        }
+        ingested
     }
 }
 

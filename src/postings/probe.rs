@@ -4,8 +4,8 @@
 //! not match; in the entries layout the groups' keys are stepped through, or read from the
 //! query cache.
 
+use crate::storage::ReadOptions;
 use rayon::prelude::*;
-use rocksdb::ReadOptions;
 
 use super::cache::PostingsCache;
 use super::chunk::{Chunk, Ids, IdsLayout};

@@ -2,7 +2,7 @@
 //! the only one this build writes): a single write's deltas, and the chunks of a group that
 //! a bulk run, its merge and a fold write ([`GroupWriter`]).
 
-use rocksdb::{ReadOptions, WriteBatch};
+use crate::storage::{Batch as WriteBatch, ReadOptions};
 
 use super::chunk::{self, MAX_ENTRIES};
 use super::{in_key_order, Db, Packed};

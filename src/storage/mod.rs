@@ -1,8 +1,48 @@
-//! The storage layer under the postings and the store: what reads RocksDB through one
-//! consistent state.
+//! The storage layer: the one part of the crate that names RocksDB. Everything above it (the
+//! postings, the store, the bulk loader, queries) reads and writes through what it exports.
 //!
-//! - `view.rs`: [`View`], a snapshot of a writable store or a read-only store as opened.
+//! - `database.rs`: [`Database`], a store's RocksDB instance: opening it (a writer, or a
+//!   read-only secondary instance: `secondary.rs`), its column families, reads, synced
+//!   writes, flushes, compaction, ingestion of SST files, and RocksDB's errors as the
+//!   crate's.
+//! - `families.rs`: every column family's RocksDB options, for the store and for the SST
+//!   files written outside it: one function each.
+//! - `view.rs`: [`View`], a consistent read view (a snapshot, or a read-only store as opened).
+//! - `journal.rs`: crash-safe ingestion of SST files across families, and its recovery.
+//! - `load_record.rs`: [`LoadRecord`], the record of a bulk load with spooled runs.
+//! - `sst/`: writing SST files outside the store, with their pages kept in the page cache.
+//! - `files.rs`: syncing a directory, reading files into the page cache.
+//!
+//! The layers above name RocksDB's types only through the names re-exported here: a write
+//! [`Batch`], [`ReadOptions`] and [`WriteOptions`], a column [`Family`], an iterator.
 
+mod database;
+mod families;
+pub(crate) mod files;
+pub(crate) mod journal;
+mod load_record;
+mod secondary;
+pub(crate) mod sst;
 mod view;
 
+pub(crate) use database::{error, Database, OpenOptions};
+pub(crate) use families::{in_key_order, Destination};
+pub(crate) use journal::{Journal, DEFAULT_TEMP_DIR};
+pub(crate) use load_record::{LoadRecord, SpoolFile, SpooledRun};
+pub(crate) use sst::{FillError, FillResult, Keep, SstWriter};
 pub(crate) use view::View;
+
+/// A batch of writes, applied atomically ([`Database::write`]).
+pub(crate) type Batch = rocksdb::WriteBatch;
+/// Options of a read.
+pub(crate) type ReadOptions = rocksdb::ReadOptions;
+/// Options of a write.
+pub(crate) type WriteOptions = rocksdb::WriteOptions;
+/// A column family's handle.
+pub(crate) type Family = rocksdb::ColumnFamily;
+/// The RocksDB instance under a [`Database`].
+pub(crate) type Rocks = rocksdb::DB;
+/// An iterator over a column family ([`Database::iter`]).
+pub(crate) type FamilyIter<'a> = rocksdb::DBIteratorWithThreadMode<'a, Rocks>;
+/// RocksDB's error, before [`error`] makes it the crate's.
+pub(crate) type RocksError = rocksdb::Error;

@@ -19,32 +19,29 @@
 //!   `src/dedup/check_insert.rs`, `pairs` in `src/dedup/pairs.rs`, `upgrade` in
 //!   `src/upgrade.rs`.
 
-mod journal;
+mod ingestion;
 mod open;
 mod options;
 mod read;
-mod secondary;
 mod sketches;
 mod upsert;
 mod write;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 
 use parking_lot::MutexGuard;
 
-use rocksdb::{ColumnFamily, WriteOptions, DB};
-
 use crate::error::{Error, Result};
-use crate::keys::{ALL_FAMILIES, BLOCK_FAMILIES};
+use crate::keys::BLOCK_FAMILIES;
 use crate::postings::Postings;
 use crate::simhash::Simhasher;
+use crate::storage::{Database, Family, FamilyIter, WriteOptions};
 
 pub use crate::format::Format;
 pub(crate) use crate::storage::View;
-pub(crate) use journal::{Journal, DEFAULT_TEMP_DIR};
-pub(crate) use open::{base_table_options, table_options};
+pub(crate) use ingestion::Ingestion;
 pub use open::{FORMAT_VERSION, MIN_FORMAT_VERSION};
 use options::Clock;
 pub use options::{Durability, StoreBuilder};
@@ -58,11 +55,10 @@ pub use write::Entry;
 /// `Store` is `Send + Sync`: share it in an `Arc` and query from many threads while others
 /// write. Writes are serialised internally; each is atomic across all column families.
 pub struct Store {
-    db: DB,
-    path: PathBuf,
+    /// The RocksDB instance, its directory, and whether it is read-only.
+    db: Database,
     simhasher: Simhasher,
     durability: Durability,
-    read_only: bool,
     /// Held by every write so that read-modify-write upserts and the document count stay
     /// consistent. Readers never take it.
     write_lock: parking_lot::Mutex<()>,
@@ -83,9 +79,6 @@ pub struct Store {
     concurrent_reads: ConcurrentReads,
     /// Whether queries put the block families' data blocks in the block cache.
     cache_fill: CacheFill,
-    /// A read-only store's own directory (RocksDB secondary instance), removed on drop.
-    /// Declared after `db`, so the database closes first.
-    _secondary_dir: Option<tempfile::TempDir>,
     /// Where `added` times come from.
     clock: Clock,
 }
@@ -145,11 +138,11 @@ impl CacheFill {
 impl std::fmt::Debug for Store {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Store")
-            .field("path", &self.path)
+            .field("path", &self.path())
             .field("format", &self.format)
             .field("documents", &self.len())
             .field("durability", &self.durability)
-            .field("read_only", &self.read_only)
+            .field("read_only", &self.is_read_only())
             .finish()
     }
 }
@@ -157,7 +150,12 @@ impl std::fmt::Debug for Store {
 impl Store {
     /// The directory of the store.
     pub fn path(&self) -> &Path {
-        &self.path
+        self.db.path()
+    }
+
+    /// Whether the store was opened read-only.
+    pub(crate) fn is_read_only(&self) -> bool {
+        self.db.is_read_only()
     }
 
     /// The fingerprinter configured as recorded in the store: use it for every text that goes
@@ -219,19 +217,10 @@ impl Store {
     /// # Errors
     /// RocksDB I/O errors.
     pub fn flush(&self) -> Result<()> {
-        if self.read_only {
+        if self.is_read_only() {
             return Ok(());
         }
-        // One call for all families: with `atomic_flush` RocksDB then commits their new files
-        // in one step. Flushing them one by one would let a crash (without a write-ahead log)
-        // or a read-only reader see `block0` flushed and `docs` not.
-        let families = ALL_FAMILIES
-            .iter()
-            .map(|name| self.cf(name))
-            .collect::<Result<Vec<_>>>()?;
-        self.db
-            .flush_cfs_opt(&families, &rocksdb::FlushOptions::default())
-            .map_err(|e| self.rocks_err("flush", None, e))
+        self.db.flush_all()
     }
 
     /// Compacts the store fully: smaller on disk, faster to scan and query. In a store of
@@ -244,11 +233,7 @@ impl Store {
     pub fn compact(&self) -> Result<()> {
         self.check_writable()?;
         self.fold_groups()?;
-        for name in ALL_FAMILIES {
-            self.db
-                .compact_range_cf(self.cf(name)?, None::<&[u8]>, None::<&[u8]>);
-        }
-        Ok(())
+        self.db.compact_all()
     }
 
     /// Bytes the query cache holds now ([`StoreBuilder::query_cache_size`]).
@@ -262,37 +247,19 @@ impl Store {
     /// # Errors
     /// RocksDB errors.
     pub fn disk_usage(&self) -> Result<Vec<(&'static str, u64)>> {
-        let files = self
-            .db
-            .live_files()
-            .map_err(|e| self.rocks_err("list live files", None, e))?;
-        Ok(ALL_FAMILIES
-            .iter()
-            .map(|name| {
-                let bytes = files
-                    .iter()
-                    .filter(|f| f.column_family_name == *name)
-                    .map(|f| f.size as u64)
-                    .sum();
-                (*name, bytes)
-            })
-            .collect())
+        self.db.live_file_bytes()
     }
 
     // ---- crate-internal plumbing ----
 
-    /// The RocksDB database.
-    pub(crate) fn db(&self) -> &DB {
+    /// The store's database (the storage layer).
+    pub(crate) fn db(&self) -> &Database {
         &self.db
     }
 
     /// A consistent view of the store as it is now.
     pub(crate) fn view(&self) -> View<'_> {
-        if self.read_only {
-            View::Fixed(&self.db)
-        } else {
-            View::Snapshot(self.db.snapshot())
-        }
+        self.db.view()
     }
 
     /// The block families' layout and state.
@@ -316,7 +283,7 @@ impl Store {
     /// memory to several times it.
     pub(crate) fn choose_reads(&self) {
         self.concurrent_reads
-            .choose(|| open::files_fit_in_memory(&self.path));
+            .choose(|| open::files_fit_in_memory(self.path()));
         self.choose_cache_fill();
     }
 
@@ -340,14 +307,14 @@ impl Store {
 
     /// The database handle that [`Postings`] reads and writes through.
     pub(crate) fn blocks_db(&self) -> crate::postings::Db<'_> {
-        crate::postings::Db::new(&self.db, &self.path)
+        crate::postings::Db::new(&self.db)
     }
 
     /// Folds every group of the block families that has deltas or chunks of more than one
     /// segment (see `src/postings/fold.rs`), and returns how many it folded: none in a
     /// read-only store or one of an older format.
     pub(crate) fn fold_groups(&self) -> Result<u64> {
-        match self.packed().ok().filter(|_| !self.read_only) {
+        match self.packed().ok().filter(|_| !self.is_read_only()) {
             Some(packed) => packed.fold_groups(self.blocks_db(), &self.write_options(), || {
                 self.lock_writes()
             }),
@@ -355,47 +322,37 @@ impl Store {
         }
     }
 
-    pub(crate) fn cf(&self, name: &'static str) -> Result<&ColumnFamily> {
-        self.db.cf_handle(name).ok_or_else(|| Error::NotAStore {
-            path: self.path.clone(),
-            reason: format!("column family `{name}` is missing"),
-        })
+    /// Column family `name`.
+    pub(crate) fn cf(&self, name: &'static str) -> Result<&Family> {
+        self.db.family(name)
     }
 
-    pub(crate) fn block_cf(&self, i: usize) -> Result<&ColumnFamily> {
-        self.cf(BLOCK_FAMILIES[i])
-    }
-
+    /// The error for a failed RocksDB `operation` on `cf`.
     pub(crate) fn rocks_err(
         &self,
         operation: &'static str,
         cf: Option<&'static str>,
-        e: rocksdb::Error,
+        e: crate::storage::RocksError,
     ) -> Error {
-        Error::rocks(operation, cf, &self.path, e)
+        self.db.error(operation, cf, e)
     }
 
+    /// The value of `key` in `family`.
     pub(crate) fn get_raw(&self, family: &'static str, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        self.db
-            .get_cf(self.cf(family)?, key)
-            .map_err(|e| self.rocks_err("read", Some(family), e))
+        self.db.get(family, key)
     }
 
-    pub(crate) fn raw_iter(
-        &self,
-        family: &'static str,
-    ) -> Result<rocksdb::DBIteratorWithThreadMode<'_, DB>> {
-        Ok(self
-            .db
-            .iterator_cf(self.cf(family)?, rocksdb::IteratorMode::Start))
+    /// Every entry of `family`, in key order.
+    pub(crate) fn raw_iter(&self, family: &'static str) -> Result<FamilyIter<'_>> {
+        self.db.iter(family)
     }
 
     /// Fails unless the store takes writes: opened read-only ([`Error::ReadOnly`]), or of an
     /// older format ([`Error::LegacyFormat`]).
     pub(crate) fn check_writable(&self) -> Result<()> {
-        if self.read_only {
+        if self.is_read_only() {
             return Err(Error::ReadOnly {
-                path: self.path.clone(),
+                path: self.path().to_path_buf(),
             });
         }
         self.packed().map(|_| ())
@@ -409,7 +366,7 @@ impl Store {
             .packed()
             .filter(|_| self.format.is_writable())
             .ok_or_else(|| Error::LegacyFormat {
-                path: self.path.clone(),
+                path: self.path().to_path_buf(),
                 found: self.format.version(),
                 current: Format::CURRENT.version(),
             })

@@ -52,7 +52,7 @@ impl Store {
     /// counted from 0 would overwrite stored documents); [`Error::NoIdLeft`] if the store
     /// holds id 2^64-1, after which there is none (ids never wrap to a stored one).
     pub fn next_id(&self) -> Result<u64> {
-        let mut it = self.db.raw_iterator_cf(self.cf(DOCS_FAMILY)?);
+        let mut it = self.db.rocks().raw_iterator_cf(self.cf(DOCS_FAMILY)?);
         it.seek_to_last();
         it.status()
             .map_err(|e| self.rocks_err("read the last document", Some(DOCS_FAMILY), e))?;

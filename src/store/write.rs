@@ -3,7 +3,7 @@
 
 use std::sync::atomic::Ordering;
 
-use rocksdb::WriteBatch;
+use crate::storage::Batch as WriteBatch;
 
 use super::upsert::{check_key, Adds, KeyWrite};
 use super::Store;
@@ -284,8 +284,7 @@ impl Store {
         // Only a store of the packed layout takes writes (`check_writable`).
         let packed = self.packed()?;
         self.db
-            .write_opt(batch, &self.write_options())
-            .map_err(|e| self.rocks_err("write a batch", None, e))?;
+            .write(batch, &self.write_options(), "write a batch")?;
         self.doc_count.store(count, Ordering::SeqCst);
         let mut due = Vec::new();
         for &fp in touched {

@@ -238,7 +238,7 @@ impl Sketches {
             let mut found = Vec::with_capacity(ids.len());
             for ids in ids.chunks(LOOKUP_CHUNK) {
                 let doc_keys: Vec<[u8; 8]> = ids.iter().map(|&id| keys::doc_key(id)).collect();
-                let values = store.db().batched_multi_get_cf(cf, &doc_keys, true);
+                let values = store.db().rocks().batched_multi_get_cf(cf, &doc_keys, true);
                 for ((&id, doc_key), value) in ids.iter().zip(&doc_keys).zip(values) {
                     let value = value.map_err(|e| store.rocks_err("read", Some(DOCS_FAMILY), e))?;
                     let sketch = match value {

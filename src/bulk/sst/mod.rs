@@ -19,34 +19,31 @@ mod radix;
 mod split;
 #[cfg(test)]
 mod tests;
-mod writer;
 
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use rayon::prelude::*;
-use rocksdb::{Cache, DBCompressionType, DataBlockIndexType, Options, SstFileWriter};
 
-use super::kept_pages::{self, ChunkPages, KeptPages};
 use super::prefault;
 use super::runs::RunBuffer;
-use super::spool::SpoolWriter;
 use crate::codec;
 use crate::codec::Delta;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::fingerprint::{Fingerprint, BLOCKS};
 use crate::keys::{self, BLOCK_FAMILIES, DOCS_FAMILY, KEYS_FAMILY};
 use crate::pigeonhole::BLOCK_VALUES;
-use crate::postings::{self, chunk, GroupWriter};
-use crate::store::{self, KeyWrite, UpsertPlan};
+use crate::postings::spool::SpoolWriter;
+use crate::postings::{chunk, GroupWriter};
+use crate::storage::sst::{write_file, KEPT_FILE_ENTRIES};
+use crate::storage::{Destination, FillError, FillResult, Keep, RocksError, SstWriter};
+use crate::store::{KeyWrite, UpsertPlan};
 
 pub(crate) use packed::ChunkOut;
 use packed::*;
 use radix::*;
 use split::*;
-use writer::*;
-pub(crate) use writer::{write_file, SstWriter};
 
 /// Entries per SST file at most (about 440 MB of a block family): every task of a block
 /// family scans all of the run's survivors for the keys of its range, so fewer, larger tasks
@@ -57,17 +54,8 @@ pub(crate) use writer::{write_file, SstWriter};
 const MAX_FILE_ENTRIES: usize = 48 << 20;
 /// Below this many entries a family is written as one file.
 const MIN_PARALLEL_ENTRIES: usize = 1 << 16;
-/// Entries per SST file at most (about 70 MB of a block family) when its pages are kept in
-/// the page cache ([`KeptPages`]): a task's sorted range is written as several files. RocksDB's
-/// writer drops the whole file's pages after every megabyte, and the kernel steps through
-/// every cached page of the file each time, so keeping a file's pages costs time growing
-/// with the square of its size: 0.9 s of system time for a 415 MB file, 0.02 s for 64 MB.
-pub(crate) const KEPT_FILE_ENTRIES: usize = 8 << 20;
 /// `docs` files per thread: more, smaller tasks than the block families' (see [`write_run`]).
 const DOCS_PARTS_PER_THREAD: usize = 4;
-/// Zstandard level of bottom-level `docs` and `keys` files. Level 1 compresses these values
-/// about as well as RocksDB's default level 3, at twice the speed.
-const ZSTD_LEVEL: i32 = 1;
 
 /// The SST files of one run, in ingestion order, and their total size; and, for a spooled
 /// run, its spool files per block family.
@@ -88,64 +76,6 @@ pub(crate) enum Chunks {
     /// Into spool files (`spool.rs`), merged with the other runs' at `finish`; the run's SST
     /// files get only its removal deltas.
     Spool,
-}
-
-/// Why filling an SST file stopped.
-pub(crate) enum FillError {
-    Rocks(rocksdb::Error),
-    Other(Error),
-    /// Nothing was put: no file is made.
-    Empty,
-}
-
-impl From<rocksdb::Error> for FillError {
-    fn from(e: rocksdb::Error) -> Self {
-        FillError::Rocks(e)
-    }
-}
-
-impl From<Error> for FillError {
-    fn from(e: Error) -> Self {
-        FillError::Other(e)
-    }
-}
-
-pub(crate) type FillResult = std::result::Result<(), FillError>;
-
-/// How a run's files are compressed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Destination {
-    /// The files will not overlap anything in the store and go to the bottom level: written
-    /// with the bottom level's compression (Zstandard), never rewritten.
-    Bottom,
-    /// The files overlap stored data and go to level 0, from where compaction rewrites them:
-    /// written with the cheaper upper-level compression (LZ4).
-    Upper,
-}
-
-/// Which pages of an SST file being written stay in the page cache ([`KeptPages`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Keep {
-    /// None: RocksDB's writer drops them all.
-    Nothing,
-    /// All, for a file the caller then reads back ([`super::read_into_page_cache`] reads only
-    /// the tail the writer dropped last).
-    All,
-    /// The chunks and not their ids (`keys::ids_key`), which a query reads only for a
-    /// match: a block family file of a store larger than the memory. Read back once the file
-    /// is finished ([`ChunkPages`]).
-    Chunks,
-}
-
-impl Keep {
-    /// [`Keep::All`] if `kept`, else [`Keep::Nothing`].
-    fn all_if(kept: bool) -> Keep {
-        if kept {
-            Keep::All
-        } else {
-            Keep::Nothing
-        }
-    }
 }
 
 /// What one task wrote: its SST files (family, path, size), in key order, and a spool file
@@ -340,7 +270,12 @@ pub(crate) fn write_run(
                             Ok(()) | Err(FillError::Empty) => {}
                             Err(FillError::Other(e)) => return Err(e),
                             Err(FillError::Rocks(e)) => {
-                                return Err(rocks("write a spool file", family, &spool_path, e))
+                                return Err(crate::storage::error(
+                                    "write a spool file",
+                                    Some(family),
+                                    &spool_path,
+                                    e,
+                                ))
                             }
                         }
                         let spool_size = spool.finish()?;

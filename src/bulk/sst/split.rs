@@ -46,9 +46,8 @@ pub(super) fn split<T>(
 }
 
 /// Writes a put of `T`; the vector is a scratch buffer for the value, reused across puts.
-pub(super) type PutFn<'f, T> = dyn Fn(&mut SstWriter<'_>, &mut Vec<u8>, &T) -> std::result::Result<(), rocksdb::Error>
-    + Sync
-    + 'f;
+pub(super) type PutFn<'f, T> =
+    dyn Fn(&mut SstWriter<'_>, &mut Vec<u8>, &T) -> std::result::Result<(), RocksError> + Sync + 'f;
 
 /// Cuts a block family's sorted `keys` and `deletes` (all of block values below `hi`) into
 /// pieces of whole groups, each of about `max` keys at most (more only where one group holds
@@ -88,8 +87,8 @@ pub(super) fn merge_into<T>(
     deletes: &[u128],
     key: impl Fn(&T) -> u128,
     put: &PutFn<'_, T>,
-    delete: impl Fn(&mut SstWriter<'_>, u128) -> std::result::Result<(), rocksdb::Error>,
-) -> std::result::Result<(), rocksdb::Error> {
+    delete: impl Fn(&mut SstWriter<'_>, u128) -> std::result::Result<(), RocksError>,
+) -> std::result::Result<(), RocksError> {
     let mut scratch = Vec::new();
     let mut d = deletes.iter().peekable();
     for p in puts {

@@ -7,7 +7,7 @@ use super::*;
 #[cfg(target_os = "linux")]
 #[test]
 fn keeping_chunks_leaves_their_ids_out_of_the_page_cache() {
-    use crate::bulk::kept_pages::tests::{keeping_works, resident_map};
+    use crate::storage::sst::kept_pages::tests::{keeping_works, resident_map};
     let dir = tempfile::tempdir().unwrap();
     if !keeping_works(dir.path()) {
         return;
@@ -54,10 +54,10 @@ fn keeping_chunks_leaves_their_ids_out_of_the_page_cache() {
         .unwrap();
         if keep == Keep::All {
             // As the caller does: the tail the writer dropped last.
-            crate::bulk::read_into_page_cache(std::iter::once(path.as_path()));
+            crate::storage::files::read_into_page_cache(std::iter::once(path.as_path()));
         }
         // The chunks are read back on a thread of their own.
-        crate::bulk::kept_pages::wait_for_read_backs();
+        crate::storage::sst::kept_pages::wait_for_read_backs();
         let resident = resident_map(&path);
         let bytes = std::fs::read(&path).unwrap();
         let page = 4096;

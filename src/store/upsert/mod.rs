@@ -93,7 +93,7 @@ impl Stored for Store {
     }
 
     fn id_range(&self) -> Result<Option<(u64, u64)>> {
-        let mut it = self.db.raw_iterator_cf(self.cf(DOCS_FAMILY)?);
+        let mut it = self.db.rocks().raw_iterator_cf(self.cf(DOCS_FAMILY)?);
         it.seek_to_first();
         let first = it.key().and_then(keys::decode_doc_key);
         it.seek_to_last();
@@ -106,7 +106,7 @@ impl Stored for Store {
     fn documents_of(&self, ids: &[u64]) -> Result<Vec<Option<Document>>> {
         let cf = self.cf(DOCS_FAMILY)?;
         let keys: Vec<[u8; keys::DOC_KEY_LEN]> = ids.iter().map(|&id| keys::doc_key(id)).collect();
-        let found = self.db.batched_multi_get_cf(cf, &keys, true);
+        let found = self.db.rocks().batched_multi_get_cf(cf, &keys, true);
         found
             .into_iter()
             .zip(&keys)
@@ -120,7 +120,7 @@ impl Stored for Store {
 
     fn owners_of(&self, keys: &[&[u8]]) -> Result<Vec<Option<u64>>> {
         let cf = self.cf(KEYS_FAMILY)?;
-        let found = self.db.batched_multi_get_cf(cf, keys, true);
+        let found = self.db.rocks().batched_multi_get_cf(cf, keys, true);
         found
             .into_iter()
             .zip(keys)

@@ -1,19 +1,68 @@
 //! One SST file of a run: its options and its writer.
 
-use super::*;
+use std::path::Path;
 
-pub(super) fn rocks(
-    operation: &'static str,
-    family: &'static str,
-    path: &Path,
-    e: rocksdb::Error,
-) -> Error {
-    Error::rocks(operation, Some(family), path, e)
+use rocksdb::SstFileWriter;
+
+use super::kept_pages::{self, ChunkPages, KeptPages};
+use crate::error::{Error, Result};
+use crate::keys;
+use crate::storage::families::{sst_file_options, Destination};
+
+/// Why filling an SST file stopped.
+pub(crate) enum FillError {
+    Rocks(rocksdb::Error),
+    Other(Error),
+    /// Nothing was put: no file is made.
+    Empty,
+}
+
+impl From<rocksdb::Error> for FillError {
+    fn from(e: rocksdb::Error) -> Self {
+        FillError::Rocks(e)
+    }
+}
+
+impl From<Error> for FillError {
+    fn from(e: Error) -> Self {
+        FillError::Other(e)
+    }
+}
+
+pub(crate) type FillResult = std::result::Result<(), FillError>;
+
+/// Which pages of an SST file being written stay in the page cache ([`KeptPages`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Keep {
+    /// None: RocksDB's writer drops them all.
+    Nothing,
+    /// All, for a file the caller then reads back ([`super::read_into_page_cache`] reads only
+    /// the tail the writer dropped last).
+    All,
+    /// The chunks and not their ids (`keys::ids_key`), which a query reads only for a
+    /// match: a block family file of a store larger than the memory. Read back once the file
+    /// is finished ([`ChunkPages`]).
+    Chunks,
+}
+
+impl Keep {
+    /// [`Keep::All`] if `kept`, else [`Keep::Nothing`].
+    pub(crate) fn all_if(kept: bool) -> Keep {
+        if kept {
+            Keep::All
+        } else {
+            Keep::Nothing
+        }
+    }
+}
+
+fn rocks(operation: &'static str, family: &'static str, path: &Path, e: rocksdb::Error) -> Error {
+    crate::storage::error(operation, Some(family), path, e)
 }
 
 /// Where the keys an [`SstWriter`] has put are, for [`Keep::Chunks`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum IdsRange {
+enum IdsRange {
     /// Not in ids.
     Outside,
     /// In ids, from the start of the block being filled.
@@ -122,35 +171,7 @@ pub(crate) fn write_file(
     if count == 0 {
         return Ok(None);
     }
-    // The family's options (format, Bloom filters, block size); the cache is only a
-    // placeholder.
-    let cache = Cache::new_lru_cache(1 << 20);
-    let opts = if BLOCK_FAMILIES.contains(&family) {
-        // Exactly the store's.
-        postings::family_options(store::base_table_options(&cache))
-    } else {
-        let mut table = store::table_options(family, &cache);
-        if family == DOCS_FAMILY {
-            // Binary search inside data blocks instead of the family's hash index: 1.4 bytes
-            // per document less and 2% fewer instructions to write; a point lookup in a 4 KiB
-            // block does a few more key comparisons (no measurable change in query cost).
-            table.set_data_block_index_type(DataBlockIndexType::BinarySearch);
-        }
-        let mut opts = Options::default();
-        opts.set_block_based_table_factory(&table);
-        let compression = match dest {
-            Destination::Bottom => DBCompressionType::Zstd,
-            Destination::Upper => DBCompressionType::Lz4,
-        };
-        opts.set_compression_type(compression);
-        opts.set_bottommost_compression_type(compression);
-        if compression == DBCompressionType::Zstd {
-            // window bits -14 and strategy 0 are RocksDB's defaults; no dictionary.
-            opts.set_compression_options(-14, ZSTD_LEVEL, 0, 0);
-            opts.set_bottommost_compression_options(-14, ZSTD_LEVEL, 0, 0, true);
-        }
-        opts
-    };
+    let opts = sst_file_options(family, dest);
     let inner = SstFileWriter::create(&opts);
     inner
         .open(path)

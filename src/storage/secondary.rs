@@ -101,14 +101,14 @@ pub(crate) fn open_secondary(
         let min_log = match &opened {
             Ok(db) => Ok(db
                 .property_int_value("rocksdb.min-log-number-to-keep")
-                .map_err(|e| Error::rocks("read the oldest log to keep", None, path, e))?
+                .map_err(|e| super::error("read the oldest log to keep", None, path, e))?
                 .unwrap_or(0)),
             Err(e) => Err(e),
         };
         Ok(match race(&before, &after, min_log) {
             Some(race) => Attempt::Raced(race),
             None => {
-                Attempt::Done(opened.map_err(|e| Error::rocks("open the store", None, path, e)))
+                Attempt::Done(opened.map_err(|e| super::error("open the store", None, path, e)))
             }
         })
     })

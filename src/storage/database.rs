@@ -1,0 +1,310 @@
+//! [`Database`]: the RocksDB instance of a store, opened with the store's options, and the
+//! operations the layers above need from it, each with its error naming the store.
+
+use std::path::{Path, PathBuf};
+
+use rocksdb::{
+    ColumnFamily, ColumnFamilyDescriptor, DBIteratorWithThreadMode, FlushOptions,
+    IngestExternalFileOptions, IteratorMode, Options, ReadOptions, WriteBatch, WriteOptions, DB,
+};
+
+use super::families::column_family_options;
+use super::secondary::open_secondary;
+use super::View;
+use crate::error::{Error, Result};
+use crate::keys::{ALL_FAMILIES, BLOCK_FAMILIES, META_FAMILY};
+
+/// The size of the MANIFEST at which the writer starts a new one (see [`Database::open`]).
+const MAX_MANIFEST_BYTES: usize = 256 * 1024;
+
+/// How to open a store's database.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct OpenOptions {
+    /// A RocksDB secondary instance beside a possible writer, instead of the writer.
+    pub(crate) read_only: bool,
+    /// Whether reads go through memory maps (else positioned reads).
+    pub(crate) mmap_reads: bool,
+    /// The block cache's size in bytes.
+    pub(crate) block_cache_bytes: usize,
+}
+
+/// A store's RocksDB instance: every column family of [`ALL_FAMILIES`], and the store's
+/// directory for errors.
+pub(crate) struct Database {
+    rocks: DB,
+    path: PathBuf,
+    read_only: bool,
+    /// A read-only store's own directory (RocksDB secondary instance), removed on drop.
+    /// Declared after `rocks`, so the database closes first.
+    _secondary_dir: Option<tempfile::TempDir>,
+}
+
+/// RocksDB's error for a failed `operation` (on `family`) of the store at `path`, as the
+/// crate's [`Error`]: corruption and a held lock get their own variants.
+pub(crate) fn error(
+    operation: &'static str,
+    family: Option<&'static str>,
+    path: &Path,
+    err: rocksdb::Error,
+) -> Error {
+    let message = err.to_string();
+    match err.kind() {
+        rocksdb::ErrorKind::Corruption => Error::Corruption {
+            path: path.to_path_buf(),
+            message,
+        },
+        rocksdb::ErrorKind::IOError if message.contains("lock") && message.contains("LOCK") => {
+            Error::Locked {
+                path: path.to_path_buf(),
+                message,
+            }
+        }
+        _ => Error::RocksDb {
+            operation,
+            column_family: family,
+            message,
+        },
+    }
+}
+
+fn synced() -> WriteOptions {
+    let mut opts = WriteOptions::default();
+    opts.set_sync(true);
+    opts
+}
+
+impl Database {
+    /// Opens (creating it if missing and not `read_only`) the database at `path`, whose
+    /// directory the caller has checked: `exists` says whether it holds a database.
+    pub(crate) fn open(path: &Path, exists: bool, options: OpenOptions) -> Result<Database> {
+        let mut db_opts = Options::default();
+        db_opts.create_if_missing(true);
+        db_opts.create_missing_column_families(true);
+        db_opts.set_max_background_jobs(2);
+        // The block families' hashed memtables (`families::block_family_options`) take one
+        // writer at a time; so does the store (its write lock).
+        db_opts.set_allow_concurrent_memtable_write(false);
+        db_opts.set_keep_log_file_num(4);
+        // Start a new, compacted MANIFEST once the current one passes this (RocksDB also
+        // allows up to six times the compacted size, for stores of many files). Its default
+        // is 1 GiB: a writer that keeps flushing and compacting grows the MANIFEST without
+        // bound, and every read-only open replays it all (4.3 s after 3,000 flushes,
+        // `docs/reliability.md`).
+        db_opts.set_max_manifest_file_size(MAX_MANIFEST_BYTES);
+        // Flush all column families together: without a write-ahead log (Durability::NoWal)
+        // this is what keeps a crash from leaving a document in `docs` but not in `block2`.
+        db_opts.set_atomic_flush(true);
+        db_opts.set_allow_mmap_reads(options.mmap_reads);
+        if exists {
+            let present = DB::list_cf(&db_opts, path)
+                .map_err(|e| error("list column families", None, path, e))?;
+            if !present.iter().any(|name| name == META_FAMILY) {
+                return Err(Error::NotAStore {
+                    path: path.to_path_buf(),
+                    reason: format!("a RocksDB database without the `{META_FAMILY}` column family"),
+                });
+            }
+        }
+        let cache = rocksdb::Cache::new_lru_cache(options.block_cache_bytes);
+        let descriptors = || -> Vec<ColumnFamilyDescriptor> {
+            ALL_FAMILIES
+                .iter()
+                .map(|name| ColumnFamilyDescriptor::new(*name, column_family_options(name, &cache)))
+                .collect()
+        };
+        // A read-only store is a RocksDB *secondary* instance: unlike a plain read-only open
+        // it is meant to run beside a writer (which may flush, compact and delete files
+        // meanwhile) and sees a consistent state of every column family. Its own small
+        // files (an info log) go to a temporary directory.
+        let secondary_dir = if options.read_only {
+            Some(tempfile::tempdir().map_err(|e| {
+                Error::io("create a temporary directory for", std::env::temp_dir(), e)
+            })?)
+        } else {
+            None
+        };
+        let rocks = match &secondary_dir {
+            Some(secondary) => {
+                db_opts.set_max_open_files(-1);
+                open_secondary(&db_opts, path, secondary.path(), descriptors)?
+            }
+            None => DB::open_cf_descriptors(&db_opts, path, descriptors())
+                .map_err(|e| error("open the store", None, path, e))?,
+        };
+        Ok(Database {
+            rocks,
+            path: path.to_path_buf(),
+            read_only: options.read_only,
+            _secondary_dir: secondary_dir,
+        })
+    }
+
+    /// The store's directory.
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Whether this is a read-only (secondary) instance.
+    pub(crate) fn is_read_only(&self) -> bool {
+        self.read_only
+    }
+
+    /// The RocksDB instance, for the postings layer's reads and writes of the block
+    /// families ([`crate::postings::Db`]).
+    pub(crate) fn rocks(&self) -> &DB {
+        &self.rocks
+    }
+
+    /// Column family `name`.
+    pub(crate) fn family(&self, name: &'static str) -> Result<&ColumnFamily> {
+        self.rocks.cf_handle(name).ok_or_else(|| Error::NotAStore {
+            path: self.path.clone(),
+            reason: format!("column family `{name}` is missing"),
+        })
+    }
+
+    /// Block family `i`.
+    pub(crate) fn block_family(&self, i: usize) -> Result<&ColumnFamily> {
+        self.family(BLOCK_FAMILIES[i])
+    }
+
+    /// The error for a failed RocksDB `operation` on `family` of this store.
+    pub(crate) fn error(
+        &self,
+        operation: &'static str,
+        family: Option<&'static str>,
+        e: rocksdb::Error,
+    ) -> Error {
+        error(operation, family, &self.path, e)
+    }
+
+    /// A consistent view of the database as it is now.
+    pub(crate) fn view(&self) -> View<'_> {
+        if self.read_only {
+            View::Fixed(&self.rocks)
+        } else {
+            View::Snapshot(self.rocks.snapshot())
+        }
+    }
+
+    /// The value of `key` in `family`.
+    pub(crate) fn get(&self, family: &'static str, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.rocks
+            .get_cf(self.family(family)?, key)
+            .map_err(|e| self.error("read", Some(family), e))
+    }
+
+    /// Writes `batch` atomically with `options`; `operation` names it in an error.
+    pub(crate) fn write(
+        &self,
+        batch: WriteBatch,
+        options: &WriteOptions,
+        operation: &'static str,
+    ) -> Result<()> {
+        self.rocks
+            .write_opt(batch, options)
+            .map_err(|e| self.error(operation, None, e))
+    }
+
+    /// Writes `batch` atomically and syncs the write-ahead log.
+    pub(crate) fn write_synced(&self, batch: WriteBatch, operation: &'static str) -> Result<()> {
+        self.write(batch, &synced(), operation)
+    }
+
+    /// Puts `key` = `value` in `family`, synced.
+    pub(crate) fn put_synced(
+        &self,
+        family: &'static str,
+        key: &[u8],
+        value: &[u8],
+        operation: &'static str,
+    ) -> Result<()> {
+        self.rocks
+            .put_cf_opt(self.family(family)?, key, value, &synced())
+            .map_err(|e| self.error(operation, Some(family), e))
+    }
+
+    /// Deletes `key` from `family`, synced.
+    pub(crate) fn delete_synced(
+        &self,
+        family: &'static str,
+        key: &[u8],
+        operation: &'static str,
+    ) -> Result<()> {
+        self.rocks
+            .delete_cf_opt(self.family(family)?, key, &synced())
+            .map_err(|e| self.error(operation, Some(family), e))
+    }
+
+    /// Every entry of `family`, in key order.
+    pub(crate) fn iter(&self, family: &'static str) -> Result<DBIteratorWithThreadMode<'_, DB>> {
+        Ok(self
+            .rocks
+            .iterator_cf(self.family(family)?, IteratorMode::Start))
+    }
+
+    /// Whether `family` holds an entry (one seek).
+    pub(crate) fn has_entries(&self, family: &'static str) -> Result<bool> {
+        let mut it = self
+            .rocks
+            .raw_iterator_cf_opt(self.family(family)?, ReadOptions::default());
+        it.seek_to_first();
+        it.status()
+            .map_err(|e| self.error("scan", Some(family), e))?;
+        Ok(it.valid())
+    }
+
+    /// Writes every family's memtable to SST files, all in one step (`atomic_flush`):
+    /// flushing them one by one would let a crash (without a write-ahead log) or a read-only
+    /// reader see `block0` flushed and `docs` not.
+    pub(crate) fn flush_all(&self) -> Result<()> {
+        let families = ALL_FAMILIES
+            .iter()
+            .map(|name| self.family(name))
+            .collect::<Result<Vec<_>>>()?;
+        self.rocks
+            .flush_cfs_opt(&families, &FlushOptions::default())
+            .map_err(|e| self.error("flush", None, e))
+    }
+
+    /// Compacts every family fully.
+    pub(crate) fn compact_all(&self) -> Result<()> {
+        for name in ALL_FAMILIES {
+            self.rocks
+                .compact_range_cf(self.family(name)?, None::<&[u8]>, None::<&[u8]>);
+        }
+        Ok(())
+    }
+
+    /// Bytes of live SST files per family, in the order of [`ALL_FAMILIES`].
+    pub(crate) fn live_file_bytes(&self) -> Result<Vec<(&'static str, u64)>> {
+        let files = self
+            .rocks
+            .live_files()
+            .map_err(|e| self.error("list live files", None, e))?;
+        Ok(ALL_FAMILIES
+            .iter()
+            .map(|name| {
+                let bytes = files
+                    .iter()
+                    .filter(|f| f.column_family_name == *name)
+                    .map(|f| f.size as u64)
+                    .sum();
+                (*name, bytes)
+            })
+            .collect())
+    }
+
+    /// Ingests `files` (SST files of `family`) by moving them into the database: all or
+    /// none.
+    pub(crate) fn ingest(&self, family: &'static str, files: &[PathBuf]) -> Result<()> {
+        if files.is_empty() {
+            return Ok(());
+        }
+        let mut opts = IngestExternalFileOptions::default();
+        opts.set_move_files(true);
+        self.rocks
+            .ingest_external_file_cf_opts(self.family(family)?, &opts, files.to_vec())
+            .map_err(|e| self.error("ingest SST files", Some(family), e))
+    }
+}
