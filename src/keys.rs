@@ -225,6 +225,13 @@ pub(crate) fn block_value_of_key_number(key: u128) -> u16 {
     (key >> BLOCK_KEY_NUMBER_VALUE_SHIFT) as u16
 }
 
+/// The block value, remainder and id of a [`block_key_number`].
+#[inline]
+pub(crate) fn split_block_key_number(key: u128) -> (u16, u64, u64) {
+    let remainder = (key >> 64) as u64 & ((1 << 48) - 1);
+    (block_value_of_key_number(key), remainder, key as u64)
+}
+
 /// The 2-byte prefix shared by all keys of family `i` whose block `i` is `value`.
 #[inline]
 pub(crate) fn block_prefix(value: u16) -> [u8; 2] {

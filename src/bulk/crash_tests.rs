@@ -123,7 +123,10 @@ fn check_compact(store: &Store, finals: bool) -> TestResult {
     use crate::keys::{decode_packed_key, PackedKey};
     use crate::postings::chunk::Chunk;
     for i in 0..crate::fingerprint::BLOCKS {
-        let mut it = store.db().rocks().raw_iterator_cf(store.db().block_family(i)?);
+        let mut it = store
+            .db()
+            .rocks()
+            .raw_iterator_cf(store.db().block_family(i)?);
         it.seek_to_first();
         // (value, segment, whether the last chunk seen is final)
         let mut last: Option<(u16, u32, bool)> = None;

@@ -34,6 +34,7 @@ pub(crate) mod chunk;
 mod fold;
 mod groups;
 mod probe;
+pub(crate) mod run_chunks;
 pub(crate) mod spool;
 mod write;
 

@@ -14,7 +14,6 @@
 //! into pieces for the threads; `packed.rs` writes a block range as packed chunks;
 //! `radix.rs` sorts block keys; `tests.rs`.
 
-mod packed;
 mod radix;
 mod split;
 #[cfg(test)]
@@ -29,19 +28,17 @@ use rayon::prelude::*;
 use super::prefault;
 use super::runs::RunBuffer;
 use crate::codec;
-use crate::codec::Delta;
 use crate::error::Result;
 use crate::fingerprint::{Fingerprint, BLOCKS};
 use crate::keys::{self, BLOCK_FAMILIES, DOCS_FAMILY, KEYS_FAMILY};
 use crate::pigeonhole::BLOCK_VALUES;
 use crate::postings::spool::SpoolWriter;
-use crate::postings::{chunk, GroupWriter};
+
 use crate::storage::sst::{write_file, KEPT_FILE_ENTRIES};
-use crate::storage::{Destination, FillError, FillResult, Keep, RocksError, SstWriter};
+use crate::storage::{Destination, FillError, Keep, RocksError, SstWriter};
 use crate::store::{KeyWrite, UpsertPlan};
 
-pub(crate) use packed::ChunkOut;
-use packed::*;
+use crate::postings::run_chunks::{write_packed, ChunkOut};
 use radix::*;
 use split::*;
 

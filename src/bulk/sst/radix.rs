@@ -2,9 +2,6 @@
 
 use super::*;
 
-/// The 48 bits of a remainder.
-pub(super) const REMAINDER_MASK: u64 = (1 << 48) - 1;
-
 pub(super) fn block_key(i: usize, fp: u64, id: u64) -> u128 {
     keys::block_key_number(i, Fingerprint(fp), id)
 }

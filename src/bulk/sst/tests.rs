@@ -1,6 +1,7 @@
 //! Writing runs against what the store reads back.
 
 use super::*;
+use crate::postings::GroupWriter;
 
 /// A block family file written with [`Keep::Chunks`] keeps the pages of its chunks in the
 /// page cache and not those of their ids; with [`Keep::All`], all of them.

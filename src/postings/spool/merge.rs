@@ -375,9 +375,9 @@ mod tests {
     #[test]
     fn a_merge_larger_than_the_memory_keeps_the_pages_of_its_first_parts(
     ) -> std::result::Result<(), Box<dyn std::error::Error>> {
-        use crate::storage::sst::kept_pages::tests::resident_pages;
         use crate::bulk::BulkOptions;
         use crate::fingerprint::Fingerprint;
+        use crate::storage::sst::kept_pages::tests::resident_pages;
         let dir = tempfile::tempdir()?;
         // Where the kernel cannot keep pages (before Linux 5.14), nothing is kept.
         if !crate::storage::sst::kept_pages::tests::keeping_works(dir.path()) {

@@ -1,6 +1,11 @@
-//! A block range of a run written as packed chunks (or handed to the spool).
+//! A bulk run's block entries of one family, sorted, written in the packed layout: each block
+//! value's removal deltas, then its entries as chunks of the run's segment, or the chunks
+//! handed to a spool file.
 
-use super::*;
+use super::{chunk, GroupWriter};
+use crate::codec::{self, Delta};
+use crate::keys;
+use crate::storage::FillResult;
 
 /// Where [`write_packed`] writes a run's chunks.
 pub(crate) enum ChunkOut<'a> {
@@ -11,7 +16,8 @@ pub(crate) enum ChunkOut<'a> {
     Spool(&'a mut dyn FnMut(u16, &[u8]) -> FillResult),
 }
 
-/// Writes the packed layout of sorted block keys `keys` (as `u128`) of family `i`: for each
+/// Writes the packed layout of sorted block keys `keys` (as [`keys::block_key_number`]s) of
+/// family `i`: for each
 /// block value, a removal delta for each of its `deletes` (old entries of replaced documents;
 /// the removal hides them in older segments, not in this one) through `delta(key, value)`,
 /// then its entries as chunks of segment `segment` through `out`, the last one final if
@@ -25,13 +31,8 @@ pub(crate) fn write_packed(
     delta: &mut dyn FnMut(&[u8], &[u8]) -> FillResult,
     mut out: ChunkOut<'_>,
 ) -> FillResult {
-    let split = |k: u128| {
-        (
-            block_value(k) as u16,
-            (k >> 64) as u64 & REMAINDER_MASK,
-            k as u64,
-        )
-    };
+    let split = keys::split_block_key_number;
+    let block_value = keys::block_value_of_key_number;
     let removal = codec::encode_delta(Delta::Removed { watermark: segment });
     let (mut a, mut d) = (0, 0);
     let mut entries: Vec<(u64, u64)> = Vec::new();
@@ -58,15 +59,13 @@ pub(crate) fn write_packed(
         }));
         match &mut out {
             ChunkOut::Store(put) => {
-                writer.write(value as u16, segment, &entries, final_chunks, |k, v| {
-                    put(k, v)
-                })?
+                writer.write(value, segment, &entries, final_chunks, |k, v| put(k, v))?
             }
             ChunkOut::Spool(spool) => {
                 for part in entries.chunks(chunk::MAX_ENTRIES) {
                     bytes.clear();
                     chunk::encode(part, false, &mut bytes);
-                    spool(value as u16, &bytes)?;
+                    spool(value, &bytes)?;
                 }
             }
         }
