@@ -89,6 +89,36 @@ fn routes_answer_as_the_library_does() {
     let stats = server.call("GET", "/v1/stats", None).json();
     assert_eq!(stats["documents"], 3, "{stats}");
     assert_eq!(stats["read_only"], false);
+    assert!(stats.get("groups").is_none(), "{stats}");
+    // With ?groups=TOP, the spread over block values, as the library computes it.
+    let with_groups = server.call("GET", "/v1/stats?groups=2", None).json();
+    let groups = &with_groups["groups"];
+    let store_fps: Vec<simhash_store::Fingerprint> = [101u64, 102, 500]
+        .iter()
+        .filter_map(|id| {
+            let d = server.call("GET", &format!("/v1/documents/{id}"), None);
+            (d.status == 200).then(|| simhash_store::Fingerprint(fp(&d.json()["fingerprint"])))
+        })
+        .collect();
+    assert_eq!(store_fps.len(), 3, "{with_groups}");
+    let want = simhash_store::groups::BlockGroups::from_fingerprints(store_fps);
+    for b in 0..4 {
+        let block = &groups["blocks"][b];
+        assert_eq!(block["family"], format!("block{b}"));
+        let largest: Vec<(u16, u64)> = serde_json::from_value(block["largest"].clone()).unwrap();
+        assert_eq!(largest, want.largest(b, 2), "block {b}: {with_groups}");
+        assert_eq!(block["max_share"], want.largest_share(b));
+        assert_eq!(block["shared_block_factor"], want.shared_block_factor(b));
+    }
+    assert_eq!(
+        groups["uniform_scan_per_query"],
+        want.uniform_scan_per_query()
+    );
+    for bad in ["groups=0", "groups=101", "groups=x", "top=3"] {
+        let r = server.call("GET", &format!("/v1/stats?{bad}"), None);
+        assert_eq!(r.status, 400, "{bad}: {}", r.text());
+        assert_eq!(r.error_kind(), "bad_request", "{bad}");
+    }
 
     let metrics = server.call("GET", "/metrics", None).text();
     assert!(

@@ -193,6 +193,33 @@ pub const BINARY_CONTENT_TYPE: &str = "application/octet-stream";
 /// # Errors
 /// A message for the client when the body's length is not a multiple of 8, or the query
 /// string has anything but `k` or a `k` that is not a number.
+/// The most groups per block family `GET /v1/stats?groups=TOP` lists.
+pub const MAX_STATS_GROUPS: usize = 100;
+
+/// The `groups` of `GET /v1/stats?groups=TOP`: how many of the largest groups of each block
+/// family to list (1 to [`MAX_STATS_GROUPS`]), or `None` without it.
+pub fn stats_groups(query: Option<&str>) -> Result<Option<usize>, String> {
+    let mut top = None;
+    for pair in query.unwrap_or("").split('&').filter(|p| !p.is_empty()) {
+        match pair.split_once('=') {
+            Some(("groups", v)) => match v.parse::<usize>() {
+                Ok(n) if (1..=MAX_STATS_GROUPS).contains(&n) => top = Some(n),
+                _ => {
+                    return Err(format!(
+                        "`groups={v}`: give how many of the largest groups of each block family to list, 1 to {MAX_STATS_GROUPS}"
+                    ))
+                }
+            },
+            _ => {
+                return Err(format!(
+                    "`{pair}` in the query string: /v1/stats takes only `groups`"
+                ))
+            }
+        }
+    }
+    Ok(top)
+}
+
 pub fn decode_binary_query(query: Option<&str>, body: &[u8]) -> Result<QueryRequest, String> {
     let mut k = DEFAULT_K;
     for pair in query.unwrap_or("").split('&').filter(|p| !p.is_empty()) {

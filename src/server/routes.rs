@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use axum::body::Bytes;
-use axum::extract::{FromRequest, MatchedPath, Path, Request, State};
+use axum::extract::{FromRequest, MatchedPath, Path, RawQuery, Request, State};
 use axum::http::StatusCode;
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
@@ -14,6 +14,7 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
+use simhash_store::groups::BlockGroups;
 use simhash_store::verified::{Verification, DEFAULT_MIN_SIMILARITY, DEFAULT_VERIFIED_K};
 use simhash_store::{Match, Store};
 use tokio::sync::oneshot;
@@ -406,17 +407,53 @@ async fn remove(
     Ok(Json(json!({ "removed": removed })))
 }
 
-async fn stats(State(state): State<AppState>) -> Result<Json<Value>, ApiError> {
+/// `GET /v1/stats`; with `?groups=TOP`, also how the documents spread over the block values
+/// and what that costs a query (one pass over the documents, on the blocking pool).
+async fn stats(
+    State(state): State<AppState>,
+    RawQuery(query): RawQuery,
+) -> Result<Json<Value>, ApiError> {
+    let top = api::stats_groups(query.as_deref()).map_err(ApiError::bad_request)?;
     let store = state.store();
     let disk: u64 = store.disk_usage()?.iter().map(|(_, b)| b).sum();
-    Ok(Json(json!({
+    let mut body = json!({
         "documents": store.len(),
         "disk_bytes": disk,
         "format_version": store.format_version(),
         "read_only": state.writer.is_none(),
         "sketches": store.simhasher().config().sketch != simhash_store::sketch::SketchKind::None,
         "queued_writes": state.writer.as_ref().map_or(0, |w| w.queued()),
-    })))
+    });
+    if let Some(top) = top {
+        let groups = blocking(move || Ok(BlockGroups::of_store(&store)?)).await?;
+        body["groups"] = groups_json(&groups, top);
+    }
+    Ok(Json(body))
+}
+
+/// The spread of documents over block values, as `simhash-store stats` and Python's
+/// `Store.stats` give it: per block family its `top` largest groups, the largest one's share,
+/// the shared-block factor and the entries a query drawn like the documents scans.
+fn groups_json(groups: &BlockGroups, top: usize) -> Value {
+    let blocks: Vec<Value> = (0..simhash_store::BLOCKS)
+        .map(|b| {
+            json!({
+                "family": format!("block{b}"),
+                "largest": groups.largest(b, top),
+                "max_share": groups.largest_share(b),
+                "shared_block_factor": groups.shared_block_factor(b),
+                "expected_scan": groups.expected_scan(b),
+            })
+        })
+        .collect();
+    let scan = groups.expected_scan_per_query();
+    let uniform = groups.uniform_scan_per_query();
+    json!({
+        "blocks": blocks,
+        "expected_scan_per_query": scan,
+        "uniform_scan_per_query": uniform,
+        "scan_vs_uniform": if uniform > 0.0 { scan / uniform } else { 0.0 },
+    })
 }
 
 async fn metrics(State(state): State<AppState>) -> Result<Response, ApiError> {
