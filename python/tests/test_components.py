@@ -245,3 +245,10 @@ def test_representatives_equal_the_rust_clusters(tmp_path, rule):
     assert keep.tolist() == want["keep"].tolist()
     if rule != "lowest-id":
         assert (rep != got_clusters).any(), "the rule never differed from the lowest id"
+
+
+def test_module_example_runs():
+    import doctest
+
+    result = doctest.testmod(C, raise_on_error=False)
+    assert result.attempted > 0 and result.failed == 0
