@@ -481,7 +481,8 @@ def _components_distributed(pairs: "DataFrame", n: int, max_rounds: int = 100) -
         edges = small
         status = edges.mapInArrow(_step(C.status_rows, uv, ("node", "other")), "node long, other long")
         left = status.repartition(n, "node").mapInArrow(pending, "pending long")
-        if not left.agg(F.sum("pending")).first()[0]:
+        total = left.agg(F.sum("pending")).first()
+        if total is None or not total[0]:
             break
     else:  # pragma: no cover - O(log^2 n) rounds in theory
         raise RuntimeError(f"connected components did not converge in {max_rounds} rounds")
