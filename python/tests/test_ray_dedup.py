@@ -14,7 +14,7 @@ import pytest
 import simhash_store
 from conftest import components
 from ray_cluster import FAIL_ONCE, cluster
-from test_spark_dedup import CHUNK, N, make_ids, planted, single_machine
+from test_spark_dedup import CHUNK, N, PATH_FPS, PATH_IDS, make_ids, planted, single_machine
 
 
 @pytest.fixture(scope="module")
@@ -89,6 +89,16 @@ def test_distributed_components_equal_the_driver_ones(ray_cluster, data):
     ids, fps = data[3]
     _, want_clusters, want_drop = single_machine(ids, fps, 3)
     result = dedup(dataset(ids, fps), k=3, chunk_size=CHUNK, partitions=4, driver_edge_budget=0)
+    _, clusters, drop = answer(result)
+    assert clusters == want_clusters
+    assert drop == want_drop
+
+
+def test_distributed_components_do_not_stop_at_a_node_with_two_parents(ray_cluster):
+    from simhash_store.ray import dedup
+
+    _, want_clusters, want_drop = single_machine(PATH_IDS, PATH_FPS, 1)
+    result = dedup(dataset(PATH_IDS, PATH_FPS, blocks=2), k=1, partitions=3, driver_edge_budget=0)
     _, clusters, drop = answer(result)
     assert clusters == want_clusters
     assert drop == want_drop

@@ -165,6 +165,24 @@ def test_distributed_components_equal_the_driver_ones(spark, data):
     result.unpersist()
 
 
+#: A path 1 - 5 - 2 - 6 - 0 at k = 1 (each step flips one more bit): one round of the star
+#: steps leaves 2 with two parents, 1 and 0, and no edge that chains; the rounds must go on.
+PATH_IDS = np.array([1, 5, 2, 6, 0], np.int64)
+PATH_FPS = np.array([0b0, 0b1, 0b11, 0b111, 0b1111], np.uint64)
+
+
+def test_distributed_components_do_not_stop_at_a_node_with_two_parents(spark):
+    from simhash_store.spark import dedup
+
+    _, want_clusters, want_drop = single_machine(PATH_IDS, PATH_FPS, 1)
+    assert {c[1] for c in want_clusters} == {0}
+    result = dedup(frame(spark, PATH_IDS, PATH_FPS, partitions=2), k=1, driver_edge_budget=0)
+    _, clusters, drop = spark_answer(result)
+    assert clusters == want_clusters
+    assert drop == want_drop
+    result.unpersist()
+
+
 def test_dedup_against_equals_the_restricted_batch_answer(spark, data):
     from simhash_store.spark import dedup_against
 

@@ -301,7 +301,7 @@ class SimhashDedupCluster(PipelineStep):
         self.output_folder = get_datafolder(output_folder)
 
     def run(self, data: DocumentsPipeline, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
-        from .._native import spark_components
+        from .._components import components, representatives
 
         if world_size != 1:
             raise ValueError("SimhashDedupCluster runs as one task (tasks=1)")
@@ -312,9 +312,10 @@ class SimhashDedupCluster(PipelineStep):
             b.append(p["b"])
         a_all = np.concatenate(a).astype(np.int64) if a else np.zeros(0, np.int64)
         b_all = np.concatenate(b).astype(np.int64) if b else np.zeros(0, np.int64)
-        ids, clusters = spark_components(a_all, b_all)
-        drop = ids != clusters
-        ids, reps = ids[drop], clusters[drop]
+        ids, clusters = components(a_all, b_all)
+        reps, keep = representatives(ids, clusters, "lowest-id")
+        drop = ~keep
+        ids, reps = ids[drop], reps[drop]
         source = ids >> POSITION_BITS
         self.stat_update("to_remove", value=int(drop.sum()))
         for r in np.unique(source):

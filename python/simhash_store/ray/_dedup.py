@@ -8,9 +8,10 @@ lists, with the pair stage of :mod:`simhash_store.spark` (the crate's partition 
 3. The rows are grouped by partition (``groupby(...).map_groups``), sorted by task within it
    (numpy), and each task's rows go to the crate's pair kernel (``task_pairs``), which
    reports each pair in exactly one task.
-4. Connected components of the pairs: on the driver (the crate's union-find) while the
-   pairs fit ``driver_edge_budget``, otherwise distributed (large-star / small-star rounds
-   as Ray tasks that scatter and gather the edges by node, numpy inside).
+4. Connected components of the pairs and each cluster's representative, by
+   :mod:`simhash_store._components` (shared with :mod:`simhash_store.spark`): on the driver
+   (the crate's union-find) while the pairs fit ``driver_edge_budget``, otherwise
+   distributed (its star steps as Ray tasks that scatter and gather the edges by node).
 
 Every stage is a pure function of its input blocks, so a task that Ray retries (a lost
 worker, an exception with ``retry_exceptions``) gives the same rows again.
@@ -324,61 +325,16 @@ def _lookup(ids: "np.ndarray", keys: "np.ndarray", values: "np.ndarray", default
     return out
 
 
-def _choose(
-    ids: "np.ndarray",
-    clusters: "np.ndarray",
-    representative: str,
-    text_len: Optional["np.ndarray"],
-    old: Optional["np.ndarray"],
-) -> "pa.Table":
-    """The cluster rows: per cluster, the lowest old id when it has old members (old kept,
-    new dropped), otherwise the lowest id or the longest (ties to the lowest id)."""
+def _scatter(edges: "np.ndarray", both: bool, n: int) -> Any:
+    """Rows (``(m, 2)`` int64; with ``both`` each edge also reversed) cut into ``n`` pieces
+    by a hash of their first column, the node each step gathers by."""
     import numpy as np
-    import pyarrow as pa
 
-    n = len(ids)
-    if representative == "longest" and text_len is not None:
-        # Per cluster, the largest length, then the lowest id.
-        eligible_len = np.where(old, -1, text_len) if old is not None else text_len
-        order = np.lexsort((ids, -eligible_len, clusters))
-    else:
-        order = np.lexsort((ids, clusters)) if old is None else np.lexsort((ids, old, clusters))
-        # (with old flags: new members first, so the rule below sees the lowest new id)
-    sorted_clusters = clusters[order]
-    first = np.ones(n, dtype=bool)
-    first[1:] = sorted_clusters[1:] != sorted_clusters[:-1]
-    starts = np.flatnonzero(first)
-    chosen = ids[order][starts]
-    which = np.searchsorted(sorted_clusters[starts], clusters)
-    rep = chosen[which]
-    keep = ids == rep
-    if old is not None:
-        big = np.iinfo(np.int64).max
-        old_ids = np.where(old, ids, big)
-        per = np.full(len(starts), big, dtype=np.int64)
-        np.minimum.at(per, which, old_ids)
-        lowest_old = per[which]
-        has_old = lowest_old != big
-        rep = np.where(has_old, lowest_old, rep)
-        keep = np.where(has_old, old, keep)
-    return pa.table(
-        {
-            "id": pa.array(ids.astype(np.int64)),
-            "cluster": pa.array(clusters.astype(np.int64)),
-            "representative": pa.array(rep.astype(np.int64)),
-            "keep": pa.array(keep.astype(bool)),
-        }
-    )
-
-
-def _scatter(edges: "np.ndarray", by: int, both: bool, n: int) -> Any:
-    """Edges (``(m, 2)`` int64, ``[u, v]``; with ``both`` each also reversed) cut into ``n``
-    pieces by a hash of column ``by``."""
-    import numpy as np
+    from .. import _components
 
     if both:
-        edges = np.concatenate([edges, edges[:, ::-1]])
-    part = partition_of(np.ascontiguousarray(edges[:, by]), n)
+        edges = _components.both_directions(edges)
+    part = partition_of(np.ascontiguousarray(edges[:, 0]), n)
     order = np.argsort(part, kind="stable")
     bounds = np.searchsorted(part[order], np.arange(n + 1))
     edges = edges[order]
@@ -386,89 +342,50 @@ def _scatter(edges: "np.ndarray", by: int, both: bool, n: int) -> Any:
     return pieces if n > 1 else pieces[0]
 
 
-def _star(large: bool, *pieces: "np.ndarray") -> "np.ndarray":
-    """One star step over the edges of one partition (every edge of a node ``u`` is here):
-    large-star links each larger neighbour of ``u`` to the least of ``u`` and its
-    neighbours; small-star (edges ``u > v``) links ``u`` and its neighbours to the least
-    neighbour. Returns distinct edges ``[u, v]`` with ``u > v``."""
+def _gathered(step: Any, *pieces: "np.ndarray") -> Any:
+    """``step`` (a function of :mod:`simhash_store._components`) over one partition's pieces."""
     import numpy as np
 
-    e = np.concatenate(pieces) if pieces else np.zeros((0, 2), np.int64)
-    if not len(e):
-        return np.zeros((0, 2), np.int64)
-    e = np.unique(e, axis=0)  # sorted by u, then v
-    u, v = e[:, 0], e[:, 1]
-    starts = np.flatnonzero(np.r_[True, u[1:] != u[:-1]])
-    least = np.minimum(np.minimum.reduceat(v, starts), u[starts])
-    of_u = least[np.searchsorted(u[starts], u)]
-    if large:
-        sel = v > u
-        out = np.stack([v[sel], of_u[sel]], axis=1)
-    else:
-        out = np.concatenate([np.stack([v, of_u], axis=1), np.stack([u[starts], least], axis=1)])
-        out = out[out[:, 0] != out[:, 1]]
-    return np.unique(out, axis=0) if len(out) else np.zeros((0, 2), np.int64)
-
-
-def _distinct(*pieces: "np.ndarray") -> "np.ndarray":
-    import numpy as np
-
-    e = np.concatenate(pieces) if pieces else np.zeros((0, 2), np.int64)
-    return np.unique(e, axis=0) if len(e) else np.zeros((0, 2), np.int64)
-
-
-def _chains(own: "np.ndarray", *pieces: "np.ndarray") -> int:
-    """Edges of other partitions whose ``v`` is a ``u`` of this partition's edges ``own``."""
-    import numpy as np
-
-    v = np.concatenate([p[:, 1] for p in pieces]) if pieces else np.zeros(0, np.int64)
-    return int(np.isin(v, own[:, 0]).sum()) if len(own) and len(v) else 0
+    return step(np.concatenate(pieces) if pieces else np.zeros((0, 2), np.int64))
 
 
 def _components_distributed(
     pairs: "ray.data.Dataset", n: int, max_rounds: int = 100
 ) -> Tuple["np.ndarray", "np.ndarray"]:
-    """``(ids, clusters)`` (lowest id of the component), sorted by id, by large-star /
-    small-star (Kiveris et al., "Connected Components in MapReduce and Beyond", 2014) as Ray
-    tasks: each step scatters every partition's edges by a hash of their node into ``n``
-    pieces and gathers each node's edges in one task. The edges stay in the object store;
-    only the final ``(id, cluster)`` rows come to the driver."""
+    """``(ids, clusters)`` (lowest id of the component), sorted by id, by the star steps of
+    :mod:`simhash_store._components` as Ray tasks: each step scatters every partition's rows
+    by a hash of their node into ``n`` pieces and gathers each node's rows in one task. The
+    edges stay in the object store; only the final stars come to the driver."""
     import numpy as np
     import ray
 
+    from .. import _components
+
     scatter = ray.remote(_scatter).options(num_returns=n, **_RETRY)
-    star = ray.remote(_star).options(**_RETRY)
-    chains = ray.remote(_chains).options(**_RETRY)
+    gathered = ray.remote(_gathered).options(**_RETRY)
+    status = ray.remote(_components.status_rows).options(**_RETRY)
 
     def to_edges(t: "pa.Table") -> "np.ndarray":
-        import numpy as np
+        from .. import _components
 
-        return np.stack([t.column("b").to_numpy(), t.column("a").to_numpy()], axis=1).astype(np.int64)
+        return _components.oriented(t.column("a").to_numpy(), t.column("b").to_numpy())
 
-    def shuffle(parts: List[Any], by: int, both: bool) -> List[List[Any]]:
-        outs = [scatter.remote(p, by, both, n) for p in parts]
+    def shuffle(parts: List[Any], both: bool) -> List[List[Any]]:
+        outs = [scatter.remote(p, both, n) for p in parts]
         outs = [o if n > 1 else [o] for o in outs]
         return [[o[j] for o in outs] for j in range(n)]
 
-    blocks = [ray.remote(to_edges).options(**_RETRY).remote(r) for r in pairs.to_arrow_refs()]
-    distinct = ray.remote(_distinct).options(**_RETRY)
-    edges = [distinct.remote(*pieces) for pieces in shuffle(blocks, 0, False)]
+    edges = [ray.remote(to_edges).options(**_RETRY).remote(r) for r in pairs.to_arrow_refs()]
     for _ in range(max_rounds):
-        large = [star.remote(True, *pieces) for pieces in shuffle(edges, 0, True)]
-        edges = [star.remote(False, *pieces) for pieces in shuffle(large, 0, False)]
-        # Converged when no edge points to a node that has an edge of its own.
-        by_v = shuffle(edges, 1, False)
-        if sum(ray.get([chains.remote(edges[j], *by_v[j]) for j in range(n)])) == 0:
+        large = [gathered.remote(_components.large_star, *p) for p in shuffle(edges, True)]
+        edges = [gathered.remote(_components.small_star, *p) for p in shuffle(large, False)]
+        rows = shuffle([status.remote(e) for e in edges], False)
+        if sum(ray.get([gathered.remote(_components.pending, *p) for p in rows])) == 0:
             break
     else:  # pragma: no cover - O(log^2 n) rounds in theory
         raise RuntimeError(f"connected components did not converge in {max_rounds} rounds")
     final = [e for e in ray.get(edges) if len(e)]
-    e = np.concatenate(final) if final else np.zeros((0, 2), np.int64)
-    roots = np.unique(e[:, 1])
-    ids = np.concatenate([e[:, 0], roots])
-    clusters = np.concatenate([e[:, 1], roots])
-    order = np.argsort(ids, kind="stable")
-    return ids[order], clusters[order]
+    return _components.star_members(np.concatenate(final) if final else np.zeros((0, 2), np.int64))
 
 
 def _clusters(
@@ -480,16 +397,19 @@ def _clusters(
     budget: int,
     partitions: int,
 ) -> "ray.data.Dataset":
+    """The cluster rows (``id``, ``cluster``, ``representative``, ``keep``): the components
+    on the driver or distributed, and the representative rule, of
+    :mod:`simhash_store._components`; here only the members' lengths and old flags are
+    gathered."""
     import numpy as np
+    import pyarrow as pa
     import ray.data
 
-    from .._native import spark_components
+    from .. import _components
 
     if n_pairs <= budget:
         p = _collect(pairs, ["a", "b"])
-        ids, clusters = spark_components(
-            p["a"].astype(np.int64, copy=False), p["b"].astype(np.int64, copy=False)
-        )
+        ids, clusters = _components.components(p["a"], p["b"])
     else:
         ids, clusters = _components_distributed(pairs, partitions)
     wanted = (["text_len"] if representative == "longest" else []) + (["old"] if against else [])
@@ -500,8 +420,17 @@ def _clusters(
             text_len = _lookup(ids, rows["id"], rows["text_len"].astype(np.int64), 0)
         if against:
             old = _lookup(ids, rows["id"], rows["old"].astype(bool), False).astype(bool)
-    table = _choose(ids, clusters, representative, text_len, old)
-    return ray.data.from_arrow(table)
+    rep, keep = _components.representatives(ids, clusters, representative, text_len=text_len, old=old)
+    return ray.data.from_arrow(
+        pa.table(
+            {
+                "id": pa.array(ids.astype(np.int64)),
+                "cluster": pa.array(clusters.astype(np.int64)),
+                "representative": pa.array(rep.astype(np.int64)),
+                "keep": pa.array(keep.astype(bool)),
+            }
+        )
+    )
 
 
 def _dedup(

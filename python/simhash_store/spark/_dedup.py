@@ -11,8 +11,10 @@ The pigeonhole join by block, as ``Store.pairs`` does it on one machine:
    partition), and sorted by task within each partition (numpy); each task's rows go to
    the crate's pair kernel (``PairKernel``, the code of ``Store::pairs``), which reports a
    pair only in the first family whose blocks are within ``r`` bits, so each pair once.
-3. Connected components of the pairs: on the driver (the crate's union-find) while the
-   pairs fit ``driver_edge_budget``, otherwise distributed (large-star / small-star).
+3. Connected components of the pairs and each cluster's representative, by
+   :mod:`simhash_store._components` (shared with :mod:`simhash_store.ray`): on the driver
+   (the crate's union-find) while the pairs fit ``driver_edge_budget``, otherwise
+   distributed (its star steps on each partition of edges shuffled by node).
 
 The task key, the chunking of big groups and their split on sub-blocks are the crate's
 partition planner (``simhash_store::partition``, shared with :mod:`simhash_store.ray`).
@@ -20,7 +22,7 @@ partition planner (``simhash_store::partition``, shared with :mod:`simhash_store
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Dict, Iterator, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 from .._native import BLOCK_BITS, BLOCK_VALUES, BLOCKS, GROUPS
 from .._scaleout import (
@@ -364,14 +366,15 @@ def _persisted(df: "DataFrame") -> "DataFrame":
 
 
 def _components_on_driver(pairs: "DataFrame") -> "DataFrame":
-    """``id``, ``cluster`` (lowest id of the component) by the crate's union-find."""
-    from .._native import spark_components
+    """``id``, ``cluster`` (lowest id of the component) by the crate's union-find
+    (:func:`simhash_store._components.components`) over the pairs collected on the driver."""
+    from .. import _components
 
     spark = session_of(pairs)
     table = _to_arrow(pairs.select("a", "b"))
-    a = table.column("a").to_numpy()
-    b = table.column("b").to_numpy()
-    ids, clusters = spark_components(a.astype("int64", copy=False), b.astype("int64", copy=False))
+    ids, clusters = _components.components(
+        table.column("a").to_numpy(), table.column("b").to_numpy()
+    )
     # Shipped to the executors as a broadcast and expanded there, not as a local relation
     # (which Spark keeps on the driver's heap, and copies into every plan that uses it).
     shared = spark.sparkContext.broadcast((ids, clusters))
@@ -413,82 +416,140 @@ def _checkpoint(df: "DataFrame") -> "DataFrame":
     return df.localCheckpoint(eager=True)
 
 
-def _components_distributed(pairs: "DataFrame", max_rounds: int = 100) -> "DataFrame":
-    """``id``, ``cluster`` by large-star / small-star (Kiveris et al., "Connected Components
-    in MapReduce and Beyond", 2014) in DataFrame operations, checkpointed every round.
+#: The edges of the star steps: ``u > v``.
+EDGE_SCHEMA = "u long, v long"
 
-    Edges are kept as ``(u, v)`` with ``u > v``. Large-star links every node to the smallest
-    node of its neighbourhood (itself included) from each larger neighbour; small-star links
-    every node and its smaller neighbours to the smallest of them. When every edge points to
-    a node that has no edge of its own (a root), each component is a star around its lowest
-    id.
-    """
+
+def _rows(batches: Iterator["pa.RecordBatch"], columns: Tuple[str, str]) -> "np.ndarray":
+    """Two long columns of a partition's batches as one ``(m, 2)`` int64 array."""
+    import numpy as np
+
+    parts = [
+        np.stack([b.column(c).to_numpy(zero_copy_only=False) for c in columns], axis=1)
+        for b in batches
+        if b.num_rows
+    ]
+    return np.concatenate(parts).astype(np.int64, copy=False) if parts else np.zeros((0, 2), np.int64)
+
+
+def _step(
+    step: Callable[["np.ndarray"], "np.ndarray"], columns: Tuple[str, str], names: Tuple[str, str]
+) -> Callable[[Iterator["pa.RecordBatch"]], Iterator["pa.RecordBatch"]]:
+    """A ``mapInArrow`` function: ``step`` (a star step of :mod:`simhash_store._components`)
+    over all the rows of a partition, as columns ``names``."""
+
+    def run(batches: Iterator["pa.RecordBatch"]) -> Iterator["pa.RecordBatch"]:
+        import pyarrow as pa
+
+        rows = _rows(batches, columns)
+        out = step(rows) if len(rows) else rows
+        if len(out):
+            yield pa.RecordBatch.from_arrays(
+                [pa.array(out[:, 0]), pa.array(out[:, 1])], names=list(names)
+            )
+
+    return run
+
+
+def _components_distributed(pairs: "DataFrame", n: int, max_rounds: int = 100) -> "DataFrame":
+    """``id``, ``cluster`` by the star steps of :mod:`simhash_store._components`: each step
+    shuffles the rows by their node into ``n`` partitions and runs on every partition's rows
+    (numpy); the edges are checkpointed every round (to the SparkContext's checkpoint
+    directory if set, otherwise locally)."""
     from pyspark.sql import functions as F
 
+    from .. import _components as C
+
+    def pending(batches: Iterator["pa.RecordBatch"]) -> Iterator["pa.RecordBatch"]:
+        import pyarrow as pa
+
+        yield pa.RecordBatch.from_arrays(
+            [pa.array([C.pending(_rows(batches, ("node", "other")))], pa.int64())],
+            names=["pending"],
+        )
+
+    uv = ("u", "v")
     edges = _checkpoint(
-        pairs.select(F.col("b").alias("u"), F.col("a").alias("v")).distinct()
+        pairs.mapInArrow(_step(lambda e: C.oriented(e[:, 0], e[:, 1]), ("a", "b"), uv), EDGE_SCHEMA)
     )
     for _ in range(max_rounds):
-        both = edges.unionByName(edges.select(F.col("v").alias("u"), F.col("u").alias("v")))
-        low = both.groupBy("u").agg(F.least(F.min("v"), F.col("u")).alias("m"))
-        large = (
-            both.where(F.col("v") > F.col("u"))
-            .join(low, "u")
-            .select(F.col("v").alias("u"), F.col("m").alias("v"))
-            .distinct()
-        )
-        small_min = large.groupBy("u").agg(F.min("v").alias("m"))
-        small = (
-            large.join(small_min, "u")
-            .select(F.col("v").alias("u"), F.col("m").alias("v"))
-            .where(F.col("u") != F.col("v"))
-            .unionByName(small_min.select("u", F.col("m").alias("v")))
-            .distinct()
-        )
+        both = edges.mapInArrow(_step(C.both_directions, uv, uv), EDGE_SCHEMA)
+        large = both.repartition(n, "u").mapInArrow(_step(C.large_star, uv, uv), EDGE_SCHEMA)
+        small = large.repartition(n, "u").mapInArrow(_step(C.small_star, uv, uv), EDGE_SCHEMA)
         small = _checkpoint(small)
         edges.unpersist()
         edges = small
-        roots_with_parents = edges.join(
-            edges.select(F.col("u").alias("v")).distinct(), "v", "left_semi"
-        )
-        if roots_with_parents.isEmpty():
+        status = edges.mapInArrow(_step(C.status_rows, uv, ("node", "other")), "node long, other long")
+        left = status.repartition(n, "node").mapInArrow(pending, "pending long")
+        total = left.agg(F.sum("pending")).first()
+        if total is None or not total[0]:
             break
     else:  # pragma: no cover - O(log^2 n) rounds in theory
         raise RuntimeError(f"connected components did not converge in {max_rounds} rounds")
-    roots = edges.select(F.col("v").alias("id")).distinct().select("id", F.col("id").alias("cluster"))
-    return edges.select(F.col("u").alias("id"), F.col("v").alias("cluster")).unionByName(roots)
+
+    def members(batches: Iterator["pa.RecordBatch"]) -> Iterator["pa.RecordBatch"]:
+        import pyarrow as pa
+
+        ids, clusters = C.star_members(_rows(batches, uv))
+        if len(ids):
+            yield pa.RecordBatch.from_arrays([pa.array(ids), pa.array(clusters)], names=["id", "cluster"])
+
+    # Each root's edges in one partition, so each root is listed once.
+    return edges.repartition(n, "v").mapInArrow(members, "id long, cluster long")
+
+
+def _shuffle_partitions(spark: "SparkSession") -> int:
+    return int(spark.conf.get("spark.sql.shuffle.partitions") or 200)
 
 
 def _components(pairs: "DataFrame", n_pairs: int, budget: int) -> "DataFrame":
     if n_pairs <= budget:
         return _components_on_driver(pairs)
-    return _components_distributed(pairs)
+    return _components_distributed(pairs, _shuffle_partitions(session_of(pairs)))
+
+
+CLUSTER_SCHEMA = "id long, cluster long, representative long, keep boolean"
 
 
 def _representatives(
-    members: "DataFrame", docs: "DataFrame", representative: str
+    members: "DataFrame", docs: "DataFrame", representative: str, against: bool
 ) -> "DataFrame":
-    """``members`` (``id``, ``cluster``) with ``representative`` and ``keep``."""
-    from pyspark.sql import functions as F
+    """``members`` (``id``, ``cluster``) with ``representative`` and ``keep``, by
+    :func:`simhash_store._components.representatives` over each cluster's members, gathered
+    in one partition with their ``text_len`` (for ``"longest"``) and ``old`` flag (for
+    :func:`dedup_against`)."""
+    from .. import _components
 
-    if representative == "lowest-id":
-        chosen = members.withColumn("representative", F.col("cluster"))
-    else:
-        lengths = members.join(docs.select("id", "text_len"), "id", "left")
-        best = lengths.groupBy("cluster").agg(
-            F.max(
-                F.struct(
-                    F.coalesce(F.col("text_len"), F.lit(0)).alias("len"),
-                    (-F.col("id")).alias("neg_id"),
-                )
-            ).alias("best")
+    wanted = (["text_len"] if representative == "longest" else []) + (["old"] if against else [])
+    rows = members.join(docs.select("id", *wanted), "id", "left") if wanted else members
+
+    def choose(batches: Iterator["pa.RecordBatch"]) -> Iterator["pa.RecordBatch"]:
+        import numpy as np
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        got = [b for b in batches if b.num_rows]
+        if not got:
+            return
+        t = pa.Table.from_batches(got)
+
+        def column(name: str, null: Any) -> Optional["np.ndarray"]:
+            if name not in wanted:
+                return None
+            return pc.fill_null(t.column(name), null).to_numpy()
+
+        ids = t.column("id").to_numpy()
+        clusters = t.column("cluster").to_numpy()
+        rep, keep = _components.representatives(
+            ids, clusters, representative, text_len=column("text_len", 0), old=column("old", False)
         )
-        chosen = members.join(best, "cluster").select(
-            "id", "cluster", (-F.col("best.neg_id")).alias("representative")
+        yield pa.RecordBatch.from_arrays(
+            [pa.array(ids), pa.array(clusters), pa.array(rep), pa.array(keep)],
+            names=["id", "cluster", "representative", "keep"],
         )
-    return chosen.select(
-        "id", "cluster", "representative", (F.col("id") == F.col("representative")).alias("keep")
-    )
+
+    n = _shuffle_partitions(session_of(members))
+    return rows.repartition(n, "cluster").mapInArrow(choose, CLUSTER_SCHEMA)
 
 
 def dedup(
@@ -561,7 +622,7 @@ def dedup(
 
     def make_clusters(pairs: "DataFrame") -> "DataFrame":
         members = _components(pairs, n_pairs, driver_edge_budget)
-        return _persisted(_representatives(members, docs, representative))
+        return _persisted(_representatives(members, docs, representative, False))
 
     return DedupResult(pairs, k, representative, stats, make_clusters, docs)
 
@@ -615,20 +676,7 @@ def dedup_against(
 
     def make_clusters(pairs: "DataFrame") -> "DataFrame":
         members = _components(pairs, n_pairs, driver_edge_budget)
-        ruled = _representatives(members, docs.where(~F.col("old")), representative)
-        flagged = ruled.join(docs.select("id", "old"), "id")
-        per_cluster = flagged.groupBy("cluster").agg(
-            F.min(F.when(F.col("old"), F.col("id"))).alias("lowest_old")
-        )
-        out = flagged.join(per_cluster, "cluster").select(
-            "id",
-            "cluster",
-            F.coalesce(F.col("lowest_old"), F.col("representative")).alias("representative"),
-            F.when(F.col("lowest_old").isNotNull(), F.col("old"))
-            .otherwise(F.col("keep"))
-            .alias("keep"),
-        )
-        return _persisted(out)
+        return _persisted(_representatives(members, docs, representative, True))
 
     return DedupResult(pairs, k, representative, stats, make_clusters, docs)
 
