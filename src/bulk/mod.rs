@@ -197,6 +197,61 @@ impl BulkLoader<'_> {
         self.push(id, fp, None, None, None)
     }
 
+    /// Adds documents `ids[i]` with fingerprints `fingerprints[i]` and no external key: the
+    /// same upserts, in the same order, as [`BulkLoader::add`] of each, with the documents
+    /// copied into the run on all cores (arrays of fingerprints computed elsewhere, such as
+    /// Python's `bulk_load_fingerprints`).
+    ///
+    /// ```
+    /// use simhash_store::Store;
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let store = Store::open(dir.path())?;
+    /// let mut loader = store.bulk_loader()?;
+    /// loader.add_fingerprints(&[1, 2, 3], &[0xdead_beef, 0xdead_beee, 0x1234])?;
+    /// loader.finish()?;
+    /// assert_eq!(store.len(), 3);
+    /// assert_eq!(store.query(simhash_store::Fingerprint(0xdead_beef), 1)?.len(), 2);
+    /// # Ok::<_, simhash_store::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] if the two slices differ in length (nothing is added); as
+    /// [`BulkLoader::add`].
+    pub fn add_fingerprints(&mut self, ids: &[u64], fingerprints: &[u64]) -> Result<()> {
+        if ids.len() != fingerprints.len() {
+            return Err(Error::InvalidArgument(format!(
+                "add_fingerprints: {} ids but {} fingerprints; give one fingerprint per id",
+                ids.len(),
+                fingerprints.len()
+            )));
+        }
+        self.fingerprint_texts()?;
+        let mut at = 0;
+        while at < ids.len() {
+            // As many as the run has room for: a run ends where one add at a time ends it.
+            let room = self
+                .options
+                .memory_budget
+                .saturating_sub(self.buf.bytes())
+                .div_ceil(self.buf.bytes_per_plain_add())
+                .clamp(
+                    1,
+                    (u32::MAX as usize - 1)
+                        .saturating_sub(self.buf.len())
+                        .max(1),
+                );
+            let end = ids.len().min(at + room);
+            self.buf
+                .extend_fingerprints(&ids[at..end], &fingerprints[at..end]);
+            let added = (end - at) as u64;
+            self.progress.add_many(added, added * FINGERPRINT_BYTES);
+            self.ingest_if_full()?;
+            at = end;
+        }
+        Ok(())
+    }
+
     /// Adds document `id` with fingerprint `fp` and external key `key` (a URL, a path):
     /// upsert by id and by key.
     ///

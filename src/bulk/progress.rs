@@ -49,6 +49,15 @@ impl Progress {
         }
     }
 
+    /// Counts `documents` adds of `bytes` input bytes in all; reports if the time has come.
+    pub(crate) fn add_many(&mut self, documents: u64, bytes: u64) {
+        self.documents += documents;
+        self.bytes += bytes;
+        if self.callback.is_some() && self.last_report.elapsed() >= MIN_INTERVAL {
+            self.report(BulkPhase::Adding);
+        }
+    }
+
     /// Reports now.
     pub(crate) fn report(&mut self, phase: BulkPhase) {
         let Some(callback) = &self.callback else {

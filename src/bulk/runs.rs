@@ -2,6 +2,8 @@
 //! upsert planner (`src/store/upsert/`) reads it through [`Adds`] and plans its net
 //! effect on the store, which `sst/` writes.
 
+use rayon::prelude::*;
+
 use super::prefault::Ahead;
 use crate::codec::DocumentRef;
 use crate::fingerprint::Fingerprint;
@@ -146,6 +148,51 @@ impl RunBuffer {
         if !self.added.is_empty() {
             self.added.push(None);
         }
+    }
+
+    /// What [`RunBuffer::bytes`] grows by with each add without a key, text length or sketch.
+    pub(crate) fn bytes_per_plain_add(&self) -> usize {
+        let beside = |used: bool, bytes: usize| if used { bytes } else { 0 };
+        BYTES_PER_ADD
+            + beside(!self.keys.is_empty(), std::mem::size_of::<u64>())
+            + beside(!self.text_lens.is_empty(), std::mem::size_of::<u64>())
+            + beside(
+                !self.sketches.is_empty(),
+                std::mem::size_of::<Option<Sketch>>(),
+            )
+            + beside(!self.added.is_empty(), std::mem::size_of::<Option<u64>>())
+    }
+
+    /// Adds documents without keys, text lengths or sketches: `ids[i]` with fingerprint
+    /// `fingerprints[i]` (equal lengths), copied into the run on all cores.
+    pub(crate) fn extend_fingerprints(&mut self, ids: &[u64], fingerprints: &[u64]) {
+        if let (Some(last), Some(&first)) = (self.recs.last(), ids.first()) {
+            self.ascending &= last.id < first;
+        }
+        self.ascending = self.ascending && ids.par_windows(2).all(|w| w[0] < w[1]);
+        let len = self.recs.len() + ids.len();
+        if !self.sketches.is_empty() {
+            self.sketches.resize(len, None);
+        }
+        if !self.keys.is_empty() {
+            self.keys.resize(len, 0);
+        }
+        if !self.text_lens.is_empty() {
+            self.text_lens.resize(len, NO_TEXT_LEN);
+        }
+        if !self.added.is_empty() {
+            self.added.resize(len, None);
+        }
+        if self.recs.capacity() < len {
+            // Moved: what was faulted in is behind.
+            self.ahead.reset();
+        }
+        self.recs.par_extend(
+            ids.par_iter()
+                .zip(fingerprints.par_iter())
+                .map(|(&id, &fp)| Rec { id, fp }),
+        );
+        self.ahead.keep_ahead(&self.recs);
     }
 
     /// Adds a stored document as it is, its `added` time included (a store's upgrade); the
