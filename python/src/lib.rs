@@ -6,7 +6,14 @@
 //! - `interrupt.rs`: long calls run off the interpreter, and stop on Ctrl-C.
 //! - `settings.rs`: keyword arguments <-> `SimhashConfig`.
 //! - `hasher.rs`: `Simhasher` and `distance`.
-//! - `store.rs`: `Store`, `Match`, `Document`, `VerifyReport`.
+//! - `store.rs`: `Store`: opening (its options), closing, what it is.
+//! - `writes.rs`: `Store.insert`, `insert_many`, `insert_if_new`, `remove` and the like.
+//! - `queries.rs`: `Store.query`, `query_text`, `query_text_verified`, `query_many`; `Match`.
+//! - `documents.rs`: `Store.get`, `document`, `id_for_key`, `next_id`, `documents`,
+//!   `documents_numpy`; `Document`, `DocumentIterator`.
+//! - `maintenance.rs`: `Store.verify`, `flush`, `compact`, `preload_query_cache`;
+//!   `VerifyReport`.
+//! - `stats.rs`: `Store.disk_usage`, `Store.stats`.
 //! - `load.rs`: `Store.bulk_load` and `Store.bulk_load_fingerprints`.
 //! - `dedup.rs`: `Store.pairs`, `Store.pairs_numpy`, `Store.clusters` and `Clusters`.
 //! - `stream.rs`: iterators fed by a scan on a background thread (pairs, documents).
@@ -21,14 +28,19 @@ use pyo3::prelude::*;
 mod args;
 mod columns;
 mod dedup;
+mod documents;
 mod errors;
 mod hasher;
 mod interrupt;
 mod kernels;
 mod load;
+mod maintenance;
+mod queries;
 mod settings;
+mod stats;
 mod store;
 mod stream;
+mod writes;
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -44,10 +56,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(hasher::default_settings, m)?)?;
     m.add_class::<hasher::PySimhasher>()?;
     m.add_class::<store::PyStore>()?;
-    m.add_class::<store::PyMatch>()?;
-    m.add_class::<store::PyDocument>()?;
-    m.add_class::<store::PyVerifyReport>()?;
-    m.add_class::<store::PyDocumentIter>()?;
+    m.add_class::<queries::PyMatch>()?;
+    m.add_class::<documents::PyDocument>()?;
+    m.add_class::<maintenance::PyVerifyReport>()?;
+    m.add_class::<documents::PyDocumentIter>()?;
     m.add_class::<load::PyBulkSummary>()?;
     m.add_class::<load::PyBulkProgress>()?;
     m.add_class::<dedup::PyPairIter>()?;

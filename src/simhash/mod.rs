@@ -33,3 +33,7 @@ pub(crate) use features::seed_hashes::{IdeographHashes, SeedHashes};
 pub(crate) use features::SeededXxh3;
 pub(crate) use text::boilerplate::drop_lines;
 pub(crate) use text::normalize::{is_cjk, normalize_into};
+// What the HTML reader (`crate::readers`) shares with the fingerprinter: which lines are
+// boilerplate, and which characters are written without spaces between words.
+#[cfg(feature = "readers")]
+pub(crate) use text::{boilerplate, normalize::is_word_char};

@@ -1,13 +1,11 @@
-//! Text blocks: the boilerplate ones dropped (link lists, short repeated lines, copyright
-//! lines).
+//! Text blocks: the boilerplate ones dropped (link lists, short repeated lines, and the
+//! fingerprinter's boilerplate lines).
 
 use std::collections::HashMap;
 
-use super::Block;
+use crate::simhash::{boilerplate, is_cjk, is_word_char};
 
-pub(super) fn is_cjk(c: char) -> bool {
-    matches!(c as u32, 0x3000..=0x303f | 0x3040..=0x30ff | 0x3400..=0x4dbf | 0x4e00..=0x9fff | 0xf900..=0xfaff | 0xff00..=0xffef)
-}
+use super::Block;
 
 pub(super) fn flush(blocks: &mut Vec<Block>, current: &mut Block) {
     let mut block = std::mem::take(current);
@@ -20,23 +18,18 @@ pub(super) fn flush(blocks: &mut Vec<Block>, current: &mut Block) {
     }
 }
 
-/// Is this a short block that reads like boilerplate?
-pub(super) fn is_short(block: &Block) -> bool {
-    // A CJK character carries about as much as a short word.
-    let weight: usize = block
-        .text
-        .chars()
-        .map(|c| {
-            if is_cjk(c) {
-                3
-            } else {
-                usize::from(!c.is_whitespace())
-            }
-        })
-        .sum();
-    weight < 40
+/// Whether a line break between `before` and `after` is no space: both are ideographs (the
+/// fingerprinter's [`is_cjk`]) or punctuation outside ASCII (not [`is_word_char`]: `，`, `。`,
+/// `“`), as in Chinese text, which has no spaces between words.
+pub(super) fn joins_without_space(before: char, after: char) -> bool {
+    let unspaced = |c: char| is_cjk(c) || (!c.is_ascii() && !is_word_char(c));
+    unspaced(before) && unspaced(after)
 }
 
+/// Drops the boilerplate blocks: outside the main elements (when they hold text), link lists,
+/// short lines repeated within the page, and the lines the fingerprinter's
+/// [`drop_boilerplate`](crate::SimhashConfig::drop_boilerplate) leaves out (with its rules:
+/// what is short, and a page of nothing but such lines keeps them).
 pub(super) fn filter_boilerplate(blocks: &mut Vec<Block>) {
     let main_chars: usize = blocks.iter().filter(|b| b.in_main).map(|b| b.chars).sum();
     if main_chars > 0 {
@@ -45,6 +38,7 @@ pub(super) fn filter_boilerplate(blocks: &mut Vec<Block>) {
     // Link lists: blocks that are mostly links.
     blocks.retain(|b| b.link_chars * 2 <= b.chars);
     // Short lines repeated within the page ("Read more", "Share", separators).
+    let is_short = |b: &Block| boilerplate::is_short(&b.text);
     let mut seen: HashMap<&str, usize> = HashMap::new();
     for b in blocks.iter().filter(|b| is_short(b)) {
         *seen.entry(b.text.as_str()).or_default() += 1;
@@ -55,13 +49,9 @@ pub(super) fn filter_boilerplate(blocks: &mut Vec<Block>) {
         .map(|(t, _)| t.to_owned())
         .collect();
     blocks.retain(|b| !(is_short(b) && repeated.iter().any(|r| r == &b.text)));
-    // Copyright lines.
-    blocks.retain(|b| {
-        let lower = b.text.to_lowercase();
-        !(is_short(b)
-            && (lower.contains('©')
-                || lower.contains("copyright")
-                || lower.contains("all rights reserved")
-                || lower.contains("版权所有")))
-    });
+    // Boilerplate lines (copyright, sharing, previous/next, breadcrumbs, ...), unless every
+    // block is one. A block is one line: its whitespace is collapsed.
+    if blocks.iter().any(|b| !boilerplate::is_boilerplate(&b.text)) {
+        blocks.retain(|b| !boilerplate::is_boilerplate(&b.text));
+    }
 }

@@ -11,7 +11,7 @@ use html5ever::tokenizer::{
 use html5ever::TokenizerResult;
 
 use super::super::open_elements::{flags, Closed, OpenElements, Scope};
-use super::blocks::{filter_boilerplate, flush, is_cjk};
+use super::blocks::{filter_boilerplate, flush, joins_without_space};
 use super::elements::*;
 use super::Block;
 
@@ -410,18 +410,21 @@ pub(super) fn extract(source: &str, main_text: bool) -> String {
     texts.join("\n")
 }
 
-/// Appends `text` to the block with whitespace collapsed to single spaces; a line break
-/// between two CJK characters is no space.
+/// Appends `text` to the block with whitespace collapsed to single spaces; whitespace between
+/// two characters of Chinese text is none ([`joins_without_space`]).
 pub(super) fn append_text(block: &mut Block, text: &str, in_link: bool) {
     let mut separated = text.starts_with(char::is_whitespace);
     for word in text.split_whitespace() {
         if separated && !block.text.is_empty() && !block.text.ends_with(' ') {
             block.text.push(' ');
         }
-        if word.starts_with(is_cjk) && block.text.ends_with(' ') {
+        if block.text.ends_with(' ') {
             let before = block.text[..block.text.len() - 1].chars().last();
-            if before.is_some_and(is_cjk) {
-                block.text.pop();
+            let after = word.chars().next();
+            if let (Some(before), Some(after)) = (before, after) {
+                if joins_without_space(before, after) {
+                    block.text.pop();
+                }
             }
         }
         block.text.push_str(word);

@@ -16,7 +16,16 @@
 //! - when the page has `<main>`, `<article>` or `role="main"` with text in it, everything
 //!   outside them;
 //! - text blocks (paragraphs, list items, cells, divs) that are mostly link text (link lists),
-//!   short lines repeated within the page, and short copyright lines.
+//!   and short lines repeated within the page;
+//! - the lines that the fingerprinter's
+//!   [`drop_boilerplate`](crate::SimhashConfig::drop_boilerplate) leaves out (copyright,
+//!   sharing, previous/next, breadcrumbs, adverts, repost notices: `simhash/text/boilerplate.rs`),
+//!   by its rules: "short" is at most 160 columns, a CJK character counting two, and a page of
+//!   nothing but such lines keeps them.
+//!
+//! Whitespace between two ideographs or non-ASCII punctuation marks (Chinese text wrapped in the
+//! page's source) is dropped; the fingerprinter's character classes (`simhash/text/normalize.rs`)
+//! say which characters those are.
 //!
 //! **Markup.** The page is tokenized by html5ever (entities, raw text, comments and broken tags
 //! as browsers read them) and no tree is built: the extractor follows the open elements

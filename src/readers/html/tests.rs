@@ -136,3 +136,69 @@ fn tree_builder_rules_that_matter_for_text() {
         );
     }
 }
+
+/// The reader and the fingerprinter agree on what is boilerplate: on a page without `id`,
+/// `class` or semantic hints, the main text is the visible text without the lines that the
+/// fingerprinter's `drop_boilerplate` leaves out, in English and in Chinese.
+#[test]
+fn boilerplate_lines_are_the_fingerprinters() {
+    use crate::simhash::boilerplate::{drop_lines, is_boilerplate};
+    let pages: [(&str, &[&str], &[&str]); 2] = [
+        (
+            "<p>Home &gt; News &gt; Weather</p>\
+             <h1>Rain tomorrow</h1>\
+             <p>Heavy rain is expected in the north of the city from Tuesday morning.</p>\
+             <p>Share on Facebook | Tweet | Email</p>\
+             <p>« Previous | Next »</p>\
+             <p>Copyright © 2024 Example News. All rights reserved.</p>",
+            &[
+                "Rain tomorrow",
+                "Heavy rain is expected in the north of the city from Tuesday morning.",
+            ],
+            &["Home > News > Weather", "Share on Facebook | Tweet | Email"],
+        ),
+        (
+            "<p>当前位置：首页 &gt; 新闻 &gt; 天气</p>\
+             <h1>明天有雨</h1>\
+             <p>气象台预计，周二上午起城市北部\n将有大雨，请市民注意出行安全。</p>\
+             <p>分享到：微信、微博、QQ空间</p>\
+             <p>上一篇：高温预警    下一篇：台风消息</p>\
+             <p>© 2024 某某新闻网 版权所有</p>",
+            &[
+                "明天有雨",
+                "气象台预计，周二上午起城市北部将有大雨，请市民注意出行安全。",
+            ],
+            &["当前位置：首页 > 新闻 > 天气", "分享到：微信、微博、QQ空间"],
+        ),
+    ];
+    for (page, article, boilerplate) in pages {
+        let all = html_to_text(page.as_bytes(), None, false).unwrap();
+        let main = html_to_text(page.as_bytes(), None, true).unwrap();
+        assert_eq!(main, article.join("\n"), "{page}");
+        assert_eq!(drop_lines(&all).trim_end(), main, "{page}");
+        for line in all.lines() {
+            assert_eq!(is_boilerplate(line), !article.contains(&line), "{line:?}");
+        }
+        for line in boilerplate {
+            assert!(
+                all.lines().any(|l| l == *line) && is_boilerplate(line),
+                "{line:?}"
+            );
+        }
+    }
+    // A page of nothing but boilerplate lines keeps them, as the fingerprinter does.
+    let only = "<p>Share on Facebook</p><p>© 2024 Example</p>";
+    assert_eq!(
+        html_to_text(only.as_bytes(), None, true).unwrap(),
+        "Share on Facebook\n© 2024 Example"
+    );
+}
+
+#[test]
+fn chinese_punctuation_joins_without_spaces() {
+    let page = "<p>第一句话。\n“第二句”，\n第三句\n\u{20000}字 and\nwords，\nmore</p>".as_bytes();
+    assert_eq!(
+        html_to_text(page, None, true).unwrap(),
+        "第一句话。“第二句”，第三句\u{20000}字 and words， more"
+    );
+}

@@ -161,8 +161,10 @@ fn whole_word(line: &str, start: usize, end: usize) -> bool {
     !before.is_some_and(is_word_byte) && !after.is_some_and(is_word_byte)
 }
 
-/// Whether `line` (without its line break) is short enough to be boilerplate.
-fn is_short(line: &str) -> bool {
+/// Whether `line` (without its line break) is short enough to be boilerplate: at most
+/// [`MAX_WIDTH`] columns, a CJK character counting two. The HTML reader's short blocks are
+/// the same.
+pub(crate) fn is_short(line: &str) -> bool {
     // No character takes more than 4 bytes or fewer than 1 column: a cheap bound first.
     if line.len() > 4 * MAX_WIDTH {
         return false;
