@@ -7,7 +7,7 @@
 #   git worktree add ../old main~3 && benches/compare-builds.sh ../old . 2000000 3
 #
 # Builds each checkout's `simhash-store` (features `server`) and `scale` bench in its own
-# target/. Then:
+# target/ (NO_BUILD=1: use what is built there). Then:
 #
 # 1. Behaviour. 20,000 fingerprints (one in ten planted within 0..=6 bits of another, keys,
 #    ids out of order, some ids and keys given twice) as JSON Lines: each build loads them
@@ -25,11 +25,15 @@ set -euo pipefail
 old=$(cd "$1" && pwd) new=$(cd "$2" && pwd) n=${3:-2000000} pairs=${4:-3}
 out=$new/target/compare-builds/$(date +%Y%m%d-%H%M%S)
 mkdir -p "$out"
-for tree in "$old" "$new"; do
-    (cd "$tree" && cargo build --release --features server --bin simhash-store -q &&
-        cargo bench --bench scale --no-run -q 2>/dev/null)
-done
+if [ -z "${NO_BUILD:-}" ]; then
+    for tree in "$old" "$new"; do
+        (cd "$tree" && cargo build --release --features server --bin simhash-store -q &&
+            cargo bench --bench scale --no-run -q 2>/dev/null)
+    done
+fi
 bin() { echo "$1/target/release/simhash-store"; }
+# The newest build of the scale bench.
+scale() { ls -t "$1"/target/release/deps/scale-* | grep -v '\.d$' | head -1; }
 python3 - "$out/input.jsonl" "$out/queries.txt" <<'PY'
 import json, random, sys
 r = random.Random(7)
@@ -63,8 +67,8 @@ for side in old new; do
             <"$out/queries.txt" >"$out/$side.query-k$k"
     done
     $b dedup --store "$out/$side.db" --out "$out/$side.dedup" -q --json >/dev/null
-    (cd "$tree" && cargo bench --bench scale -q -- --n $((n / 10)) --budget 16000000 --queries 0 \
-        --dir "$out/$side.scale" --keep >"$out/$side.scale-spooled.log" 2>&1)
+    "$(scale "$tree")" --n $((n / 10)) --budget 16000000 --queries 0 \
+        --dir "$out/$side.scale" --keep >"$out/$side.scale-spooled.log" 2>&1
     store=$(find "$out/$side.scale" -name CURRENT -printf '%h\n' | head -1)
     $b export --store "$store" >"$out/$side.spooled-export"
 done
@@ -84,8 +88,8 @@ rm -rf "$out"/*.db "$out"/*.scale
 for i in $(seq 1 "$pairs"); do
     for side in old new; do
         tree=$old; [ $side = new ] && tree=$new
-        (cd "$tree" && cargo bench --bench scale -q -- --n "$n" --pairs --runs 3 --queries 5000 \
-            --dir "$out/scale-$side" >"$out/speed-$side-$i.log" 2>&1)
+        "$(scale "$tree")" --n "$n" --pairs --runs 3 --queries 5000 \
+            --dir "$out/scale-$side" >"$out/speed-$side-$i.log" 2>&1
         rm -rf "$out/scale-$side"
         echo "$out/speed-$side-$i.log: load average $(cut -d' ' -f1 /proc/loadavg)"
     done

@@ -285,9 +285,8 @@ fn add_slice(loader: &mut BulkLoader<'_>, slice: &Slice<'_>) -> simhash_store::R
             Some(key) => loader.add_with_key(id, Fingerprint(fp), key),
             None => loader.add(id, Fingerprint(fp)),
         }),
-        None => pairs
-            .into_iter()
-            .try_for_each(|(&id, &fp)| loader.add(id, Fingerprint(fp))),
+        // Copied into the run on all cores.
+        None => loader.add_fingerprints(&slice.ids, &slice.fingerprints),
     }
 }
 
