@@ -98,7 +98,7 @@ pub mod verify;
 // The names most programs use; everything else is in the module that owns it (above).
 pub use bulk::{BulkLoader, BulkOptions};
 pub use codec::Document;
-pub use dedup::{Clusters, InsertOutcome, Pair};
+pub use dedup::{Clusters, InsertOutcome, KeyHolder, Pair, StagedBatch};
 pub use error::{Error, Result};
 pub use fingerprint::{Fingerprint, BLOCKS};
 pub use keys::MAX_EXTERNAL_KEY_LEN;

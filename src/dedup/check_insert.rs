@@ -1,6 +1,8 @@
 //! Check then insert: store a document only if nothing stored is a near-duplicate of it,
-//! atomically against other writers of the store.
+//! atomically against other writers of the store; one document, a batch of them, or one entry
+//! of a [`StagedBatch`].
 
+use super::StagedBatch;
 use crate::error::Result;
 use crate::fingerprint::Fingerprint;
 use crate::query::Match;
@@ -30,11 +32,47 @@ impl InsertOutcome {
             InsertOutcome::Duplicate(m) => m,
         }
     }
+
+    /// The near-duplicates that kept it out (empty if it was stored), taken out.
+    pub fn into_matches(self) -> Vec<Match> {
+        match self {
+            InsertOutcome::Inserted => Vec::new(),
+            InsertOutcome::Duplicate(m) => m,
+        }
+    }
 }
 
 impl From<(u64, Fingerprint)> for Entry {
     fn from((id, fingerprint): (u64, Fingerprint)) -> Entry {
         Entry::new(id, fingerprint)
+    }
+}
+
+/// Whether `entry` would replace the document `m` (same id, or the holder of the same
+/// external key): that one does not count as its near-duplicate.
+fn would_replace(entry: &Entry, m: &Match) -> bool {
+    m.id == entry.id || (entry.key.is_some() && m.key == entry.key)
+}
+
+impl StagedBatch<'_> {
+    /// Stages `entry` unless a document is within Hamming distance `k` of it as the store
+    /// will be once the entries staged before are committed; then returns those documents
+    /// and stages nothing. The document `entry` would replace does not count, as for
+    /// [`Store::insert_if_new`].
+    ///
+    /// # Errors
+    /// As [`StagedBatch::query`] and [`StagedBatch::insert`].
+    pub fn insert_if_new(&mut self, entry: Entry, k: u32) -> Result<InsertOutcome> {
+        let matches: Vec<Match> = self
+            .query(entry.fingerprint, k)?
+            .into_iter()
+            .filter(|m| !would_replace(&entry, m))
+            .collect();
+        if !matches.is_empty() {
+            return Ok(InsertOutcome::Duplicate(matches));
+        }
+        self.insert(entry)?;
+        Ok(InsertOutcome::Inserted)
     }
 }
 
@@ -61,20 +99,50 @@ impl Store {
     /// # Errors
     /// [`crate::Error::ReadOnly`]; as [`Store::query`] and [`Store::insert_entry`].
     pub fn insert_if_new(&self, entry: impl Into<Entry>, k: u32) -> Result<InsertOutcome> {
-        let entry = entry.into();
-        self.check_writable()?;
-        // Every writer takes this lock, so nothing is written between the query and the insert.
-        let guard = self.lock_writes()?;
-        let matches: Vec<Match> = self
-            .query(entry.fingerprint, k)?
+        Ok(self.insert_batch_if_new([entry.into()], k)?.remove(0))
+    }
+
+    /// [`Store::insert_if_new`] of each entry, in order, committed as one atomic batch: each
+    /// entry is checked against the store and against the entries stored earlier in the
+    /// batch, exactly as if each were inserted alone with [`Store::insert_if_new`] (a later
+    /// entry of the same id or key replaces an earlier one, and the document an entry would
+    /// replace does not count as its near-duplicate). Returns the outcome of each entry.
+    ///
+    /// ```
+    /// use simhash_store::{Entry, Fingerprint, Store};
+    /// let dir = tempfile::tempdir()?;
+    /// let store = Store::open(dir.path())?;
+    /// store.insert(1, Fingerprint(0xff00))?;
+    /// let outcomes = store.insert_batch_if_new(
+    ///     [
+    ///         Entry::new(2, Fingerprint(0xff01)),          // near stored document 1
+    ///         Entry::new(3, Fingerprint(0x00ff)),          // new
+    ///         Entry::new(4, Fingerprint(0x01ff)),          // near document 3, just before
+    ///         Entry::new(1, Fingerprint(0xff03)),          // replaces document 1: stored
+    ///     ],
+    ///     1,
+    /// )?;
+    /// let inserted: Vec<bool> = outcomes.iter().map(|o| o.is_inserted()).collect();
+    /// assert_eq!(inserted, [false, true, false, true]);
+    /// assert_eq!(outcomes[2].matches()[0].id, 3);
+    /// assert_eq!(store.get(1)?, Some(Fingerprint(0xff03)));
+    /// # Ok::<_, Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`Store::insert_if_new`]; on error nothing of the batch is written.
+    pub fn insert_batch_if_new(
+        &self,
+        entries: impl IntoIterator<Item = Entry>,
+        k: u32,
+    ) -> Result<Vec<InsertOutcome>> {
+        let mut batch = self.staged_batch()?;
+        let outcomes = entries
             .into_iter()
-            .filter(|m| m.id != entry.id && (entry.key.is_none() || m.key != entry.key))
-            .collect();
-        if !matches.is_empty() {
-            return Ok(InsertOutcome::Duplicate(matches));
-        }
-        self.insert_batch_locked(&guard, [entry])?;
-        Ok(InsertOutcome::Inserted)
+            .map(|entry| batch.insert_if_new(entry, k))
+            .collect::<Result<Vec<_>>>()?;
+        batch.commit()?;
+        Ok(outcomes)
     }
 
     /// Fingerprints `text` with [`Store::simhasher`], then [`Store::insert_if_new`] it under

@@ -1,8 +1,9 @@
 //! Deduplicating a whole store: every pair of documents within distance `k`
 //! ([`Store::pairs`]), their connected components ([`ClusterBuilder`], [`Clusters`]) with one
 //! representative kept per cluster, the numbers of a run ([`DedupSummary`]), and the online
-//! form, check-then-insert ([`Store::insert_if_new`]). Writing the results to files is the
-//! command line's (`simhash-store dedup`).
+//! form, check-then-insert ([`Store::insert_if_new`], [`Store::insert_batch_if_new`], and
+//! [`StagedBatch`] for upserts and checks decided one by one and committed together).
+//! Writing the results to files is the command line's (`simhash-store dedup`).
 //!
 //! ## All pairs
 //! Each block family is already sorted by its block value, so one sequential pass per family
@@ -26,12 +27,14 @@ mod clusters;
 mod kernel;
 mod pairs;
 pub mod partition;
+mod staged_batch;
 mod summary;
 
 pub use check_insert::InsertOutcome;
 pub use clusters::{Cluster, ClusterBuilder, Clusters, Representative};
 pub use kernel::PairKernel;
 pub use pairs::{PairScan, ScanProgress, ScanStats};
+pub use staged_batch::{KeyHolder, StagedBatch};
 pub use summary::DedupSummary;
 
 #[cfg(doc)]

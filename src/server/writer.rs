@@ -5,15 +5,16 @@
 //! atomic `insert_batch`, so one `fsync` (with `--durability sync`) serves many clients. A
 //! full queue is answered 503 by the handler instead of growing.
 //!
-//! Insert-if-new is decided here too: each document is checked against the store and against
-//! the documents accepted earlier in the same group, in queue order, as if each were
-//! committed alone. Nothing else writes to the store, so no write slips in between a check
-//! and its commit.
+//! The writer assigns ids to documents that give none and stages each request's documents,
+//! in queue order, in one [`StagedBatch`] of the library: upserts as upserts, insert-if-new
+//! as check-then-insert against the store as the earlier documents of the group leave it, so
+//! each is decided as if committed alone. The batch holds the store's write lock from the
+//! first check to the commit.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::sync::Arc;
 
-use simhash_store::{Entry, Fingerprint, Match, Sketch, Store};
+use simhash_store::{Entry, Fingerprint, KeyHolder, Match, Sketch, StagedBatch, Store};
 use tokio::sync::{mpsc, oneshot};
 
 use super::error::ApiError;
@@ -198,20 +199,6 @@ fn mixed_up() -> ApiError {
     ApiError::internal("match a write with its reply", "a reply of the other kind")
 }
 
-/// The documents of one group, as they will be after it commits.
-#[derive(Default)]
-struct Group {
-    /// Every entry, in order: `insert_batch` applies them as sequential upserts.
-    entries: Vec<Entry>,
-    /// The entry each id has after the group (an index into `entries`), for ids the group sets.
-    live: HashMap<u64, usize>,
-    /// Which id holds each key the group sets.
-    key_owner: HashMap<String, u64>,
-    /// Stored documents the group replaces or removes (same id, or their key taken): their
-    /// stored versions no longer count.
-    displaced: HashSet<u64>,
-}
-
 impl Writer {
     fn run(&mut self, mut rx: mpsc::Receiver<WriteOp>) {
         while let Some(first) = rx.blocking_recv() {
@@ -262,9 +249,10 @@ impl Writer {
         }
         let (requests, replies): (Vec<Request>, Vec<Reply>) = run.into_iter().unzip();
         let next_id = self.next_id;
-        let committed = self.plan(&requests).and_then(|(group, decided)| {
-            let documents = group.entries.len() as u64;
-            self.store.insert_batch(group.entries)?;
+        let store = Arc::clone(&self.store);
+        let committed = self.stage(&store, &requests).and_then(|(batch, decided)| {
+            let documents = batch.len() as u64;
+            batch.commit()?;
             self.metrics.committed(documents);
             Ok(decided)
         });
@@ -291,40 +279,45 @@ impl Writer {
         }
     }
 
-    /// Decides every document of `requests` in order (its id; for insert-if-new, whether it
-    /// goes in) and builds the group's batch.
-    fn plan(&mut self, requests: &[Request]) -> Result<(Group, Vec<Decided>), ApiError> {
-        let mut group = Group::default();
+    /// Stages every document of `requests` in order, with its id, in one batch of `store`;
+    /// the library decides insert-if-new. Returns the batch and each request's answer.
+    fn stage<'s>(
+        &mut self,
+        store: &'s Store,
+        requests: &[Request],
+    ) -> Result<(StagedBatch<'s>, Vec<Decided>), ApiError> {
+        let mut batch = store.staged_batch()?;
         let mut decided = Vec::with_capacity(requests.len());
         for request in requests {
-            let explicit = self.reserve_given_ids(request.docs());
+            let given = self.reserve_given_ids(request.docs());
+            let start = batch.len();
             match request {
                 Request::Insert(docs) => {
                     let mut ids = Vec::with_capacity(docs.len());
                     for doc in docs {
-                        let entry = self.entry(&group, &explicit, doc)?;
+                        let entry = self.entry(&batch, start, &given, doc)?;
                         ids.push(entry.id);
-                        self.add(&mut group, entry)?;
+                        batch.insert(entry)?;
                     }
                     decided.push(Decided::Ids(ids));
                 }
                 Request::IfNew(docs, k) => {
                     let mut outcomes = Vec::with_capacity(docs.len());
                     for doc in docs {
-                        let entry = self.entry(&group, &explicit, doc)?;
-                        let matches = self.near(&group, &entry, *k)?;
-                        if matches.is_empty() {
-                            outcomes.push(IfNew::Inserted(entry.id));
-                            self.add(&mut group, entry)?;
+                        let entry = self.entry(&batch, start, &given, doc)?;
+                        let id = entry.id;
+                        let outcome = batch.insert_if_new(entry, *k)?;
+                        outcomes.push(if outcome.is_inserted() {
+                            IfNew::Inserted(id)
                         } else {
-                            outcomes.push(IfNew::Duplicate(matches));
-                        }
+                            IfNew::Duplicate(outcome.into_matches())
+                        });
                     }
                     decided.push(Decided::IfNew(outcomes));
                 }
             }
         }
-        Ok((group, decided))
+        Ok((batch, decided))
     }
 
     /// Moves the next free id past every id `docs` give, before any of them gets a new one:
@@ -340,25 +333,25 @@ impl Writer {
         given
     }
 
-    /// The id `doc` is stored under, as `simhash-store load` assigns it: the one given; else
-    /// the id of the document holding its key (in the group or the store), unless the
-    /// request gives that id to another document; else a new one.
+    /// The entry of `doc`, a document of the request whose first document is staged entry
+    /// `start` of `batch`, with the id it is stored under, as `simhash-store load` assigns
+    /// it: the one given; else the id of the document holding its key once the entries
+    /// staged before are stored, unless the request gives that id to another document (a
+    /// holder staged by this request keeps its id); else a new one.
     fn entry(
         &mut self,
-        group: &Group,
+        batch: &StagedBatch<'_>,
+        start: usize,
         given: &HashSet<u64>,
         doc: &Prepared,
     ) -> Result<Entry, ApiError> {
         let id = match (doc.id, &doc.key) {
             (Some(id), _) => id,
-            (None, Some(key)) => match group.key_owner.get(key) {
-                Some(&id) => id,
-                None => match self.store.id_for_key(key)? {
-                    // A displaced holder whose key no entry took again has lost it; a holder
-                    // whose id the request gives to another document is replaced by it.
-                    Some(id) if !group.displaced.contains(&id) && !given.contains(&id) => id,
-                    _ => self.fresh_id()?,
-                },
+            (None, Some(key)) => match batch.key_holder(key)? {
+                Some(KeyHolder::Staged { id, at }) if at >= start => id,
+                // A holder whose id the request gives to another document is replaced by it.
+                Some(holder) if !given.contains(&holder.id()) => holder.id(),
+                _ => self.fresh_id()?,
             },
             (None, None) => self.fresh_id()?,
         };
@@ -376,64 +369,6 @@ impl Writer {
         let id = self.next_id.ok_or_else(ApiError::no_id_left)?;
         self.next_id = id.checked_add(1);
         Ok(id)
-    }
-
-    /// Adds `entry` to the group with the upsert rules of `insert_batch`: it replaces its id's
-    /// earlier version (whose key it drops) and the holder of its key.
-    fn add(&self, group: &mut Group, entry: Entry) -> Result<(), ApiError> {
-        if let Some(&earlier) = group.live.get(&entry.id) {
-            if let Some(old_key) = group.entries.get(earlier).and_then(|e| e.key.as_ref()) {
-                if group.key_owner.get(old_key) == Some(&entry.id) {
-                    group.key_owner.remove(old_key);
-                }
-            }
-        }
-        group.displaced.insert(entry.id);
-        if let Some(key) = &entry.key {
-            let holder = match group.key_owner.get(key) {
-                Some(&id) => Some(id),
-                None => self.store.id_for_key(key)?,
-            };
-            if let Some(holder) = holder.filter(|&h| h != entry.id) {
-                group.live.remove(&holder);
-                group.displaced.insert(holder);
-            }
-            group.key_owner.insert(key.clone(), entry.id);
-        }
-        group.live.insert(entry.id, group.entries.len());
-        group.entries.push(entry);
-        Ok(())
-    }
-
-    /// The documents within `k` of `entry` as the store will be once the group's earlier
-    /// entries are committed, without the document `entry` would replace (same id or key),
-    /// sorted by distance, then id.
-    fn near(&self, group: &Group, entry: &Entry, k: u32) -> Result<Vec<Match>, ApiError> {
-        let replaced = |id: u64, key: &Option<String>| {
-            id == entry.id || (entry.key.is_some() && *key == entry.key)
-        };
-        let mut matches: Vec<Match> = self
-            .store
-            .query(entry.fingerprint, k)?
-            .into_iter()
-            .filter(|m| !group.displaced.contains(&m.id) && !replaced(m.id, &m.key))
-            .collect();
-        for &i in group.live.values() {
-            let Some(e) = group.entries.get(i) else {
-                continue;
-            };
-            let distance = e.fingerprint.distance(entry.fingerprint);
-            if distance <= k && !replaced(e.id, &e.key) {
-                matches.push(Match {
-                    id: e.id,
-                    fingerprint: e.fingerprint,
-                    distance,
-                    key: e.key.clone(),
-                });
-            }
-        }
-        matches.sort_by_key(|m| (m.distance, m.id));
-        Ok(matches)
     }
 }
 
@@ -513,6 +448,51 @@ mod tests {
         assert_eq!(store.get(6).expect("get"), None);
         assert_eq!(store.get(7).expect("get"), Some(Fingerprint(0xf0f1)));
         assert_eq!(store.len(), 2);
+    }
+
+    /// A document without an id whose key an earlier request of the group gave to id 3 takes
+    /// a new id when its own request gives id 3 to another document, as it would with the
+    /// earlier request committed alone before it.
+    #[test]
+    fn a_key_held_by_an_earlier_request_follows_the_rules_of_a_stored_key() {
+        let grouped_dir = tempfile::tempdir().expect("tempdir");
+        let alone_dir = tempfile::tempdir().expect("tempdir");
+        let mut answers = Vec::new();
+        for (dir, grouped) in [(&grouped_dir, true), (&alone_dir, false)] {
+            let store = Arc::new(Store::open(dir.path()).expect("open"));
+            let mut w = writer(&store);
+            let (r1, mut a1) = oneshot::channel();
+            let (r2, mut a2) = oneshot::channel();
+            let first = WriteOp::Insert {
+                docs: vec![doc(Some(3), Some("a"), 0x1)],
+                reply: r1,
+            };
+            let second = WriteOp::Insert {
+                docs: vec![doc(None, Some("a"), 0x2), doc(Some(3), None, 0x3)],
+                reply: r2,
+            };
+            if grouped {
+                commit(&mut w, vec![first, second]);
+            } else {
+                commit(&mut w, vec![first]);
+                commit(&mut w, vec![second]);
+            }
+            assert_eq!(a1.try_recv().expect("reply").expect("ok"), vec![3]);
+            let ids = a2.try_recv().expect("reply").expect("ok");
+            let docs: Vec<_> = store
+                .documents()
+                .expect("docs")
+                .map(|d| d.expect("doc"))
+                .collect();
+            answers.push((
+                ids,
+                docs.into_iter()
+                    .map(|(id, d)| (id, d.key, d.fingerprint))
+                    .collect::<Vec<_>>(),
+            ));
+        }
+        assert_eq!(answers[0], answers[1]);
+        assert_eq!(answers[0].0, vec![4, 3]);
     }
 
     #[test]

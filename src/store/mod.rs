@@ -10,14 +10,14 @@
 //!   recovery of an interrupted one when the store opens.
 //! - `read.rs`: documents by id, by external key, in id order.
 //! - `write.rs`: [`Entry`], inserts (upserts) and removals; `upsert/`: the upsert planner
-//!   that inserts and the bulk loader share.
+//!   that inserts, the bulk loader and staged batches share.
 //! - `sketches.rs`: whether the store keeps sketches, and the checks of sketches given to it.
 //! - [`View`] (`src/storage/view.rs`): the consistent read view that queries, `verify` and
 //!   the pair scan read, from [`Store::view`].
 //! - Elsewhere, with their concepts: queries in `src/query.rs`, `verify` in
 //!   `src/verify.rs`, `bulk_loader` in `src/bulk/mod.rs`, `insert_if_new` in
-//!   `src/dedup/check_insert.rs`, `pairs` in `src/dedup/pairs.rs`, `upgrade` in
-//!   `src/upgrade.rs`.
+//!   `src/dedup/check_insert.rs`, `staged_batch` in `src/dedup/staged_batch.rs`, `pairs` in
+//!   `src/dedup/pairs.rs`, `upgrade` in `src/upgrade.rs`.
 
 mod ingestion;
 mod open;
@@ -45,7 +45,7 @@ pub(crate) use ingestion::Ingestion;
 pub use open::{FORMAT_VERSION, MIN_FORMAT_VERSION};
 use options::Clock;
 pub use options::{Durability, StoreBuilder};
-pub(crate) use upsert::{check_key, Adds, KeyWrite, UpsertPlan};
+pub(crate) use upsert::{check_key, Adds, KeyWrite, PendingAdds, UpsertPlan};
 pub use write::Entry;
 
 /// A persistent near-duplicate index: documents (a `u64` id, a

@@ -20,12 +20,15 @@
 //! [`plan`] runs in three phases, each in its own file with its own result type:
 //! `resolve.rs` works out 1 and 2 from the adds alone ([`Resolved`]); `look_up.rs` reads
 //! what they meet in the store, 3 and 4 ([`Met`]); `emit.rs` turns that into the writes
-//! ([`UpsertPlan`]). The tests, against a sequential model, are in `tests.rs`.
+//! ([`UpsertPlan`]). The tests, against a sequential model, are in `tests.rs`. The same rules
+//! one add at a time, for a caller that decides each add against the earlier ones before the
+//! plan is made, are in `pending.rs` ([`PendingAdds`]).
 //!
 //! Block entries, documents and keys that the plan puts are never ones it deletes, so the
 
 mod emit;
 mod look_up;
+mod pending;
 mod resolve;
 #[cfg(test)]
 mod tests;
@@ -33,6 +36,7 @@ mod tests;
 // The phases' items, for each other and for `plan`.
 use emit::*;
 use look_up::*;
+pub(crate) use pending::PendingAdds;
 pub(crate) use resolve::SeqSet;
 use resolve::*;
 
