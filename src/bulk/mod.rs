@@ -4,7 +4,7 @@
 //!
 //! The loader is a client of the store: everything it needs from it (the write lock, the
 //! upsert plan, the ingestion of a run under the journal, the merge of spooled runs) goes
-//! through one type, [`Ingestion`](crate::store::Ingestion) (`src/store/ingestion.rs`).
+//! through one type, `Ingestion` (`src/store/ingestion.rs`).
 //!
 //! - `runs.rs`: the in-memory run; the store's upsert planner (`src/store/upsert/`, the
 //!   same as for [`Store::insert_batch`]) computes its net effect on the store.
