@@ -14,7 +14,7 @@
 #    into a store of its own; `export`, 300 queries at k = 3 and k = 6 (`--json`) and `dedup`
 #    (pairs, sorted: their scan order varies from run to run; clusters, drop list) must give
 #    the same bytes. Each `scale` bench loads N/10
-#    fingerprints with a budget of 16 MB (many spooled runs and their merge) and keeps the
+#    fingerprints with a budget of 2 MB (many spooled runs and their merge) and keeps the
 #    store: the two exports must be the same bytes. The new build opens the old build's
 #    stores: `verify` clean, the same export.
 # 2. Speed. Each build's `scale` bench (N fingerprints, default options: load, k = 3 and
@@ -68,8 +68,10 @@ for side in old new; do
             <"$out/queries.txt" >"$out/$side.query-k$k"
     done
     $b dedup --store "$out/$side.db" --out "$out/$side.dedup" -q --json >/dev/null
-    "$(scale "$tree")" --n $((n / 10)) --budget 16000000 --queries 0 \
+    "$(scale "$tree")" --n $((n / 10)) --budget 2000000 --queries 0 \
         --dir "$out/$side.scale" --keep >"$out/$side.scale-spooled.log" 2>&1
+    grep -q Merging "$out/$side.scale-spooled.log" ||
+        { echo "DIFFERENT: the $side build's load of many runs was not spooled and merged"; status=1; }
     store=$(find "$out/$side.scale" -name CURRENT -printf '%h\n' | head -1)
     $b export --store "$store" >"$out/$side.spooled-export"
 done
