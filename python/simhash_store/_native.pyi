@@ -430,6 +430,24 @@ class Store:
         ...     store.insert_if_new(1, 0b1111), [m.id for m in store.insert_if_new(2, 0b0111)]
         ([], [1])
         """
+    def insert_many_if_new(
+        self,
+        ids: _IntArrayLike,
+        fingerprints: _IntArrayLike,
+        k: int = 3,
+        keys: Optional[Iterable[Optional[str]]] = None,
+    ) -> List[List[Match]]:
+        """:meth:`insert_if_new` of each document, in order, each decided against the store and
+        the documents stored before it here; committed in atomic writes of 131,072 documents
+        each (one write for fewer). Returns, per document, the near-duplicates that kept it
+        out: an empty list means it was stored. Arrays are read as :meth:`insert_many` reads
+        them.
+
+        >>> import tempfile, simhash_store
+        >>> with tempfile.TemporaryDirectory() as path, simhash_store.Store.open(path) as store:
+        ...     [[m.id for m in found] for found in store.insert_many_if_new([1, 2, 3], [0b1111, 0b0111, 1 << 40])]
+        [[], [1], []]
+        """
     def insert_text_if_new(self, id: int, text: str, k: int = 3, key: Optional[str] = None) -> List[Match]:
         """:meth:`insert_if_new` of the fingerprint of ``text``."""
     def bulk_load(

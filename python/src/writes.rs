@@ -111,6 +111,41 @@ impl PyStore {
         outcome_to_py(py, outcome)
     }
 
+    /// :meth:`insert_if_new` of each document, in order, each decided against the store and
+    /// the documents stored before it here; committed in atomic writes of 131,072 documents
+    /// each (one write for fewer). Returns, per document, the near-duplicates that kept it
+    /// out: an empty list means it was stored. Arrays are read as :meth:`insert_many` reads
+    /// them.
+    ///
+    /// >>> import tempfile, simhash_store
+    /// >>> with tempfile.TemporaryDirectory() as path, simhash_store.Store.open(path) as store:
+    /// ...     [[m.id for m in found] for found in store.insert_many_if_new([1, 2, 3], [0b1111, 0b0111, 1 << 40])]
+    /// [[], [1], []]
+    #[pyo3(signature = (ids, fingerprints, k = 3, keys = None))]
+    fn insert_many_if_new<'py>(
+        &self,
+        py: Python<'py>,
+        ids: &Bound<'py, PyAny>,
+        fingerprints: &Bound<'py, PyAny>,
+        k: i64,
+        keys: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let k = k_arg(k)?;
+        let mut columns = Columns::new(ids, fingerprints, keys)?;
+        let store = self.store()?;
+        let ranges: Vec<_> = columns.ranges().collect();
+        let out = PyList::empty(py);
+        for range in ranges {
+            py.check_signals()?;
+            let entries = columns.slice(range)?.entries();
+            let outcomes = py.detach(|| store.insert_batch_if_new(entries, k)).py()?;
+            for outcome in outcomes {
+                out.append(outcome_to_py(py, outcome)?)?;
+            }
+        }
+        Ok(out)
+    }
+
     /// :meth:`insert_if_new` of the fingerprint of ``text``.
     #[pyo3(signature = (id, text, k = 3, key = None))]
     fn insert_text_if_new<'py>(

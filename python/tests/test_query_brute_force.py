@@ -144,3 +144,23 @@ def test_every_way_of_reading_equals_brute_force(tmp_path, concurrent, mmap):
 def test_read_options_must_be_bools(tmp_path, option):
     with pytest.raises(TypeError):
         simhash_store.Store.open(tmp_path / "store", **{option: "yes"})
+
+
+@pytest.mark.parametrize("k", [0, 3, 6])
+def test_insert_many_if_new_equals_brute_force(tmp_path, k):
+    """Each document is kept out exactly by the documents within ``k`` that are stored
+    before it: those loaded first and those of the same call accepted before it."""
+    rng = np.random.default_rng(100 + k)
+    fps = planted(rng, 600, k=k)
+    ids = np.arange(600, dtype=np.uint64)
+    with simhash_store.Store.open(tmp_path / "store") as store:
+        store.insert_many(ids[:200], fps[:200])
+        found = store.insert_many_if_new(ids[200:], fps[200:], k=k)
+        stored = list(range(200))
+        for i, matches in zip(range(200, 600), found):
+            near = [j for j in stored if bin(int(fps[i]) ^ int(fps[j])).count("1") <= k]
+            assert sorted(m.id for m in matches) == near, i
+            if not near:
+                stored.append(i)
+        assert len(store) == len(stored)
+        assert all(i in store for i in stored)
