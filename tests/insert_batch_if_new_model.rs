@@ -94,20 +94,9 @@ fn ids_and_distances(outcome: &InsertOutcome) -> Vec<(u64, u32)> {
 
 /// The store's documents and keys, as a model.
 fn stored(store: &Store) -> Model {
-    let mut model = Model::default();
-    for doc in store.documents().expect("documents") {
-        let (id, doc) = doc.expect("a document");
-        if let Some(key) = &doc.key {
-            assert_eq!(store.id_for_key(key).expect("key"), Some(id), "key {key}");
-            model.keys.insert(key.clone(), id);
-        }
-        model.docs.insert(
-            id,
-            Doc {
-                key: doc.key,
-                fingerprint: doc.fingerprint.0,
-            },
-        );
+    let model = Model::of_store(store);
+    for (key, &id) in &model.keys {
+        assert_eq!(store.id_for_key(key).expect("key"), Some(id), "key {key}");
     }
     assert_eq!(store.len(), model.docs.len() as u64, "the document count");
     model

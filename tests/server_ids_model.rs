@@ -12,7 +12,7 @@ use proptest::prelude::*;
 use serde_json::{json, Value};
 use simhash_store::Store;
 
-use common::id_model::{adds, each_stored_or_superseded, Assigned, Assigner, Doc, InputDoc, Model};
+use common::id_model::{adds, each_stored_or_superseded, Assigned, Assigner, InputDoc, Model};
 use server_support::Server;
 
 fn an_id() -> impl Strategy<Value = Option<u64>> {
@@ -48,22 +48,7 @@ fn body(docs: &[InputDoc]) -> Value {
 }
 
 fn stored(path: &std::path::Path) -> Model {
-    let store = Store::open(path).expect("open the store");
-    let mut model = Model::default();
-    for doc in store.documents().expect("documents") {
-        let (id, doc) = doc.expect("a document");
-        if let Some(key) = &doc.key {
-            model.keys.insert(key.clone(), id);
-        }
-        model.docs.insert(
-            id,
-            Doc {
-                key: doc.key,
-                fingerprint: doc.fingerprint.0,
-            },
-        );
-    }
-    model
+    Model::of_store(&Store::open(path).expect("open the store"))
 }
 
 fn check_requests(requests: &[Vec<(Option<u64>, Option<u8>)>]) {

@@ -5,39 +5,33 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+/// The number after `field` in the `/proc` file `path` (its unit, such as `kB`, left off).
+fn proc_number(path: &str, field: &str) -> Option<u64> {
+    std::fs::read_to_string(path).ok().and_then(|text| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(field))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+    })
+}
+
 /// Peak resident set size of this process in bytes (VmHWM).
 pub(crate) fn peak_rss() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-        .map_or(0, |kb| kb * 1024)
+    proc_number("/proc/self/status", "VmHWM:").map_or(0, |kb| kb * 1024)
 }
 
 /// Current resident set size in bytes (VmRSS).
 pub(crate) fn rss() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-        .map_or(0, |kb| kb * 1024)
+    proc_number("/proc/self/status", "VmRSS:").map_or(0, |kb| kb * 1024)
+}
+
+/// Bytes this process has caused to be written to storage (`write_bytes` of /proc/self/io;
+/// 0 where unknown).
+pub(crate) fn written_bytes() -> u64 {
+    proc_number("/proc/self/io", "write_bytes:").unwrap_or(0)
 }
 
 /// CPU time (user + system) of this process so far, from /proc/self/stat (clock ticks of
 /// 10 ms).
-/// Bytes this process has caused to be written to storage (`write_bytes` of /proc/self/io;
-/// 0 where unknown).
-pub(crate) fn written_bytes() -> u64 {
-    std::fs::read_to_string("/proc/self/io")
-        .unwrap_or_default()
-        .lines()
-        .find_map(|l| l.strip_prefix("write_bytes:"))
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(0)
-}
-
 pub(crate) fn cpu_time() -> Duration {
     let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
     // Fields after the command name (which is in parentheses): utime is the 12th, stime the 13th.
@@ -93,13 +87,7 @@ pub(crate) fn page_cache_resident(dir: &std::path::Path) -> Option<u64> {
 
 /// Bytes this process has had read from storage (`read_bytes` of `/proc/self/io`), if known.
 pub(crate) fn disk_bytes_read() -> Option<u64> {
-    std::fs::read_to_string("/proc/self/io")
-        .ok()
-        .and_then(|io| {
-            io.lines()
-                .find_map(|l| l.strip_prefix("read_bytes:"))
-                .and_then(|v| v.trim().parse().ok())
-        })
+    proc_number("/proc/self/io", "read_bytes:")
 }
 
 /// Bytes of the files in `dir`.
@@ -115,15 +103,7 @@ pub(crate) fn dir_size(dir: &std::path::Path) -> u64 {
 
 /// `MemAvailable` of `/proc/meminfo`, in bytes.
 pub(crate) fn memory_available() -> u64 {
-    std::fs::read_to_string("/proc/meminfo")
-        .ok()
-        .and_then(|m| {
-            m.lines()
-                .find(|l| l.starts_with("MemAvailable:"))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|kb| kb.parse::<u64>().ok())
-        })
-        .map_or(0, |kb| kb * 1024)
+    proc_number("/proc/meminfo", "MemAvailable:").map_or(0, |kb| kb * 1024)
 }
 
 /// Reads every file in `dir` once; returns the bytes read.

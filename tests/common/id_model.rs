@@ -32,6 +32,25 @@ pub struct Model {
 }
 
 impl Model {
+    /// What `store` holds, as a model.
+    pub fn of_store(store: &simhash_store::Store) -> Model {
+        let mut model = Model::default();
+        for doc in store.documents().expect("documents") {
+            let (id, doc) = doc.expect("a document");
+            if let Some(key) = &doc.key {
+                model.keys.insert(key.clone(), id);
+            }
+            model.docs.insert(
+                id,
+                Doc {
+                    key: doc.key,
+                    fingerprint: doc.fingerprint.0,
+                },
+            );
+        }
+        model
+    }
+
     /// One more than the largest id; `None` when the largest is 2^64-1 (no id left), and
     /// `Some(0)` when empty.
     pub fn next_id(&self) -> Option<u64> {
