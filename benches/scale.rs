@@ -29,7 +29,9 @@
 //! 10,000; 0 skips the queries), `--warmup W` (20,000), `--runs R` (3), `--faiss`, `--check
 //! C` (200), `--faiss-queries M` (all), `--budget BYTES` (the loader's memory budget, default the
 //! library's default: a third of the memory available), `--cache BYTES` (the store's block cache, default the library's default, 256 MiB), `--query-cache BYTES`
-//! (the store's query cache, default 256 MiB as in the library), `--preload` (fill the query
+//! (the store's query cache, default 256 MiB as in the library), `--split-groups-above N`
+//! (`StoreBuilder::split_groups_above`: groups of more entries are written split; default the
+//! library's, 65,536; `0` for never, to measure what splitting gives), `--preload` (fill the query
 //! cache with `Store::preload_query_cache` after each reopening, before the warm-up), `--dir
 //! PATH` (where to create the store; default a temporary directory under the current one),
 //! `--keep` (leave that directory, with the FAISS input files, in place), `--compact` (also
@@ -112,6 +114,7 @@ struct Args {
     pairs: bool,
     threads: usize,
     workload: Workload,
+    split_groups_above: Option<usize>,
 }
 
 fn parse_args() -> Args {
@@ -137,6 +140,7 @@ fn parse_args() -> Args {
         pairs: false,
         threads: 0,
         workload: Workload::Uniform,
+        split_groups_above: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
@@ -167,6 +171,12 @@ fn parse_args() -> Args {
             "--verify" => args.verify = true,
             "--pairs" => args.pairs = true,
             "--threads" => args.threads = num(value("--threads")),
+            "--split-groups-above" => {
+                args.split_groups_above = match num(value("--split-groups-above")) {
+                    0 => Some(usize::MAX),
+                    n => Some(n),
+                }
+            }
             "--workload" => {
                 args.workload =
                     Workload::parse(&value("--workload")).unwrap_or_else(|e| panic!("{e}"))
@@ -237,7 +247,7 @@ fn run_queries(
 fn scale(args: &Args) {
     let n = args.n;
     println!(
-        "# scale: N = {n}, workload {}, format {}, {} runs x {} warm-up + {} measured queries per k, budget {} MiB, block cache {} MiB, query cache {} MiB{}, {} threads",
+        "# scale: N = {n}, workload {}, format {}, {} runs x {} warm-up + {} measured queries per k, budget {} MiB, block cache {} MiB, query cache {} MiB{}, {} threads, groups split above {}",
         args.workload,
         simhash_store::upgrade::FORMAT_VERSION,
         args.runs,
@@ -247,10 +257,18 @@ fn scale(args: &Args) {
         args.cache.map_or_else(|| "default".to_string(), |c| (c >> 20).to_string()),
         args.query_cache >> 20,
         if args.preload { " (preloaded)" } else { "" },
-        rayon::current_num_threads()
+        rayon::current_num_threads(),
+        match args.split_groups_above {
+            None => "65536 (default)".to_string(),
+            Some(usize::MAX) => "never".to_string(),
+            Some(n) => n.to_string(),
+        }
     );
     let open = |path: &std::path::Path| {
-        let builder = Store::builder().query_cache_size(args.query_cache);
+        let mut builder = Store::builder().query_cache_size(args.query_cache);
+        if let Some(entries) = args.split_groups_above {
+            builder = builder.split_groups_above(entries);
+        }
         match args.cache {
             Some(bytes) => builder.block_cache_size(bytes),
             None => builder,

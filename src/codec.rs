@@ -7,7 +7,7 @@
 //! |---|---|---|
 //! | `block0..3`, formats 1-6 | empty | — |
 //! | `block0..3`, formats 7 and 8: a chunk | up to 4,096 entries, bit-packed | [`crate::postings`] (`chunk.rs`) |
-//! | `block0..3`, format 8: a chunk's ids | its entries' ids, bit-packed | [`crate::postings`] (`chunk.rs`) |
+//! | `block0..3`, formats 8 and 9: a chunk's ids | its entries' ids, bit-packed | [`crate::postings`] (`chunk.rs`) |
 //! | `block0..3`, formats 7 and 8: a delta | [`Delta`] | empty: added; 4 bytes big-endian: removed from the chunks of segments below this number |
 //! | `docs` | [`Document`] | bincode: fingerprint (varint u64) · key (option: 0, or 1 · varint length · UTF-8) · text_len (option: 0, or 1 · varint u64) · added (varint u64, µs since the Unix epoch) · sketch (only in a store that keeps sketches: its [`SKETCH_BYTES`] bytes, no tag; a record that ends after `added` has none) |
 //! | `keys` | document id | 8 bytes big-endian (see [`crate::keys`], which lays out every key) |

@@ -13,8 +13,9 @@
 //! | 6 | 0.6.0 | the settings record is JSON by field name with the word lists' content hashes; a `docs` value may end with a sketch |
 //! | 7 | 0.7.0 | packed posting blocks: chunks and deltas in the block families (`src/postings/`), `meta/next_segment` |
 //! | 8 | 0.8.0 | a chunk's ids apart from it, under a key of their own (`src/postings/chunk.rs`), so that a query reads remainders only |
+//! | 9 | 0.9.0 | split groups: a group too large to scan is written as four copies ordered by the 12-bit parts of its remainders (`src/postings/write.rs`), so that a query reads about 4/4,096 of it |
 //!
-//! This build writes format 8 only. Stores of formats 1 to 7 open read-only: queries, pair
+//! This build writes format 9 only. Stores of formats 1 to 8 open read-only: queries, pair
 //! scans, export and [`Store::upgrade`](crate::Store::upgrade) read them, and a write fails
 //! with [`Error::LegacyFormat`](crate::Error::LegacyFormat), which names
 //! `simhash-store upgrade`.
@@ -25,7 +26,7 @@
 pub(crate) enum Layout {
     /// One key per document (formats 1-6, read only).
     Entries,
-    /// Packed chunks and deltas (formats 7 and 8; 7 read only).
+    /// Packed chunks and deltas (formats 7 to 9; 7 and 8 read only).
     Packed,
 }
 
@@ -51,6 +52,8 @@ pub enum Format {
     V7 = 7,
     /// 0.8: each chunk's ids apart from it, under a key of their own.
     V8 = 8,
+    /// 0.9: groups too large to scan written split, by the parts of their remainders.
+    V9 = 9,
 }
 
 /// How a format encodes its settings record (`meta/simhasher`, `src/settings/`).
@@ -65,11 +68,11 @@ pub(crate) enum SettingsEncoding {
 
 impl Format {
     /// The format this build writes: every new store's.
-    pub const CURRENT: Format = Format::V8;
+    pub const CURRENT: Format = Format::V9;
     /// The oldest format this build reads.
     pub const OLDEST: Format = Format::V1;
     /// Every format, oldest first.
-    pub const ALL: [Format; 8] = [
+    pub const ALL: [Format; 9] = [
         Format::V1,
         Format::V2,
         Format::V3,
@@ -78,6 +81,7 @@ impl Format {
         Format::V6,
         Format::V7,
         Format::V8,
+        Format::V9,
     ];
 
     /// The format recorded as `version` (`meta/format_version`), if this build knows it.
@@ -101,6 +105,7 @@ impl Format {
             Format::V6 => "0.6.0",
             Format::V7 => "0.7.0",
             Format::V8 => "0.8.0",
+            Format::V9 => "0.9.0",
         }
     }
 
@@ -113,7 +118,7 @@ impl Format {
     /// How the format's block families are laid out.
     pub(crate) fn layout(self) -> Layout {
         match self {
-            Format::V7 | Format::V8 => Layout::Packed,
+            Format::V7 | Format::V8 | Format::V9 => Layout::Packed,
             _ => Layout::Entries,
         }
     }
@@ -124,7 +129,7 @@ impl Format {
             Format::V1 | Format::V2 | Format::V3 | Format::V4 | Format::V5 => {
                 SettingsEncoding::Positional
             }
-            Format::V6 | Format::V7 | Format::V8 => SettingsEncoding::ByName,
+            Format::V6 | Format::V7 | Format::V8 | Format::V9 => SettingsEncoding::ByName,
         }
     }
 
@@ -147,7 +152,7 @@ impl Format {
             Format::V3 => "fingerprint configuration (format 3)",
             Format::V4 => "fingerprint configuration (format 4)",
             Format::V5 => "fingerprint configuration (format 5)",
-            Format::V6 | Format::V7 | Format::V8 => "fingerprint settings record",
+            Format::V6 | Format::V7 | Format::V8 | Format::V9 => "fingerprint settings record",
         }
     }
 
@@ -178,7 +183,7 @@ mod tests {
                 .starts_with(&format!("0.{}.", format.version())));
         }
         assert_eq!(Format::from_version(0), None);
-        assert_eq!(Format::from_version(9), None);
+        assert_eq!(Format::from_version(10), None);
         assert_eq!(Format::OLDEST, Format::ALL[0]);
         assert_eq!(Format::CURRENT, Format::ALL[Format::ALL.len() - 1]);
     }
@@ -188,6 +193,7 @@ mod tests {
         assert_eq!(Format::V6.layout(), Layout::Entries);
         assert_eq!(Format::V7.layout(), Layout::Packed);
         assert_eq!(Format::V8.layout(), Layout::Packed);
+        assert_eq!(Format::V9.layout(), Layout::Packed);
         assert_eq!(Format::V5.settings_encoding(), SettingsEncoding::Positional);
         assert_eq!(Format::V6.settings_encoding(), SettingsEncoding::ByName);
         // Each positional format after 2 appended at least one field.

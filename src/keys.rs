@@ -7,7 +7,8 @@
 //! | `block0..block3`, formats 1-6 | block *i* (2 B) · the other three blocks in order (6 B) · id (8 B) | empty |
 //! | `block0..block3`, formats 7 and 8: a delta | block *i* (2 B) · `0x00` · the other three blocks in order (6 B) · id (8 B) | empty (added), or a removal: segment watermark (4 B) |
 //! | `block0..block3`, formats 7 and 8: a chunk | block *i* (2 B) · `0x01` · `u32::MAX` − segment (4 B) · chunk number (4 B) | a packed chunk ([`crate::postings`]) |
-//! | `block0..block3`, format 8: a chunk's ids | block *i* (2 B) · `0x02` · `u32::MAX` − segment (4 B) · chunk number (4 B) | the chunk's packed ids |
+//! | `block0..block3`, formats 8 and 9: a chunk's ids | block *i* (2 B) · `0x02` · `u32::MAX` − segment (4 B) · chunk number (4 B) | the chunk's packed ids |
+//! | `block0..block3`, format 9: a chunk of a split group's part | block *i* (2 B) · `0x01` · `u32::MAX` − segment (4 B) · `1` · part (2 bits) · part value (12 bits) · chunk (17 bits) | a packed chunk, ids inline |
 //! | `docs`          | id (8 B)                                                       | [`crate::codec`] `Document` |
 //! | `keys`          | external key (UTF-8 bytes, 1..=4096 B)                         | id (8 B)              |
 //! | `meta`          | ASCII name (`format_version`, `simhasher`, `doc_count`)        | see [`crate::codec`]  |
@@ -17,8 +18,10 @@
 //! deltas (single writes not yet folded into chunks) first, then its packed chunks, the newest
 //! segment first: whatever chunk is written later sorts before the chunks already there, so a
 //! chunk written as its group's last chunk stays the last (`postings::chunk`, the final flag).
-//! In format 8 the chunks' ids follow, in the same order (under the same segment and chunk
-//! number), so that a query reads the chunks without them.
+//! From format 8 on the chunks' ids follow, in the same order (under the same segment and chunk
+//! number), so that a query reads the chunks without them. In format 9 a group too large to
+//! scan is written *split* ([`part_number`]): each of its segments is four copies of its entries
+//! in place of plain chunks, the copy of part `j` in chunks keyed by the entries' part `j`.
 
 use crate::fingerprint::{Fingerprint, BLOCKS};
 use crate::pigeonhole;
@@ -92,6 +95,42 @@ pub(crate) fn chunk_key(value: u16, segment: u32, chunk: u32) -> [u8; CHUNK_KEY_
     segment_key(CHUNK_KIND, value, segment, chunk)
 }
 
+/// The chunk number of chunk `seq` of the entries of a split group whose part `part` is
+/// `sub` (`src/postings/write.rs`, "Split groups"): the top bit set (so a segment's parts sort
+/// after any plain chunk of it), then the part (2 bits), the part's value (12 bits) and `seq`
+/// (17 bits: 2^17 chunks of 4,096 entries, half a billion entries equal on one part).
+#[inline]
+pub(crate) const fn part_number(part: usize, sub: u16, seq: u32) -> u32 {
+    PART_FLAG | (part as u32) << 29 | (sub as u32 & 0xfff) << PART_SEQ_BITS | (seq & PART_SEQ_MASK)
+}
+
+/// The most chunks a split group holds of one part value.
+pub(crate) const MAX_PART_CHUNKS: u32 = PART_SEQ_MASK + 1;
+const PART_FLAG: u32 = 1 << 31;
+const PART_SEQ_BITS: u32 = 17;
+const PART_SEQ_MASK: u32 = (1 << PART_SEQ_BITS) - 1;
+
+/// Key of the first chunk of segment `segment` of block value `value` whose part `part` is
+/// `sub` (split groups): where a query of that part starts reading.
+#[inline]
+pub(crate) fn part_start(value: u16, segment: u32, part: usize, sub: u16) -> [u8; CHUNK_KEY_LEN] {
+    chunk_key(value, segment, part_number(part, sub, 0))
+}
+
+/// The first key after the chunks of segment `segment` of block value `value` whose part
+/// `part` is `sub` (split groups): the bound of a read of them.
+pub(crate) fn part_end(value: u16, segment: u32, part: usize, sub: u16) -> Vec<u8> {
+    if sub < 0xfff {
+        part_start(value, segment, part, sub + 1).to_vec()
+    } else if part + 1 < pigeonhole::PARTS {
+        part_start(value, segment, part + 1, 0).to_vec()
+    } else if let Some(older) = segment.checked_sub(1) {
+        chunk_key(value, older, 0).to_vec()
+    } else {
+        ids_prefix(value).to_vec()
+    }
+}
+
 /// Key of the ids of chunk `chunk` of segment `segment` of block value `value` (format 8):
 /// after every chunk of the value, in the chunks' order.
 #[inline]
@@ -142,6 +181,15 @@ pub(crate) enum PackedKey {
         segment: u32,
         number: u32,
     },
+    /// Chunk `seq` of the entries of split group `value`, segment `segment`, whose part
+    /// `part` (0..4) is `sub` (format 9; ids inline).
+    Part {
+        value: u16,
+        segment: u32,
+        part: usize,
+        sub: u16,
+        seq: u32,
+    },
     /// The ids of chunk `number` of block value `value` and segment `segment` (format 8).
     Ids {
         value: u16,
@@ -167,7 +215,15 @@ pub(crate) fn decode_packed_key(i: usize, key: &[u8]) -> Option<PackedKey> {
     match (key.len(), key.get(2)) {
         (CHUNK_KEY_LEN, Some(&kind @ (CHUNK_KIND | IDS_KIND))) => {
             let (value, segment, number) = segment_key(key);
-            Some(if kind == CHUNK_KIND {
+            Some(if kind == CHUNK_KIND && number & PART_FLAG != 0 {
+                PackedKey::Part {
+                    value,
+                    segment,
+                    part: ((number >> 29) & 3) as usize,
+                    sub: ((number >> PART_SEQ_BITS) & 0xfff) as u16,
+                    seq: number & PART_SEQ_MASK,
+                }
+            } else if kind == CHUNK_KIND {
                 PackedKey::Chunk {
                     value,
                     segment,
@@ -305,6 +361,24 @@ pub(crate) fn hex(key: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn part_keys_decode_and_sort_after_plain_chunks_of_their_segment() {
+        for (part, sub, seq) in [(0usize, 0u16, 0u32), (3, 0xfff, MAX_PART_CHUNKS - 1), (1, 0x5ee, 7)] {
+            let key = chunk_key(0x1234, 5, part_number(part, sub, seq));
+            assert_eq!(
+                decode_packed_key(2, &key),
+                Some(PackedKey::Part { value: 0x1234, segment: 5, part, sub, seq })
+            );
+            assert!(chunk_key(0x1234, 5, u32::MAX >> 1) < key);
+            assert!(key < chunk_key(0x1234, 4, 0));
+            assert!(key[..] < ids_prefix(0x1234)[..]);
+        }
+        // Parts, then part values, then chunks, in key order.
+        assert!(part_start(1, 1, 0, 0xfff) < part_start(1, 1, 1, 0));
+        assert!(chunk_key(1, 1, part_number(2, 3, 1)) < part_start(1, 1, 2, 4));
+    }
+
     use proptest::prelude::*;
 
     #[test]
@@ -354,7 +428,7 @@ mod tests {
         }
 
         #[test]
-        fn packed_keys_round_trip(fp: u64, id: u64, i in 0usize..4, segment: u32, chunk: u32) {
+        fn packed_keys_round_trip(fp: u64, id: u64, i in 0usize..4, segment: u32, chunk in 0u32..1 << 31) {
             let fp = Fingerprint(fp);
             let value = fp.block(i);
             let delta = delta_key(i, fp, id);

@@ -175,6 +175,33 @@ pub fn reports(family: usize, x: u64, y: u64, radius: u32) -> bool {
     (0..family).all(|j| block(z, j).count_ones() > radius)
 }
 
+/// Parts of a remainder in a split group (`src/postings/`, "Split groups"): its 48 bits
+/// as four 12-bit *parts*, the most significant first. Two remainders within 3 bits are equal
+/// on at least one part (four parts of one or more differing bits each would make four), so a
+/// group too large to scan is kept four times, once sorted by each part, and a query within
+/// 3 bits of the remainder reads in each copy only the entries equal on that part.
+pub const PARTS: usize = 4;
+/// Bits per part of a remainder.
+pub const PART_BITS: u32 = 12;
+/// Values of one part.
+pub const PART_VALUES: usize = 1 << PART_BITS;
+/// The most bits two remainders may differ in for a split group to be read by parts: the
+/// pigeonhole rule on [`PARTS`] parts.
+pub const PART_RADIUS_BUDGET: u32 = PARTS as u32 - 1;
+
+/// Part `j` (0..4, the most significant first) of a 48-bit `remainder`.
+#[inline]
+pub const fn part(remainder: u64, j: usize) -> u16 {
+    ((remainder >> (PART_BITS * (PARTS - 1 - j) as u32)) & (PART_VALUES as u64 - 1)) as u16
+}
+
+/// The part that reports the remainders `x` and `y`: the first on which they are equal;
+/// `None` if they differ on all four (then more than [`PART_RADIUS_BUDGET`] bits apart).
+#[inline]
+pub fn reporting_part(x: u64, y: u64) -> Option<usize> {
+    (0..PARTS).find(|&j| part(x, j) == part(y, j))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -192,6 +219,23 @@ mod tests {
             let want = others.iter().fold(0u64, |r, &b| r << 16 | u64::from(b));
             prop_assert_eq!(remainder, want);
             prop_assert_eq!(u64::from(block(x, i)) << block_shift(i), x & block_mask(i));
+        }
+
+        /// Parts cover the remainder, and two remainders within 3 bits are equal on the part
+        /// that reports them.
+        #[test]
+        fn remainders_within_three_bits_share_a_part(
+            x in 0u64..1 << 48,
+            flips in proptest::collection::vec(0u32..48, 0..=3),
+        ) {
+            let joined = (0..PARTS).fold(0u64, |r, j| r << PART_BITS | u64::from(part(x, j)));
+            prop_assert_eq!(joined, x);
+            let y = flips.iter().fold(x, |y, &b| y ^ (1u64 << b));
+            let j = reporting_part(x, y);
+            prop_assert!(j.is_some());
+            let j = j.unwrap();
+            prop_assert_eq!(part(x, j), part(y, j));
+            prop_assert!((0..j).all(|e| part(x, e) != part(y, e)));
         }
 
         /// The sub-blocks split the bits outside the block, and two fingerprints within `k`

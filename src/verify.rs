@@ -256,7 +256,7 @@ impl Store {
         for (i, family) in BLOCK_FAMILIES.iter().enumerate() {
             // The fast check: as many entries as documents, with the same checksum.
             let (mut entries, mut sum, mut damaged) = (0u64, 0u64, false);
-            self.postings().for_each_group(
+            self.postings().for_each_group_checked(
                 self.blocks_db(),
                 &snapshot,
                 i,
@@ -285,7 +285,7 @@ impl Store {
             let mut valid = 0u64;
             let mut malformed = Vec::new();
             let mut orphans = Vec::new();
-            self.postings().for_each_group(
+            self.postings().for_each_group_checked(
                 self.blocks_db(),
                 &snapshot,
                 i,

@@ -3,6 +3,10 @@
 //! reopens the store, and checks that it is `verify()`-clean and holds every document of
 //! every finished load, and that loading again completes an interrupted load.
 //!
+//! A quarter of the documents share one block value and the store splits groups of more than
+//! [`SPLIT_ABOVE`] entries, so kills also land while split groups are written (by the merge
+//! of a load's runs and by the fold after a load into a store that held documents).
+//!
 //! The child is this same test binary, re-run with `SIMHASH_BULK_KILL_CHILD` set.
 
 mod common;
@@ -19,8 +23,22 @@ const CHILD_ENV: &str = "SIMHASH_BULK_KILL_CHILD";
 /// Documents per load.
 const LOAD: u64 = 3000;
 
+/// Groups of more entries are written split.
+const SPLIT_ABOVE: usize = 64;
+/// The block-0 value a quarter of the documents share.
+const CROWDED: u64 = 0x5eed;
+
 fn fp_of(id: u64) -> Fingerprint {
-    Fingerprint(id.wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(23) ^ 0xaaaa)
+    let fp = id.wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(23) ^ 0xaaaa;
+    Fingerprint(if id % 4 == 0 {
+        (fp & !(0xffff << 48)) | CROWDED << 48
+    } else {
+        fp
+    })
+}
+
+fn open(dir: &Path) -> Result<Store> {
+    Store::builder().split_groups_above(SPLIT_ABOVE).open(dir)
 }
 
 fn load(store: &Store, first: u64) -> Result<()> {
@@ -39,7 +57,7 @@ fn child_process() -> Result<()> {
     let Ok(dir) = std::env::var(CHILD_ENV) else {
         return Ok(()); // not a child: nothing to do
     };
-    let store = Store::open(&dir)?;
+    let store = open(Path::new(&dir))?;
     // Start from the last complete load: an interrupted one is loaded again.
     let mut next = store.len() / LOAD * LOAD;
     println!("ready {next}");
@@ -95,7 +113,7 @@ fn run_round(dir: &Path, rng: &mut Rng, acked_until: &mut u64) -> Result<()> {
         *acked_until = (*acked_until).max(last + 1);
     }
 
-    let store = Store::open(dir)?;
+    let store = open(dir)?;
     let report = store.verify()?;
     assert!(report.is_clean(), "after kill: {report}");
     for id in (0..*acked_until).step_by(7) {
@@ -104,6 +122,9 @@ fn run_round(dir: &Path, rng: &mut Rng, acked_until: &mut u64) -> Result<()> {
             .unwrap_or_else(|| panic!("document {id} of a finished load lost"));
         assert_eq!(doc.fingerprint, fp_of(id));
         assert_eq!(doc.key.as_deref(), Some(format!("k{id}").as_str()));
+        // Found by a query, split group or not.
+        let found = store.query(fp_of(id), 3)?;
+        assert!(found.iter().any(|m| m.id == id), "document {id} not found");
     }
     assert!(store.len() >= *acked_until);
     assert!(
@@ -125,7 +146,7 @@ fn killed_loads_leave_a_consistent_store() -> Result<()> {
         run_round(dir.path(), &mut rng, &mut acked_until)?;
     }
     // Rerunning the interrupted load completes it.
-    let store = Store::open(dir.path())?;
+    let store = open(dir.path())?;
     let next = store.len() / LOAD * LOAD;
     load(&store, next)?;
     assert_eq!(store.len(), next + LOAD);
@@ -133,5 +154,7 @@ fn killed_loads_leave_a_consistent_store() -> Result<()> {
         assert_eq!(store.get(id)?, Some(fp_of(id)), "document {id}");
     }
     assert!(store.verify()?.is_clean());
+    drop(store);
+    assert!(common::raw::split_groups(dir.path()) > 0, "no group was split");
     Ok(())
 }

@@ -123,7 +123,7 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 16, ..ProptestConfig::default() })]
 
     #[test]
-    fn pairs_and_clusters_equal_brute_force(seed: u64, random in 0usize..300, centres in 1usize..6, crowd in 0usize..80, format in 6u32..=8) {
+    fn pairs_and_clusters_equal_brute_force(seed: u64, random in 0usize..300, centres in 1usize..6, crowd in 0usize..80, format in 6u32..=9) {
         let mut rng = Rng::new(seed);
         let (docs, _) = planted(&mut rng, random, centres, 8);
         let family = rng.below(4) as u32;

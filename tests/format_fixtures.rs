@@ -251,14 +251,21 @@ fn format_v8_fixture_opens_and_answers() -> Result<()> {
 }
 
 #[test]
+fn format_v9_fixture_opens_and_answers() -> Result<()> {
+    check_fixture(9)
+}
+
+#[test]
 #[ignore = "writes tests/fixtures: run only when releasing a new format version"]
 fn write_fixture() -> Result<()> {
     let path = fixture(FORMAT_VERSION);
     let _ = std::fs::remove_dir_all(&path);
     let tmp = tempfile::tempdir().expect("tempdir");
     {
+        // Every group of two documents or more is written split (format 9).
         let store = Store::builder()
             .simhash_config(fixture_config(FORMAT_VERSION))
+            .split_groups_above(1)
             .open(tmp.path())?;
         let hasher = store.simhasher().clone();
         let entries: Vec<Entry> = (0..40u64)
@@ -281,6 +288,8 @@ fn write_fixture() -> Result<()> {
         loader.finish()?;
         store.insert_batch(single.iter().cloned())?;
         store.flush()?;
+        let split = common::raw::split_groups(tmp.path());
+        assert!(split > 0, "the fixture has no split group");
     }
     // Keep only what RocksDB needs to open it: no logs of old runs.
     std::fs::create_dir_all(&path).expect("mkdir");

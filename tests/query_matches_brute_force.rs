@@ -69,7 +69,7 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
 
     #[test]
-    fn query_equals_brute_force(seed: u64, random in 0usize..300, centres in 1usize..6, format in 6u32..=8) {
+    fn query_equals_brute_force(seed: u64, random in 0usize..300, centres in 1usize..6, format in 6u32..=9) {
         let (docs, queries) = planted(&mut Rng::new(seed), random, centres, 8);
         let dir = tempfile::tempdir().unwrap();
         // Every layout: packed with ids apart (format 8), with ids inline (format 7, read
@@ -96,16 +96,16 @@ fn probing_path_at_larger_store() -> Result<()> {
 /// Queries keep matching brute force after removals and fingerprint changes, in both layouts.
 #[test]
 fn after_updates() -> Result<()> {
-    for format in [6, 7, 8] {
+    for format in [6, 7, 8, 9] {
         after_updates_in(format)?;
     }
     Ok(())
 }
 
-/// `store` (of format 8, at `path`) as is, or closed and rewritten in format 7 (chunks with
+/// `store` (of format 9, at `path`) as is, or closed and rewritten in format 7 (chunks with
 /// their ids inline) or 6 (the entries layout), which this build reads only, and opened again.
 fn in_format(store: Store, path: &std::path::Path, format: u32) -> Store {
-    if format == 8 {
+    if format == 9 {
         return store;
     }
     drop(store);

@@ -161,7 +161,7 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
 
     #[test]
-    fn store_behaves_like_the_model(ops in proptest::collection::vec(op(), 1..60), format in 6u32..=8) {
+    fn store_behaves_like_the_model(ops in proptest::collection::vec(op(), 1..60), format in 6u32..=9) {
         run(&ops, format).unwrap();
     }
 }

@@ -348,7 +348,7 @@ class Store:
     def durability(self) -> _Durability: ...
     @property
     def format_version(self) -> int:
-        """The on-disk format version: 8 (packed posting blocks, each chunk's ids apart) for a
+        """The on-disk format version: 9 (packed posting blocks, crowded groups split) for a
         store this version created; an older store keeps its own until ``simhash-store
         upgrade`` converts it."""
     @property
@@ -579,7 +579,7 @@ class Store:
     def flush(self) -> None:
         """Writes memtables to disk (what ``durability="no-wal"`` needs to keep writes)."""
     def compact(self) -> None:
-        """Compacts the store: in a store of format 8, folds single writes and earlier bulk loads
+        """Compacts the store: in a store of format 8 or 9, folds single writes and earlier bulk loads
         into one set of packed chunks per block value, then compacts every column family
         (smaller, faster to query after many single writes, several loads or removes)."""
     def preload_query_cache(self) -> int:

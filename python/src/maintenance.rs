@@ -23,7 +23,7 @@ impl PyStore {
         py.detach(|| store.flush()).py()
     }
 
-    /// Compacts the store: in a store of format 8, folds single writes and earlier bulk loads
+    /// Compacts the store: in a store of format 8 or 9, folds single writes and earlier bulk loads
     /// into one set of packed chunks per block value, then compacts every column family
     /// (smaller, faster to query after many single writes, several loads or removes).
     fn compact(&self, py: Python<'_>) -> PyResult<()> {

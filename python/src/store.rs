@@ -186,7 +186,7 @@ impl PyStore {
         self.durability
     }
 
-    /// The on-disk format version: 8 (packed posting blocks, each chunk's ids apart) for a
+    /// The on-disk format version: 9 (packed posting blocks, crowded groups split) for a
     /// store this version created; an older store keeps its own until ``simhash-store
     /// upgrade`` converts it.
     #[getter]

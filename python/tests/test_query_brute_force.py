@@ -93,14 +93,14 @@ def test_pairs_arrow(loaded):
 
 
 def test_packed_store_through_single_writes_removals_and_compact(tmp_path):
-    """A new store is format 8 (packed posting blocks): a bulk load, single inserts, removals
+    """A new store is format 9 (packed posting blocks): a bulk load, single inserts, removals
     and a compaction (which folds them all into packed chunks) answer like brute force."""
     rng = np.random.default_rng(5)
     n = 2000
     fps = planted(rng, n, k=6)
     ids = np.arange(100, 100 + n, dtype=np.uint64)
     with simhash_store.Store.open(tmp_path / "store") as store:
-        assert store.format_version == 8
+        assert store.format_version == 9
         store.bulk_load_fingerprints(ids[: n // 2], fps[: n // 2])
         store.insert_many(ids[n // 2 :], fps[n // 2 :])
         kept = np.ones(n, dtype=bool)

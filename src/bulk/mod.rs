@@ -151,7 +151,7 @@ impl Store {
     /// cannot be created; [`Error::InvalidArgument`] if its path is not UTF-8.
     pub fn bulk_loader_with(&self, options: BulkOptions) -> Result<BulkLoader<'_>> {
         // Also refuses a store of an older format (`Error::LegacyFormat`, naming
-        // `simhash-store upgrade`): the bulk loader writes format 8 only.
+        // `simhash-store upgrade`): the bulk loader writes format 9 only.
         self.check_writable()?;
         let root = options
             .temp_dir
@@ -439,6 +439,7 @@ impl BulkLoader<'_> {
         } else {
             Chunks::Ingest {
                 final_chunks: ingestion.block_families_empty()?,
+                split_above: ingestion.split_above()?,
             }
         };
         // The files of a run ingested directly (not spooled) are read back (`warm`) if they

@@ -9,7 +9,7 @@ const EXAMPLES: &str = "\
 Examples:
   simhash-store compact --store pages.db
 
-In a store of format 8, folds every group's single writes (deltas) and the chunks of earlier
+In a store of format 8 or 9, folds every group's single writes (deltas) and the chunks of earlier
 bulk runs into one set of packed chunks, then has RocksDB compact every column family: the
 store gets smaller and queries read fewer keys. Writers wait for at most a slice of 1,024
 block values at a time; readers never wait. Takes about as long as reading the whole store.

@@ -79,8 +79,9 @@ impl Packed {
         due.dedup();
         let mut batch = WriteBatch::default();
         let mut group = Vec::new();
+        let mut writer = self.group_writer();
         for &(i, value) in due.iter() {
-            fold_into(db, &mut batch, i, value, &mut group)?;
+            fold_into(db, &mut batch, i, value, &mut group, &mut writer)?;
         }
         write_fold(db, write, batch)?;
         for &(i, value) in due.iter() {
@@ -106,6 +107,7 @@ impl Packed {
     ) -> Result<u64> {
         let mut folded = 0;
         let mut group = Vec::new();
+        let mut writer = self.group_writer();
         for i in 0..BLOCKS {
             let mut lo = 0u32;
             while lo < 1 << 16 {
@@ -114,7 +116,7 @@ impl Packed {
                 let due = groups_to_fold(db, i, lo..hi)?;
                 let mut batch = WriteBatch::default();
                 for &value in &due {
-                    fold_into(db, &mut batch, i, value, &mut group)?;
+                    fold_into(db, &mut batch, i, value, &mut group, &mut writer)?;
                     self.fold_counters.reset(i, value);
                     if batch.size_in_bytes() >= BATCH_BYTES {
                         write_fold(db, write, std::mem::take(&mut batch))?;
@@ -143,7 +145,11 @@ fn groups_to_fold(db: Db<'_>, i: usize, values: std::ops::Range<u32>) -> Result<
     groups::for_each_key(db, &view, i, values, options, |key, _| {
         let decoded = keys::decode_packed_key(i, key);
         let value = match decoded {
-            Some(PackedKey::Chunk { value, .. } | PackedKey::Ids { value, .. }) => value,
+            Some(
+                PackedKey::Chunk { value, .. }
+                | PackedKey::Part { value, .. }
+                | PackedKey::Ids { value, .. },
+            ) => value,
             Some(PackedKey::Delta { fingerprint, .. }) => fingerprint.block(i),
             None => {
                 malformed_error(family, key, "neither a chunk nor a delta key".into())?;
@@ -158,7 +164,7 @@ fn groups_to_fold(db: Db<'_>, i: usize, values: std::ops::Range<u32>) -> Result<
         }
         let (_, first_segment, is_due) = current.get_or_insert((value, None, false));
         match decoded {
-            Some(PackedKey::Chunk { segment, .. }) => match first_segment {
+            Some(PackedKey::Chunk { segment, .. } | PackedKey::Part { segment, .. }) => match first_segment {
                 None => *first_segment = Some(segment),
                 Some(s) if *s != segment => *is_due = true,
                 Some(_) => {}
@@ -176,13 +182,15 @@ fn groups_to_fold(db: Db<'_>, i: usize, values: std::ops::Range<u32>) -> Result<
 }
 
 /// Adds to `batch` the fold of group `value` of family `i`: deletes of all its keys, puts
-/// of its chunks in segment 0. `group` is scratch.
+/// of its chunks in segment 0, through `writer` (which splits a large group). `group` is
+/// scratch.
 fn fold_into(
     db: Db<'_>,
     batch: &mut WriteBatch,
     i: usize,
     value: u16,
     group: &mut Vec<Posting>,
+    writer: &mut GroupWriter,
 ) -> Result<()> {
     let cf = db.family(i)?;
     let view = View::Fixed(db.rocks());
@@ -204,7 +212,7 @@ fn fold_into(
         .map(|&(fp, id)| (keys::split(i, fp).1, id))
         .collect();
     // The fold rewrites the whole group: its last chunk is final.
-    GroupWriter::default().write(value, 0, &entries, true, |key, bytes| {
+    writer.write(value, 0, &entries, true, |key, bytes| {
         batch.put_cf(cf, key, bytes);
         Ok::<(), Error>(())
     })

@@ -10,6 +10,7 @@ use crate::codec::{self, Delta};
 use crate::error::{Error, Result};
 use crate::fingerprint::Fingerprint;
 use crate::keys::{self, PackedKey, BLOCK_FAMILIES};
+use crate::pigeonhole;
 use crate::storage::View;
 
 /// One document of a group: its fingerprint and id.
@@ -33,6 +34,11 @@ pub(crate) struct GroupParts {
     apart_done: usize,
     /// Packed layout: scratch for [`GroupParts::finish`].
     merged: Vec<(u64, u64)>,
+    /// Whether the copies of a split group's parts are checked against each other (`verify`)
+    /// rather than skipped, ...
+    check_parts: bool,
+    /// ... as (segment, part, entries, sum of entry checksums), in key order.
+    part_sums: Vec<(u32, usize, u64, u64)>,
 }
 
 impl GroupParts {
@@ -43,6 +49,41 @@ impl GroupParts {
         self.apart.clear();
         self.apart_bytes.clear();
         self.apart_done = 0;
+        self.part_sums.clear();
+    }
+
+    /// Counts `(remainder, id)` of part `part`'s copy of segment `segment`.
+    fn add_to_part(&mut self, segment: u32, part: usize, remainder: u64, id: u64) {
+        if self.part_sums.last().is_none_or(|s| (s.0, s.1) != (segment, part)) {
+            self.part_sums.push((segment, part, 0, 0));
+        }
+        if let Some(s) = self.part_sums.last_mut() {
+            s.2 += 1;
+            s.3 = s.3.wrapping_add(entry_checksum(remainder, id));
+        }
+    }
+
+    /// The first copy of a split group's part (of value `value`) that does not hold the
+    /// entries of part 0's copy, as the key where it starts and a message.
+    fn unequal_part(&self, value: u16) -> Option<([u8; keys::CHUNK_KEY_LEN], String)> {
+        let copy0 = |segment: u32| {
+            self.part_sums
+                .iter()
+                .find(|s| (s.0, s.1) == (segment, 0))
+                .map_or((0, 0), |s| (s.2, s.3))
+        };
+        self.part_sums.iter().find_map(|&(segment, part, n, sum)| {
+            let (n0, sum0) = copy0(segment);
+            (part != 0 && (n, sum) != (n0, sum0)).then(|| {
+                (
+                    keys::part_start(value, segment, part, 0),
+                    format!(
+                        "part {part} of a split group (segment {segment}) holds {n} entries \
+                         other than the {n0} of part 0"
+                    ),
+                )
+            })
+        })
     }
 
     /// The key of the first chunk of the group of value `value` still without its ids.
@@ -121,7 +162,24 @@ impl Postings {
         malformed: &mut Malformed<'_>,
         each: impl FnMut(u16, &[Posting]) -> std::result::Result<(), E>,
     ) -> std::result::Result<(), E> {
-        for_each_group(db, self.layout(), view, i, values, options, malformed, each)
+        for_each_group(db, self.layout(), view, i, values, options, false, malformed, each)
+    }
+
+    /// [`Postings::for_each_group`], checking besides that each copy of a split group's
+    /// parts holds the entries of part 0's, each under its part value (a difference goes to
+    /// `malformed`): for `verify`.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn for_each_group_checked<E: From<Error>>(
+        &self,
+        db: Db<'_>,
+        view: &View<'_>,
+        i: usize,
+        values: Range<u32>,
+        options: ReadOptions,
+        malformed: &mut Malformed<'_>,
+        each: impl FnMut(u16, &[Posting]) -> std::result::Result<(), E>,
+    ) -> std::result::Result<(), E> {
+        for_each_group(db, self.layout(), view, i, values, options, true, malformed, each)
     }
 
     /// Reads group `value` of family `i` from `view` of `db` into `out` (see
@@ -138,7 +196,9 @@ impl Postings {
     }
 }
 
-/// [`Postings::for_each_group`] in `layout`.
+/// [`Postings::for_each_group`] in `layout`; with `check_parts`, each copy of a split
+/// group's parts is checked against part 0's (each entry under its part value, the same
+/// entries).
 #[allow(clippy::too_many_arguments)]
 fn for_each_group<E: From<Error>>(
     db: Db<'_>,
@@ -147,11 +207,15 @@ fn for_each_group<E: From<Error>>(
     i: usize,
     values: Range<u32>,
     options: ReadOptions,
+    check_parts: bool,
     malformed: &mut Malformed<'_>,
     mut each: impl FnMut(u16, &[Posting]) -> std::result::Result<(), E>,
 ) -> std::result::Result<(), E> {
     let family = BLOCK_FAMILIES[i];
-    let mut parts = GroupParts::default();
+    let mut parts = GroupParts {
+        check_parts,
+        ..GroupParts::default()
+    };
     let mut group = Vec::new();
     let mut current: Option<u16> = None;
     for_each_key(db, view, i, values, options, |key, value| {
@@ -163,6 +227,9 @@ fn for_each_group<E: From<Error>>(
                 if let Some(key) = parts.missing_ids(done) {
                     malformed(family, &key, "the ids of a chunk are missing".into())
                         .map_err(E::from)?;
+                }
+                if let Some((key, message)) = parts.unequal_part(done) {
+                    malformed(family, &key, message).map_err(E::from)?;
                 }
                 parts.finish(i, done, &mut group);
                 if !group.is_empty() {
@@ -176,6 +243,9 @@ fn for_each_group<E: From<Error>>(
     if let Some(done) = current {
         if let Some(key) = parts.missing_ids(done) {
             malformed(family, &key, "the ids of a chunk are missing".into()).map_err(E::from)?;
+        }
+        if let Some((key, message)) = parts.unequal_part(done) {
+            malformed(family, &key, message).map_err(E::from)?;
         }
         parts.finish(i, done, &mut group);
         if !group.is_empty() {
@@ -284,6 +354,7 @@ pub(crate) fn read_group(
         i,
         values,
         ReadOptions::default(),
+        false,
         &mut malformed_error,
         |_, group| {
             out.extend_from_slice(group);
@@ -322,6 +393,34 @@ fn read_key(
                 },
                 Err(message) => malformed(family, key, format!("chunk: {message}"))?,
             },
+            // A split group's copy of part 0 holds each entry once; the other copies are
+            // skipped (`verify` checks them).
+            Some(PackedKey::Part { part, .. }) if part != 0 && !parts.check_parts => {}
+            Some(PackedKey::Part {
+                segment, part, sub, ..
+            }) => match Chunk::parse(value).map(|c| (c, c.ids())) {
+                Ok((chunk, Some(ids))) => {
+                    let mut misplaced = 0usize;
+                    chunk.for_each(&ids, |rem, id| {
+                        if part == 0 {
+                            parts.chunked.push((rem, id, segment));
+                        }
+                        if parts.check_parts {
+                            parts.add_to_part(segment, part, rem, id);
+                            misplaced += usize::from(pigeonhole::part(rem, part) != sub);
+                        }
+                    });
+                    if misplaced > 0 {
+                        malformed(
+                            family,
+                            key,
+                            format!("{misplaced} entries of other part values than {sub}"),
+                        )?;
+                    }
+                }
+                Ok((_, None)) => malformed(family, key, "a part chunk without ids".into())?,
+                Err(message) => malformed(family, key, format!("chunk: {message}"))?,
+            },
             Some(PackedKey::Ids {
                 segment, number, ..
             }) => {
@@ -355,4 +454,12 @@ fn read_key(
         },
     }
     Ok(())
+}
+
+/// A 64-bit checksum of one entry `(remainder, id)` (xxh3), summed over a copy of a part.
+fn entry_checksum(remainder: u64, id: u64) -> u64 {
+    let mut bytes = [0u8; 16];
+    bytes[..8].copy_from_slice(&remainder.to_le_bytes());
+    bytes[8..].copy_from_slice(&id.to_le_bytes());
+    xxhash_rust::xxh3::xxh3_64(&bytes)
 }

@@ -49,7 +49,7 @@ pub(crate) use cache::PostingsCache;
 pub(crate) use fold::FoldCounters;
 pub(crate) use groups::{malformed_error, Posting};
 pub(crate) use probe::Reads;
-pub(crate) use write::{block_families_empty, GroupWriter};
+pub(crate) use write::{block_families_empty, GroupWriter, SPLIT_GROUPS_ABOVE};
 
 /// The database that postings code reads and writes through (the storage layer's).
 #[derive(Clone, Copy)]
@@ -103,13 +103,21 @@ pub(crate) struct Packed {
     next_segment: AtomicU32,
     /// Deltas per group since it was last folded.
     fold_counters: FoldCounters,
+    /// Groups of more entries than this are written split ([`GroupWriter`]).
+    split_above: usize,
 }
 
 impl Postings {
     /// The block families of a store of `layout`: `next_segment` as recorded in `meta`
     /// (packed layout; `None` for a new store), a query cache of `cache_bytes` (entries
-    /// layout).
-    pub(crate) fn new(layout: Layout, next_segment: Option<u32>, cache_bytes: usize) -> Postings {
+    /// layout), groups of more than `split_above` entries written split (packed layout,
+    /// [`GroupWriter`]).
+    pub(crate) fn new(
+        layout: Layout,
+        next_segment: Option<u32>,
+        cache_bytes: usize,
+        split_above: usize,
+    ) -> Postings {
         match layout {
             Layout::Entries => Postings::Entries {
                 cache: PostingsCache::new(cache_bytes),
@@ -117,6 +125,7 @@ impl Postings {
             Layout::Packed => Postings::Packed(Packed {
                 next_segment: AtomicU32::new(next_segment.unwrap_or(FIRST_SEGMENT)),
                 fold_counters: FoldCounters::new(),
+                split_above,
             }),
         }
     }
@@ -189,5 +198,15 @@ impl Packed {
     /// The fold counters.
     pub(crate) fn fold_counters(&self) -> &FoldCounters {
         &self.fold_counters
+    }
+
+    /// A writer of groups that splits those of more entries than the store's threshold.
+    pub(crate) fn group_writer(&self) -> GroupWriter {
+        GroupWriter::new(self.split_above)
+    }
+
+    /// Entries of one group above which it is written split.
+    pub(crate) fn split_above(&self) -> usize {
+        self.split_above
     }
 }

@@ -15,7 +15,7 @@ use crate::codec::{self, Delta};
 use crate::error::{Error, Result};
 use crate::fingerprint::{Fingerprint, BLOCKS};
 use crate::keys::{self, PackedKey, BLOCK_FAMILIES};
-use crate::pigeonhole;
+use crate::pigeonhole::{self, PARTS};
 use crate::storage::View;
 
 /// A candidate of one group: (remainder, id, distance, segment of its chunk; `u32::MAX` for
@@ -343,6 +343,68 @@ fn probe_packed(
                     }
                     Err(message) => malformed_error(family, key, format!("chunk: {message}"))?,
                 },
+                // A split group's segment (`write.rs`): with at most 3 bits left for the
+                // remainder, in each part's copy the chunks of the query's part value (an
+                // entry found in several reported by the first part it agrees on); else
+                // part 0's copy, which holds each entry once.
+                Some(PackedKey::Part { segment, .. }) => {
+                    let by_part = budget <= pigeonhole::PART_RADIUS_BUDGET;
+                    let reads_of_parts: Vec<(usize, u16, u16)> = if by_part {
+                        (0..PARTS)
+                            .map(|j| {
+                                let sub = pigeonhole::part(q_rem, j);
+                                (j, sub, sub)
+                            })
+                            .collect()
+                    } else {
+                        vec![(0, 0, 0xfff)]
+                    };
+                    for (j, first, last) in reads_of_parts {
+                        let end = keys::part_end(v, segment, j, last);
+                        // Read whole, each part value's chunks are one bounded read.
+                        let mut own = reads.whole_groups.then(|| {
+                            let mut options = options(None);
+                            options.set_readahead_size(GROUP_READAHEAD);
+                            options.set_iterate_upper_bound(end.clone());
+                            view.raw_iterator_cf_opt(cf, options)
+                        });
+                        let part_it = own.as_mut().unwrap_or(&mut it);
+                        part_it.seek(keys::part_start(v, segment, j, first));
+                        while let (Some(key), Some(value)) = (part_it.key(), part_it.value()) {
+                            if key >= &end[..] {
+                                break;
+                            }
+                            match Chunk::parse(value).map(|c| (c, c.ids())) {
+                                Ok((chunk, Some(ids))) => {
+                                    chunk.scan(q_rem, budget, |rem, e, d| {
+                                        if !by_part || pigeonhole::reporting_part(rem, q_rem) == Some(j)
+                                        {
+                                            candidates.push((rem, ids.get(e), d + outside, segment));
+                                        }
+                                    });
+                                }
+                                Ok((_, None)) => {
+                                    malformed_error(family, key, "a part chunk without ids".into())?
+                                }
+                                Err(message) => {
+                                    malformed_error(family, key, format!("chunk: {message}"))?
+                                }
+                            }
+                            part_it.next();
+                        }
+                        part_it
+                            .status()
+                            .map_err(|e| db.error("scan", Some(family), e))?;
+                    }
+                    // On to the chunks of older segments, if any.
+                    match segment.checked_sub(1) {
+                        Some(older) => {
+                            it.seek(keys::chunk_key(v, older, 0));
+                            continue;
+                        }
+                        None => break,
+                    }
+                }
                 Some(PackedKey::Ids { .. }) => break,
                 Some(PackedKey::Delta { fingerprint, id }) => {
                     let (_, rem) = keys::split(i, fingerprint);

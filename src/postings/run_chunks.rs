@@ -21,11 +21,14 @@ pub(crate) enum ChunkOut<'a> {
 /// block value, a removal delta for each of its `deletes` (old entries of replaced documents;
 /// the removal hides them in older segments, not in this one) through `delta(key, value)`,
 /// then its entries as chunks of segment `segment` through `out`, the last one final if
-/// `final_chunks` (nothing of the group can sort after it).
+/// `final_chunks` (nothing of the group can sort after it); groups of more than `split_above`
+/// entries are written split ([`GroupWriter`]).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn write_packed(
     i: usize,
     segment: u32,
     final_chunks: bool,
+    split_above: usize,
     keys: &[u128],
     deletes: &[u128],
     delta: &mut dyn FnMut(&[u8], &[u8]) -> FillResult,
@@ -37,7 +40,7 @@ pub(crate) fn write_packed(
     let (mut a, mut d) = (0, 0);
     let mut entries: Vec<(u64, u64)> = Vec::new();
     let mut bytes = Vec::new();
-    let mut writer = GroupWriter::default();
+    let mut writer = GroupWriter::new(split_above);
     while a < keys.len() || d < deletes.len() {
         let value = match (keys.get(a), deletes.get(d)) {
             (Some(&k), Some(&dk)) => block_value(k).min(block_value(dk)),

@@ -72,6 +72,11 @@ impl Ingestion<'_> {
         Ok(self.store.packed()?.next_segment())
     }
 
+    /// Entries of one group above which a run writes it split.
+    pub(crate) fn split_above(&self) -> Result<usize> {
+        Ok(self.store.packed()?.split_above())
+    }
+
     /// Whether the block families hold nothing: a run's chunks can then be final.
     pub(crate) fn block_families_empty(&self) -> Result<bool> {
         postings::block_families_empty(self.store.blocks_db())

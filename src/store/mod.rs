@@ -224,7 +224,7 @@ impl Store {
     }
 
     /// Compacts the store fully: smaller on disk, faster to scan and query. In a store of
-    /// format 8 it first folds every group's single writes and bulk runs into one set of
+    /// format 8 or 9 it first folds every group's single writes and bulk runs into one set of
     /// packed chunks (writers wait at most for 1,024 block values at a time; readers never
     /// wait), then compacts every column family. Takes a while on a large store.
     ///

@@ -97,6 +97,7 @@ impl Store {
             meta.format.layout(),
             meta.next_segment,
             builder.query_cache_bytes,
+            builder.split_groups_above,
         );
         let mut doc_count = meta.doc_count;
         if !builder.read_only {

@@ -52,6 +52,7 @@ pub struct StoreBuilder {
     pub(crate) concurrent_reads: Option<bool>,
     pub(crate) mmap_reads: Option<bool>,
     pub(crate) clock: Clock,
+    pub(crate) split_groups_above: usize,
 }
 
 /// Where a store takes the `added` time of a document it stores: microseconds since the Unix
@@ -93,6 +94,7 @@ impl Default for StoreBuilder {
             concurrent_reads: None,
             mmap_reads: None,
             clock: Clock::default(),
+            split_groups_above: crate::postings::SPLIT_GROUPS_ABOVE,
         }
     }
 }
@@ -174,6 +176,19 @@ impl StoreBuilder {
     /// ```
     pub fn clock(mut self, now_micros: impl Fn() -> u64 + Send + Sync + 'static) -> Self {
         self.clock = Clock(Some(Arc::new(now_micros)));
+        self
+    }
+
+    /// Entries of one group (the documents sharing one 16-bit block value, written in one
+    /// bulk segment or one fold) above which the group is written *split*: four times, once
+    /// ordered by each 12-bit part of the other 48 bits, so that a query within 3 bits reads
+    /// about 4/4,096 of it instead of all of it (`docs/design.md`, "Split groups"). This
+    /// bounds a query's work when templated pages or a share of the store crowd one block
+    /// value, at four times that group's bytes on disk. Stores of any threshold read each
+    /// other's groups: it is a choice of the writer, not of the format. Default: 65,536
+    /// (a uniform group holds 1,526 entries at 100M documents, 15,259 at 1B).
+    pub fn split_groups_above(mut self, entries: usize) -> Self {
+        self.split_groups_above = entries.max(1);
         self
     }
 

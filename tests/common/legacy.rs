@@ -44,7 +44,7 @@ fn entry_key(i: usize, fp: u64, id: u64) -> Vec<u8> {
     key
 }
 
-/// Rewrites the closed store at `path` (format 8, made by this build) as the store of
+/// Rewrites the closed store at `path` (format 9 without a split group, made by this build) as the store of
 /// format 7 with the same documents: each chunk with its ids inline. A format 8 chunk is the
 /// inline one less its ids, with bit 128 of its fourth byte set; both end with 16 bytes of
 /// padding, as the ids value does: so the inline chunk is the chunk less its padding, then the
@@ -83,7 +83,7 @@ pub fn rewrite_as_format7(path: &Path) {
     db.flush_wal(true).expect("flush");
 }
 
-/// Rewrites the closed store at `path` (format 8, made by this build) as the store of
+/// Rewrites the closed store at `path` (format 9 without a split group, made by this build) as the store of
 /// format 6 with the same documents and settings (format 6's settings record is format 8's).
 pub fn rewrite_as_format6(path: &Path) {
     let db = DB::open_cf(&Options::default(), path, ALL_FAMILIES).expect("raw open");
@@ -106,13 +106,26 @@ pub fn rewrite_as_format6(path: &Path) {
     db.flush_cf(cf(META_FAMILY)).expect("flush");
 }
 
-/// Rewrites the closed store at `path` (format 8, made by this build) as a store of
-/// `format`: 6 or 7 as above, 8 as it is.
+/// Rewrites the closed store at `path` (format 9 without a split group, made by this build) as a store of
+/// `format`: 6 or 7 as above, 8 by its format number alone (format 8 is format 9 without split
+/// groups), 9 as it is.
 pub fn rewrite_as(path: &Path, format: u32) {
     match format {
         6 => rewrite_as_format6(path),
         7 => rewrite_as_format7(path),
-        8 => {}
+        8 => rewrite_as_format8(path),
+        9 => {}
         _ => panic!("no rewrite into format {format}"),
     }
+}
+
+/// Rewrites the closed store at `path` (format 9 without a split group, made by this build) as
+/// the store of format 8 with the same documents: the same bytes, but the format number.
+pub fn rewrite_as_format8(path: &Path) {
+    assert_eq!(super::raw::split_groups(path), 0, "format 8 has no split group");
+    let db = DB::open_cf(&Options::default(), path, ALL_FAMILIES).expect("raw open");
+    let meta = db.cf_handle(META_FAMILY).expect("family");
+    db.put_cf(meta, b"format_version", 8u32.to_be_bytes())
+        .expect("write");
+    db.flush_wal(true).expect("flush");
 }

@@ -5,6 +5,9 @@
 /// The store's column family names, for tests that open RocksDB directly.
 pub mod families;
 
+/// Block families read with RocksDB alone (split groups).
+pub mod raw;
+
 /// Stores of format 6, which this build reads but does not write.
 pub mod legacy;
 

@@ -68,8 +68,12 @@ pub(crate) struct Written {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Chunks {
     /// Into the run's SST files, as chunks of the run's segment; the last chunk of each group
-    /// final if `final_chunks` (nothing else of the group can sort after it).
-    Ingest { final_chunks: bool },
+    /// final if `final_chunks` (nothing else of the group can sort after it); groups of more
+    /// than `split_above` entries split (`postings::GroupWriter`).
+    Ingest {
+        final_chunks: bool,
+        split_above: usize,
+    },
     /// Into spool files (`spool.rs`), merged with the other runs' at `finish`; the run's SST
     /// files get only its removal deltas.
     Spool,
@@ -210,7 +214,10 @@ pub(crate) fn write_run(
                 let deletes = &d[d.partition_point(|&k| block_value(k) < lo)
                     ..d.partition_point(|&k| block_value(k) < hi)];
                 match chunks {
-                    Chunks::Ingest { final_chunks } => {
+                    Chunks::Ingest {
+                        final_chunks,
+                        split_above,
+                    } => {
                         let pieces = if kept.blocks {
                             pieces(keys, deletes, hi, KEPT_FILE_ENTRIES)
                         } else {
@@ -228,6 +235,7 @@ pub(crate) fn write_run(
                                     i,
                                     segment,
                                     final_chunks,
+                                    split_above,
                                     keys,
                                     deletes,
                                     &mut |k, v| Ok(w.borrow_mut().put(k, v)?),
@@ -246,6 +254,7 @@ pub(crate) fn write_run(
                                     i,
                                     segment,
                                     false,
+                                    usize::MAX,
                                     &[],
                                     deletes,
                                     &mut |k, v| Ok(w.put(k, v)?),
@@ -258,6 +267,7 @@ pub(crate) fn write_run(
                             i,
                             segment,
                             false,
+                            usize::MAX,
                             keys,
                             &[],
                             &mut |_, _| Ok(()),

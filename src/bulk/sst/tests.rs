@@ -35,7 +35,7 @@ fn keeping_chunks_leaves_their_ids_out_of_the_page_cache() {
         let path = dir.path().join(format!("{keep:?}.sst"));
         // (whether ids, value) of every key, in file order.
         let mut values: Vec<(bool, Vec<u8>)> = Vec::new();
-        let mut writer = GroupWriter::default();
+        let mut writer = GroupWriter::new(usize::MAX);
         write_file(
             BLOCK_FAMILIES[0],
             &path,

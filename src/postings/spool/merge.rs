@@ -48,6 +48,7 @@ pub(crate) fn merge(
     mut on_family: impl FnMut(usize) -> Result<()>,
 ) -> Result<u64> {
     let next = packed(db, postings)?.next_segment();
+    let split_above = packed(db, postings)?.split_above();
     record.runs.retain(|r| r.segment < next);
     let segment = match record.merge_segment {
         Some(s) => s,
@@ -82,7 +83,7 @@ pub(crate) fn merge(
         if record.done.get(i).copied().unwrap_or(false) {
             continue;
         }
-        let files = merge_family(db, &record, i, segment, &dir, parts, kept)?;
+        let files = merge_family(db, &record, i, segment, &dir, parts, kept, split_above)?;
         bytes += files.iter().map(|f| f.1).sum::<u64>();
         if !files.is_empty() {
             files::sync_dir(&dir)?;
@@ -196,6 +197,7 @@ fn merge_family(
     dir: &Path,
     parts: u32,
     kept: u32,
+    split_above: usize,
 ) -> Result<Vec<(PathBuf, u64)>> {
     let per_part = (1u32 << 16) / parts;
     let made: Vec<Result<Option<(PathBuf, u64)>>> = (0..parts)
@@ -209,7 +211,7 @@ fn merge_family(
             } else {
                 Keep::Nothing
             };
-            merge_part(db, record, i, segment, (lo, hi), keep, &path)
+            merge_part(db, record, i, segment, (lo, hi), keep, split_above, &path)
                 .map(|size| size.map(|s| (path, s)))
         })
         .collect();
@@ -231,6 +233,7 @@ fn merge_part(
     segment: u32,
     (lo, hi): (u32, u32),
     keep: Keep,
+    split_above: usize,
     path: &Path,
 ) -> Result<Option<u64>> {
     let family = BLOCK_FAMILIES[i];
@@ -258,7 +261,7 @@ fn merge_part(
     let mut bounds: Vec<usize> = Vec::with_capacity(readers.len() + 1);
     let mut removals: Vec<(u64, u64, u32)> = Vec::new();
     let mut group: Vec<(u64, u64)> = Vec::new();
-    let mut writer = GroupWriter::default();
+    let mut writer = GroupWriter::new(split_above);
     let mut puts = 0usize;
     let size = sst::write_file(family, path, Destination::Bottom, 1, keep, |w| {
         for value in lo..hi {
@@ -291,7 +294,7 @@ fn merge_part(
                             removals.push((keys::split(i, fingerprint).1, id, watermark));
                         }
                     }
-                    Some(PackedKey::Chunk { .. } | PackedKey::Ids { .. }) => {
+                    Some(PackedKey::Chunk { .. } | PackedKey::Part { .. } | PackedKey::Ids { .. }) => {
                         has_chunks = true;
                         break;
                     }

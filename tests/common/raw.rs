@@ -1,0 +1,51 @@
+//! A store's block families read with RocksDB alone, by the bytes `docs/design.md` ("Bytes on
+//! disk") lays out: what the tests check of the on-disk layout.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use rocksdb::{Options, DB};
+
+use super::families::{ALL_FAMILIES, BLOCK_FAMILIES};
+
+/// The (family, block value) of every split group of the store at `path` (format 9): a chunk
+/// key (11 bytes, kind `01`) whose chunk number has its top bit set.
+pub fn split_groups_of(path: &Path) -> BTreeSet<(usize, u16)> {
+    let db = DB::open_cf_for_read_only(&Options::default(), path, ALL_FAMILIES, false)
+        .expect("raw open");
+    let mut split = BTreeSet::new();
+    for (i, family) in BLOCK_FAMILIES.iter().enumerate() {
+        let cf = db.cf_handle(family).expect("block family");
+        for item in db.iterator_cf(cf, rocksdb::IteratorMode::Start) {
+            let (key, _) = item.expect("read");
+            if key.len() == 11 && key[2] == 0x01 && key[7] & 0x80 != 0 {
+                split.insert((i, u16::from_be_bytes([key[0], key[1]])));
+            }
+        }
+    }
+    split
+}
+
+/// How many groups of the store at `path` are split.
+pub fn split_groups(path: &Path) -> usize {
+    split_groups_of(path).len()
+}
+
+/// Deletes the first chunk of part `part`'s copy of the first split group of the store at
+/// `path` (a damaged store, for `verify`); returns the group's (family, block value).
+pub fn delete_a_part_chunk(path: &Path, part: u8) -> (usize, u16) {
+    let db = DB::open_cf(&Options::default(), path, ALL_FAMILIES).expect("raw open");
+    for (i, family) in BLOCK_FAMILIES.iter().enumerate() {
+        let cf = db.cf_handle(family).expect("block family");
+        let found = db
+            .iterator_cf(cf, rocksdb::IteratorMode::Start)
+            .map(|item| item.expect("read").0)
+            .find(|key| key.len() == 11 && key[2] == 0x01 && key[7] >> 5 == 0b100 | part);
+        if let Some(key) = found {
+            db.delete_cf(cf, &key).expect("delete");
+            db.flush_cf(cf).expect("flush");
+            return (i, u16::from_be_bytes([key[0], key[1]]));
+        }
+    }
+    panic!("no split group");
+}
