@@ -14,7 +14,10 @@
 //! - the **expected scan** of a block: the entries a fresh query drawn like the documents
 //!   reads in that family, `sum c(c-1) / (n-1)` (a query lands in a group of size `c` with
 //!   probability `c / n`; `c - 1` rather than `c` because a fresh query is not one of the
-//!   documents): `factor * n / 65536`, against `n / 65536` for uniform fingerprints.
+//!   documents): `factor * n / 65536`, against `n / 65536` for uniform fingerprints. A group
+//!   written *split* (format 9, [`crate::StoreBuilder::split_groups_above`]) is read by parts
+//!   of its other 48 bits: a query scans about `4 / 4096` of it (taking its entries to spread
+//!   evenly over each part's 4,096 values), `c * 4 (c-1) / 4096` in the sum.
 //!
 //! ```
 //! use simhash_store::groups::BlockGroups;
@@ -36,12 +39,24 @@ use crate::Result;
 /// Values of one 16-bit block.
 const VALUES: usize = 1 << 16;
 
+/// Groups of more documents than this are looked up by
+/// [`BlockGroups::mark_split_groups`]: a group of one chunk (4,096 entries) or less is never
+/// worth splitting.
+const SPLIT_CANDIDATE: u64 = 4096;
+
+/// Part values of a split group's parts (`pigeonhole::PART_VALUES`), of which a query reads
+/// one in each of the four parts.
+const SPLIT_SHARE: f64 = 4.0 / 4096.0;
+
 /// The size of every group of every block family.
 #[derive(Clone, Debug)]
 pub struct BlockGroups {
     documents: u64,
     /// `BLOCKS * VALUES` counts, block by block.
     sizes: Vec<u64>,
+    /// Whether each group is written split, as far as [`BlockGroups::mark_split_groups`]
+    /// found.
+    split: Vec<bool>,
 }
 
 impl Default for BlockGroups {
@@ -56,6 +71,7 @@ impl BlockGroups {
         BlockGroups {
             documents: 0,
             sizes: vec![0; BLOCKS * VALUES],
+            split: vec![false; BLOCKS * VALUES],
         }
     }
 
@@ -77,7 +93,7 @@ impl BlockGroups {
     }
 
     /// Counts the groups of every document of `store` (one pass over its documents, from a
-    /// snapshot).
+    /// snapshot), and marks those written split ([`mark_split_groups`](Self::mark_split_groups)).
     ///
     /// # Errors
     /// RocksDB fails or a document does not decode.
@@ -86,7 +102,39 @@ impl BlockGroups {
         for item in store.documents()? {
             groups.add(item?.1.fingerprint);
         }
+        groups.mark_split_groups(store)?;
         Ok(groups)
+    }
+
+    /// Marks which of the groups counted, of more than 4,096 documents each, `store` holds
+    /// written split (format 9): a few reads each.
+    ///
+    /// # Errors
+    /// RocksDB fails.
+    pub fn mark_split_groups(&mut self, store: &Store) -> Result<()> {
+        let view = store.view();
+        for (at, &c) in self.sizes.iter().enumerate() {
+            if c > SPLIT_CANDIDATE {
+                let (i, value) = (at / VALUES, (at % VALUES) as u16);
+                self.split[at] = store
+                    .postings()
+                    .is_split(store.blocks_db(), &view, i, value)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// How many groups of block `block` are written split, as far as
+    /// [`mark_split_groups`](Self::mark_split_groups) found.
+    ///
+    /// # Panics
+    /// If `block >= 4`.
+    pub fn split_groups(&self, block: usize) -> u64 {
+        assert!(block < BLOCKS, "block index {block} out of range 0..4");
+        self.split[block * VALUES..(block + 1) * VALUES]
+            .iter()
+            .filter(|&&s| s)
+            .count() as u64
     }
 
     /// The share of the documents in the largest group of block `block` (0 with none).
@@ -149,7 +197,7 @@ impl BlockGroups {
     }
 
     /// Entries of block family `block` that a fresh query drawn like the documents scans, on
-    /// average: `sum c(c-1) / (n-1)`.
+    /// average: `sum c(c-1) / (n-1)`, a split group's term `c * 4 (c-1) / 4096`.
     ///
     /// # Panics
     /// If `block >= 4`.
@@ -157,7 +205,16 @@ impl BlockGroups {
         if self.documents < 2 {
             return 0.0;
         }
-        self.pairs(block) / (self.documents as f64 - 1.0)
+        let range = block * VALUES..(block + 1) * VALUES;
+        let scanned: f64 = self.sizes[range.clone()]
+            .iter()
+            .zip(&self.split[range])
+            .map(|(&c, &split)| {
+                let others = c.saturating_sub(1) as f64;
+                c as f64 * if split { others * SPLIT_SHARE } else { others }
+            })
+            .sum();
+        scanned / (self.documents as f64 - 1.0)
     }
 
     /// Entries a `k <= 3` query drawn like the documents scans in the four families together,

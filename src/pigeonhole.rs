@@ -175,19 +175,21 @@ pub fn reports(family: usize, x: u64, y: u64, radius: u32) -> bool {
     (0..family).all(|j| block(z, j).count_ones() > radius)
 }
 
-/// Parts of a remainder in a split group (`src/postings/`, "Split groups"): its 48 bits
-/// as four 12-bit *parts*, the most significant first. Two remainders within 3 bits are equal
-/// on at least one part (four parts of one or more differing bits each would make four), so a
-/// group too large to scan is kept four times, once sorted by each part, and a query within
-/// 3 bits of the remainder reads in each copy only the entries equal on that part.
+/// Parts of a remainder in a split group (`src/postings/write.rs`): its 48 bits as four
+/// 12-bit *parts*, the most significant first. The rule of the blocks holds for the parts: two
+/// remainders within `d` bits are, in some part `j`, within [`query_radii`]`(d)[j]` bits
+/// (equal on one part when `d <= 3`). So a group too large to scan is kept four times, once
+/// ordered by each part, and a query with `d` bits left for the remainder reads in copy `j`
+/// only the part values within that radius ([`part_values_within`], [`reporting_part`]).
 pub const PARTS: usize = 4;
 /// Bits per part of a remainder.
 pub const PART_BITS: u32 = 12;
 /// Values of one part.
 pub const PART_VALUES: usize = 1 << PART_BITS;
-/// The most bits two remainders may differ in for a split group to be read by parts: the
-/// pigeonhole rule on [`PARTS`] parts.
-pub const PART_RADIUS_BUDGET: u32 = PARTS as u32 - 1;
+/// The most part values a read of a split group takes by parts ([`part_values_within`] over
+/// the [`query_radii`] of its remainder's budget); beyond (a budget of 12 bits or more) the
+/// copy of part 0 is read whole.
+pub const MAX_PART_VALUES_READ: usize = 512;
 
 /// Part `j` (0..4, the most significant first) of a 48-bit `remainder`.
 #[inline]
@@ -195,11 +197,24 @@ pub const fn part(remainder: u64, j: usize) -> u16 {
     ((remainder >> (PART_BITS * (PARTS - 1 - j) as u32)) & (PART_VALUES as u64 - 1)) as u16
 }
 
-/// The part that reports the remainders `x` and `y`: the first on which they are equal;
-/// `None` if they differ on all four (then more than [`PART_RADIUS_BUDGET`] bits apart).
+/// The part values within `radius` bits of `sub` (a 12-bit part value), ascending.
+pub fn part_values_within(sub: u16, radius: u32) -> Vec<u16> {
+    let mut values: Vec<u16> = masks(radius)
+        .iter()
+        .take_while(|&&m| usize::from(m) < PART_VALUES)
+        .map(|m| sub ^ m)
+        .collect();
+    values.sort_unstable();
+    values
+}
+
+/// The part that reports remainder `x` to a query of remainder `y` read with `radii`
+/// ([`query_radii`] of the bits left for the remainder, over the four parts as over the four
+/// blocks): the first whose values differ in at most its radius; `None` if there is none
+/// (then `x` and `y` differ in more than those bits).
 #[inline]
-pub fn reporting_part(x: u64, y: u64) -> Option<usize> {
-    (0..PARTS).find(|&j| part(x, j) == part(y, j))
+pub fn reporting_part(x: u64, y: u64, radii: &[Option<u32>; PARTS]) -> Option<usize> {
+    (0..PARTS).find(|&j| radii[j].is_some_and(|r| (part(x, j) ^ part(y, j)).count_ones() <= r))
 }
 
 #[cfg(test)]
@@ -224,18 +239,29 @@ mod tests {
         /// Parts cover the remainder, and two remainders within 3 bits are equal on the part
         /// that reports them.
         #[test]
-        fn remainders_within_three_bits_share_a_part(
+        fn remainders_within_d_bits_have_a_part_within_its_radius(
             x in 0u64..1 << 48,
-            flips in proptest::collection::vec(0u32..48, 0..=3),
+            d in 0u32..=16,
+            seed: u64,
         ) {
             let joined = (0..PARTS).fold(0u64, |r, j| r << PART_BITS | u64::from(part(x, j)));
             prop_assert_eq!(joined, x);
-            let y = flips.iter().fold(x, |y, &b| y ^ (1u64 << b));
-            let j = reporting_part(x, y);
+            // `d` distinct bits of the 48 flipped.
+            let mut bits: Vec<u32> = (0..48).collect();
+            let mut state = seed;
+            for i in (1..bits.len()).rev() {
+                state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                bits.swap(i, (state >> 33) as usize % (i + 1));
+            }
+            let y = bits[..d as usize].iter().fold(x, |y, &b| y ^ (1u64 << b));
+            let radii = query_radii(d);
+            let j = reporting_part(x, y, &radii);
             prop_assert!(j.is_some());
             let j = j.unwrap();
-            prop_assert_eq!(part(x, j), part(y, j));
-            prop_assert!((0..j).all(|e| part(x, e) != part(y, e)));
+            let r = radii[j].unwrap();
+            prop_assert!((part(x, j) ^ part(y, j)).count_ones() <= r);
+            prop_assert!(part_values_within(part(y, j), r).binary_search(&part(x, j)).is_ok());
+            prop_assert!(part_values_within(part(y, j), r).iter().all(|&v| usize::from(v) < PART_VALUES));
         }
 
         /// The sub-blocks split the bits outside the block, and two fingerprints within `k`

@@ -95,3 +95,31 @@ fn uniform_fingerprints_have_factors_near_one() -> Result {
     assert!((0.8..=1.2).contains(&ratio), "{ratio}");
     Ok(())
 }
+
+#[test]
+fn a_split_group_is_counted_and_costs_a_query_a_few_thousandths_of_itself() -> Result {
+    // 80,000 of 100,000 documents share block 0 (0x5eed): more than a group is let grow
+    // before it is written split (65,536 by default).
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("store");
+    let store = Store::open(&path)?;
+    let mut loader = store.bulk_loader()?;
+    for (i, fp) in random(100_000, 3).into_iter().enumerate() {
+        let fp = if i % 5 == 0 { fp } else { (fp & !(0xffff << 48)) | 0x5eed << 48 };
+        loader.add(i as u64, Fingerprint(fp))?;
+    }
+    loader.finish()?;
+    drop(store);
+    let out = ok(&run(&["stats", "--store", path.to_str().ok_or("path")?, "--json"])?);
+    let stats: serde_json::Value = serde_json::from_str(&out)?;
+    let block = &stats["blocks"][0];
+    assert_eq!(block["split_groups"], 1, "{block}");
+    assert_eq!(stats["blocks"][1]["split_groups"], 0, "{stats}");
+    // Unsplit, a query would scan 80,000 * 79,999 / 99,999 = 64,000 entries of block0; split,
+    // about 4 / 4,096 of that.
+    let scan = f(&block["expected_scan"])?;
+    assert!((55.0..=70.0).contains(&scan), "{block}");
+    let text = ok(&run(&["stats", "--store", path.to_str().ok_or("path")?])?);
+    assert!(text.contains("split"), "{text}");
+    Ok(())
+}

@@ -109,6 +109,7 @@ fn routes_answer_as_the_library_does() {
         assert_eq!(largest, want.largest(b, 2), "block {b}: {with_groups}");
         assert_eq!(block["max_share"], want.largest_share(b));
         assert_eq!(block["shared_block_factor"], want.shared_block_factor(b));
+        assert_eq!(block["split_groups"], 0);
     }
     assert_eq!(
         groups["uniform_scan_per_query"],

@@ -595,9 +595,10 @@ class Store:
         - ``blocks``: per block family, ``family``, ``largest`` (the ``top`` largest groups,
           ``(block value, documents)``), ``max_share`` (the largest group's share of the
           documents), ``shared_block_factor`` (how much more often two documents share the
-          block's value than two uniformly random fingerprints: about 1 for those) and
+          block's value than two uniformly random fingerprints: about 1 for those),
           ``expected_scan`` (the entries of the family a new query drawn like the documents
-          scans, on average);
+          scans, on average; a group written split counts about 4/4096 of itself) and
+          ``split_groups`` (how many groups are written split, format 9);
         - ``expected_scan_per_query``: the four together, what a ``k <= 3`` query scans;
           ``uniform_scan_per_query``: the same for uniformly random fingerprints
           (``4 * documents / 65536``); ``scan_vs_uniform``: their ratio."""

@@ -27,9 +27,10 @@ impl PyStore {
     /// - ``blocks``: per block family, ``family``, ``largest`` (the ``top`` largest groups,
     ///   ``(block value, documents)``), ``max_share`` (the largest group's share of the
     ///   documents), ``shared_block_factor`` (how much more often two documents share the
-    ///   block's value than two uniformly random fingerprints: about 1 for those) and
+    ///   block's value than two uniformly random fingerprints: about 1 for those),
     ///   ``expected_scan`` (the entries of the family a new query drawn like the documents
-    ///   scans, on average);
+    ///   scans, on average; a group written split counts about 4/4096 of itself) and
+    ///   ``split_groups`` (how many groups are written split, format 9);
     /// - ``expected_scan_per_query``: the four together, what a ``k <= 3`` query scans;
     ///   ``uniform_scan_per_query``: the same for uniformly random fingerprints
     ///   (``4 * documents / 65536``); ``scan_vs_uniform``: their ratio.
@@ -47,6 +48,7 @@ impl PyStore {
             block.set_item("max_share", groups.largest_share(b))?;
             block.set_item("shared_block_factor", groups.shared_block_factor(b))?;
             block.set_item("expected_scan", groups.expected_scan(b))?;
+            block.set_item("split_groups", groups.split_groups(b))?;
             blocks.append(block)?;
         }
         let scan = groups.expected_scan_per_query();

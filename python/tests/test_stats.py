@@ -40,3 +40,19 @@ def test_uniform_fingerprints_have_factors_near_one(tmp_path):
         assert 0.8 <= block["shared_block_factor"] <= 1.2
         assert len(block["largest"]) == 5
     assert 0.8 <= stats["scan_vs_uniform"] <= 1.2
+
+
+def test_a_split_group_is_counted_and_costs_a_query_a_few_thousandths_of_itself(tmp_path):
+    # 80,000 of 100,000 documents share block 0: more than a group is let grow before it is
+    # written split (65,536 by default).
+    rng = np.random.default_rng(5)
+    n = 100_000
+    fps = rng.integers(0, 2**64, size=n, dtype=np.uint64)
+    crowd = np.arange(n) % 5 != 0
+    fps[crowd] = (fps[crowd] & np.uint64(0x0000_FFFF_FFFF_FFFF)) | np.uint64(0x5EED << 48)
+    with simhash_store.Store.open(tmp_path / "s") as store:
+        store.bulk_load_fingerprints(np.arange(n, dtype=np.uint64), fps)
+        stats = store.stats(top=1)
+    assert [b["split_groups"] for b in stats["blocks"]] == [1, 0, 0, 0]
+    # Unsplit, a query drawn like the documents would scan about 64,000 entries of block0.
+    assert 55 <= stats["blocks"][0]["expected_scan"] <= 70

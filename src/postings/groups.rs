@@ -182,6 +182,36 @@ impl Postings {
         for_each_group(db, self.layout(), view, i, values, options, true, malformed, each)
     }
 
+    /// Whether group `value` of family `i` of `view` holds a segment written split (format 9,
+    /// `write.rs`): a few seeks, past each segment's plain chunks.
+    pub(crate) fn is_split(&self, db: Db<'_>, view: &View<'_>, i: usize, value: u16) -> Result<bool> {
+        if self.packed().is_none() {
+            return Ok(false);
+        }
+        let prefix = keys::block_prefix(value);
+        let mut it = view.raw_iterator_cf_opt(db.family(i)?, ReadOptions::default());
+        it.seek(keys::group_start(value));
+        while let Some(key) = it.key() {
+            if !key.starts_with(&prefix) {
+                break;
+            }
+            match keys::decode_packed_key(i, key) {
+                Some(PackedKey::Part { .. }) => return Ok(true),
+                Some(PackedKey::Ids { .. }) => break,
+                // A segment's parts follow its plain chunks, if it has any.
+                Some(PackedKey::Chunk { segment, .. }) => {
+                    it.seek(keys::part_start(value, segment, 0, 0));
+                    continue;
+                }
+                _ => {}
+            }
+            it.next();
+        }
+        it.status()
+            .map_err(|e| db.error("scan", Some(BLOCK_FAMILIES[i]), e))?;
+        Ok(false)
+    }
+
     /// Reads group `value` of family `i` from `view` of `db` into `out` (see
     /// [`Postings::for_each_group`]); a malformed entry is an error.
     pub(crate) fn read_group(

@@ -15,7 +15,7 @@ use crate::codec::{self, Delta};
 use crate::error::{Error, Result};
 use crate::fingerprint::{Fingerprint, BLOCKS};
 use crate::keys::{self, PackedKey, BLOCK_FAMILIES};
-use crate::pigeonhole::{self, PARTS};
+use crate::pigeonhole;
 use crate::storage::View;
 
 /// A candidate of one group: (remainder, id, distance, segment of its chunk; `u32::MAX` for
@@ -343,22 +343,28 @@ fn probe_packed(
                     }
                     Err(message) => malformed_error(family, key, format!("chunk: {message}"))?,
                 },
-                // A split group's segment (`write.rs`): with at most 3 bits left for the
-                // remainder, in each part's copy the chunks of the query's part value (an
-                // entry found in several reported by the first part it agrees on); else
-                // part 0's copy, which holds each entry once.
+                // A split group's segment (`write.rs`): in each part's copy the chunks of the
+                // part values within that part's radius of the query's (the pigeonhole rule over
+                // the four parts, with the bits left for the remainder; an entry found in
+                // several is reported by the first part within its radius); for a budget that
+                // would read too many part values, part 0's copy whole (each entry once).
                 Some(PackedKey::Part { segment, .. }) => {
-                    let by_part = budget <= pigeonhole::PART_RADIUS_BUDGET;
-                    let reads_of_parts: Vec<(usize, u16, u16)> = if by_part {
-                        (0..PARTS)
-                            .map(|j| {
-                                let sub = pigeonhole::part(q_rem, j);
-                                (j, sub, sub)
-                            })
-                            .collect()
-                    } else {
-                        vec![(0, 0, 0xfff)]
-                    };
+                    let part_radii = pigeonhole::query_radii(budget);
+                    let mut reads_of_parts: Vec<(usize, u16, u16)> = Vec::new();
+                    for (j, radius) in part_radii.iter().enumerate() {
+                        if let Some(radius) = radius {
+                            let sub = pigeonhole::part(q_rem, j);
+                            reads_of_parts.extend(
+                                pigeonhole::part_values_within(sub, *radius)
+                                    .into_iter()
+                                    .map(|s| (j, s, s)),
+                            );
+                        }
+                    }
+                    let by_part = reads_of_parts.len() <= pigeonhole::MAX_PART_VALUES_READ;
+                    if !by_part {
+                        reads_of_parts = vec![(0, 0, 0xfff)];
+                    }
                     for (j, first, last) in reads_of_parts {
                         let end = keys::part_end(v, segment, j, last);
                         // Read whole, each part value's chunks are one bounded read.
@@ -377,7 +383,9 @@ fn probe_packed(
                             match Chunk::parse(value).map(|c| (c, c.ids())) {
                                 Ok((chunk, Some(ids))) => {
                                     chunk.scan(q_rem, budget, |rem, e, d| {
-                                        if !by_part || pigeonhole::reporting_part(rem, q_rem) == Some(j)
+                                        if !by_part
+                                            || pigeonhole::reporting_part(rem, q_rem, &part_radii)
+                                                == Some(j)
                                         {
                                             candidates.push((rem, ids.get(e), d + outside, segment));
                                         }

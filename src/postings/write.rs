@@ -82,9 +82,11 @@ pub(crate) const SPLIT_GROUPS_ABOVE: usize = 65_536;
 /// ([`pigeonhole::part`]): the copy of part `j` as chunks keyed by the entries' part `j`
 /// ([`keys::part_number`]), ids inline. Two remainders within 3 bits are equal on one part,
 /// so a query with at most 3 bits left for the remainder reads, in each copy, only the chunks
-/// of its own part value: about `4 / 4096` of the group. Other reads take the copy of part 0,
-/// which holds every entry once. The price is four times the group's bytes, so the threshold
-/// is far above a uniform group (1,526 entries at 100M documents, 15,259 at 1B).
+/// of its own part value: about `4 / 4096` of the group; with more bits left, the part values
+/// within each part's radius ([`pigeonhole::reporting_part`]: 40 of 16,384 at 6). All-group
+/// reads take the copy of part 0, which holds every entry once. The price is four times the
+/// group's bytes, so the threshold is far above a uniform group (1,526 entries at 100M
+/// documents, 15,259 at 1B).
 pub(crate) struct GroupWriter {
     chunk: Vec<u8>,
     /// The ids of the group's chunks, one after another, ...

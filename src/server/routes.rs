@@ -443,6 +443,7 @@ fn groups_json(groups: &BlockGroups, top: usize) -> Value {
                 "max_share": groups.largest_share(b),
                 "shared_block_factor": groups.shared_block_factor(b),
                 "expected_scan": groups.expected_scan(b),
+                "split_groups": groups.split_groups(b),
             })
         })
         .collect();
