@@ -257,3 +257,35 @@ fn verify_finds_a_copy_of_a_part_that_lost_a_chunk() -> Result<()> {
     );
     Ok(())
 }
+
+/// A group is split only where reading it by parts pays: the pages of one template (a few bits
+/// apart, equal on most parts) stay whole, a block value shared by unrelated pages is split;
+/// both answer as brute force.
+#[test]
+fn near_copies_of_one_page_stay_whole() -> Result<()> {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut rng = Rng::new(5);
+    let template = rng.next_u64() & !(0xffff << 48) | 0x7e77 << 48;
+    let mut docs: Vec<(u64, u64)> = (0..300)
+        .map(|id| {
+            // Block 0 kept: the template's group of family 0.
+            let d = rng.below(4) as u32;
+            (id, rng.flip(template, d) & !(0xffff << 48) | 0x7e77 << 48)
+        })
+        .collect();
+    docs.extend((300..600).map(|id| (id, rng.next_u64() & !(0xffff << 48) | 0x5eed << 48)));
+    {
+        let store = open(dir.path())?;
+        let mut loader = store.bulk_loader()?;
+        for &(id, fp) in &docs {
+            loader.add(id, Fingerprint(fp))?;
+        }
+        loader.finish()?;
+        let queries: Vec<u64> = docs.iter().step_by(37).map(|&(_, fp)| fp).collect();
+        check_queries(&store, &docs, &queries)?;
+    }
+    let split = common::raw::split_groups_of(dir.path());
+    assert!(split.contains(&(0, 0x5eed)), "{split:?}");
+    assert!(!split.contains(&(0, 0x7e77)), "{split:?}");
+    Ok(())
+}

@@ -86,7 +86,8 @@ pub(crate) const SPLIT_GROUPS_ABOVE: usize = 65_536;
 /// within each part's radius ([`pigeonhole::reporting_part`]: 40 of 16,384 at 6). All-group
 /// reads take the copy of part 0, which holds every entry once. The price is four times the
 /// group's bytes, so the threshold is far above a uniform group (1,526 entries at 100M
-/// documents, 15,259 at 1B).
+/// documents, 15,259 at 1B); and a group whose entries agree on most parts (a template's
+/// pages) is left whole, as reading it by parts would cost more ([`GroupWriter::split_pays`]).
 pub(crate) struct GroupWriter {
     chunk: Vec<u8>,
     /// The ids of the group's chunks, one after another, ...
@@ -129,7 +130,10 @@ impl GroupWriter {
     ) -> std::result::Result<(), E> {
         // A part value's chunks are numbered in 17 bits: a group beyond that stays whole.
         let max_split = keys::MAX_PART_CHUNKS as usize * MAX_ENTRIES;
-        if entries.len() > self.split_above && entries.len() <= max_split {
+        if entries.len() > self.split_above
+            && entries.len() <= max_split
+            && self.split_pays(entries)
+        {
             return self.write_split(value, segment, entries, put);
         }
         self.ids.clear();
@@ -190,6 +194,25 @@ impl GroupWriter {
             }
         }
         Ok(())
+    }
+
+    /// Whether reading `entries` by parts costs a query drawn like them less than a quarter of
+    /// scanning them all: `sum over parts j and part values v of c(j, v)^2 / c`, the entries
+    /// such a query reads in the four copies, below `c / 4`. Entries spread over the part
+    /// values (a block value shared by otherwise unrelated pages) read about `4 c / 4096`;
+    /// near-copies of one page (a template's pages, a few bits apart) agree on most parts, and
+    /// a query among them would read most of the group four times: those stay whole.
+    fn split_pays(&mut self, entries: &[(u64, u64)]) -> bool {
+        self.starts.clear();
+        self.starts.resize(PARTS * PART_VALUES, 0);
+        for e in entries {
+            for j in 0..PARTS {
+                self.starts[j * PART_VALUES + usize::from(pigeonhole::part(e.0, j))] += 1;
+            }
+        }
+        let read: f64 = self.starts.iter().map(|&c| (c as f64) * (c as f64)).sum();
+        let c = entries.len() as f64;
+        read / c < c / 4.0
     }
 
     /// Puts `entries` in `by_part` ordered by part `j`, stably (a counting sort).
