@@ -66,15 +66,19 @@ impl GroupParts {
     /// The first copy of a split group's part (of value `value`) that does not hold the
     /// entries of part 0's copy, as the key where it starts and a message.
     fn unequal_part(&self, value: u16) -> Option<([u8; keys::CHUNK_KEY_LEN], String)> {
-        let copy0 = |segment: u32| {
+        let copy = |segment: u32, part: usize| {
             self.part_sums
                 .iter()
-                .find(|s| (s.0, s.1) == (segment, 0))
+                .find(|s| (s.0, s.1) == (segment, part))
                 .map_or((0, 0), |s| (s.2, s.3))
         };
-        self.part_sums.iter().find_map(|&(segment, part, n, sum)| {
-            let (n0, sum0) = copy0(segment);
-            (part != 0 && (n, sum) != (n0, sum0)).then(|| {
+        // Every copy of every segment that has one, a missing copy holding nothing.
+        let segments = self.part_sums.iter().map(|s| s.0);
+        let copies = segments.flat_map(|segment| (1..pigeonhole::PARTS).map(move |j| (segment, j)));
+        copies.into_iter().find_map(|(segment, part)| {
+            let (n, sum) = copy(segment, part);
+            let (n0, sum0) = copy(segment, 0);
+            ((n, sum) != (n0, sum0)).then(|| {
                 (
                     keys::part_start(value, segment, part, 0),
                     format!(

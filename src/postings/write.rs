@@ -76,8 +76,9 @@ pub(crate) const SPLIT_GROUPS_ABOVE: usize = 65_536;
 ///
 /// **Split groups** (format 9). A query scans the whole of each group it reads, so a group
 /// far larger than the others (a block value shared by templated pages, or by a share of the
-/// store) makes every query landing on it slow: 5% of 10M documents in one value took a k = 3
-/// query 28 times a uniform one's time. A group of more than `split_above` entries in one
+/// store) makes every query landing on it slow: with 5% of 10M documents in one value, a k = 3
+/// query landing there takes 25 times a uniform one's time unsplit, 1.8 times split
+/// (`docs/benchmarks.md`, "Split groups"). A group of more than `split_above` entries in one
 /// segment is written four times instead, once per 12-bit *part* of its remainders
 /// ([`pigeonhole::part`]): the copy of part `j` as chunks keyed by the entries' part `j`
 /// ([`keys::part_number`]), ids inline. Two remainders within 3 bits are equal on one part,

@@ -31,21 +31,26 @@ pub fn split_groups(path: &Path) -> usize {
     split_groups_of(path).len()
 }
 
-/// Deletes the first chunk of part `part`'s copy of the first split group of the store at
-/// `path` (a damaged store, for `verify`); returns the group's (family, block value).
-pub fn delete_a_part_chunk(path: &Path, part: u8) -> (usize, u16) {
+/// Deletes the first chunk (or, with `all`, every chunk) of part `part`'s copy of the first
+/// split group of the store at `path` (a damaged store, for `verify`); returns the group's
+/// (family, block value).
+pub fn delete_part_chunks(path: &Path, part: u8, all: bool) -> (usize, u16) {
     let db = DB::open_cf(&Options::default(), path, ALL_FAMILIES).expect("raw open");
     for (i, family) in BLOCK_FAMILIES.iter().enumerate() {
         let cf = db.cf_handle(family).expect("block family");
-        let found = db
+        let is_part = |key: &[u8]| key.len() == 11 && key[2] == 0x01 && key[7] >> 5 == 0b100 | part;
+        let keys: Vec<Box<[u8]>> = db
             .iterator_cf(cf, rocksdb::IteratorMode::Start)
             .map(|item| item.expect("read").0)
-            .find(|key| key.len() == 11 && key[2] == 0x01 && key[7] >> 5 == 0b100 | part);
-        if let Some(key) = found {
-            db.delete_cf(cf, &key).expect("delete");
-            db.flush_cf(cf).expect("flush");
-            return (i, u16::from_be_bytes([key[0], key[1]]));
+            .filter(|key| is_part(key))
+            .collect();
+        let Some(first) = keys.first() else { continue };
+        let group = [first[0], first[1]];
+        for key in keys.iter().filter(|k| k[..2] == group).take(if all { usize::MAX } else { 1 }) {
+            db.delete_cf(cf, key).expect("delete");
         }
+        db.flush_cf(cf).expect("flush");
+        return (i, u16::from_be_bytes(group));
     }
     panic!("no split group");
 }
