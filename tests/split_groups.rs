@@ -184,6 +184,13 @@ fn check_store(how: Writes, seed: u64, n: usize) -> Result<()> {
     // Read by a build that splits nothing, the answers are the same.
     let store = Store::open(dir.path())?;
     check_queries(&store, &docs, &queries[..4])?;
+    drop(store);
+    // Read as from disk: positioned reads, each group in one request, part values at once.
+    let store = Store::builder()
+        .mmap_reads(false)
+        .concurrent_reads(true)
+        .open(dir.path())?;
+    check_queries(&store, &docs, &queries)?;
     Ok(())
 }
 
