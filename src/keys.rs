@@ -364,11 +364,21 @@ mod tests {
 
     #[test]
     fn part_keys_decode_and_sort_after_plain_chunks_of_their_segment() {
-        for (part, sub, seq) in [(0usize, 0u16, 0u32), (3, 0xfff, MAX_PART_CHUNKS - 1), (1, 0x5ee, 7)] {
+        for (part, sub, seq) in [
+            (0usize, 0u16, 0u32),
+            (3, 0xfff, MAX_PART_CHUNKS - 1),
+            (1, 0x5ee, 7),
+        ] {
             let key = chunk_key(0x1234, 5, part_number(part, sub, seq));
             assert_eq!(
                 decode_packed_key(2, &key),
-                Some(PackedKey::Part { value: 0x1234, segment: 5, part, sub, seq })
+                Some(PackedKey::Part {
+                    value: 0x1234,
+                    segment: 5,
+                    part,
+                    sub,
+                    seq
+                })
             );
             assert!(chunk_key(0x1234, 5, u32::MAX >> 1) < key);
             assert!(key < chunk_key(0x1234, 4, 0));

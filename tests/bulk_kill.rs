@@ -30,7 +30,7 @@ const CROWDED: u64 = 0x5eed;
 
 fn fp_of(id: u64) -> Fingerprint {
     let fp = id.wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(23) ^ 0xaaaa;
-    Fingerprint(if id % 4 == 0 {
+    Fingerprint(if id.is_multiple_of(4) {
         (fp & !(0xffff << 48)) | CROWDED << 48
     } else {
         fp
@@ -155,6 +155,9 @@ fn killed_loads_leave_a_consistent_store() -> Result<()> {
     }
     assert!(store.verify()?.is_clean());
     drop(store);
-    assert!(common::raw::split_groups(dir.path()) > 0, "no group was split");
+    assert!(
+        common::raw::split_groups(dir.path()) > 0,
+        "no group was split"
+    );
     Ok(())
 }

@@ -105,12 +105,21 @@ fn a_split_group_is_counted_and_costs_a_query_a_few_thousandths_of_itself() -> R
     let store = Store::open(&path)?;
     let mut loader = store.bulk_loader()?;
     for (i, fp) in random(100_000, 3).into_iter().enumerate() {
-        let fp = if i % 5 == 0 { fp } else { (fp & !(0xffff << 48)) | 0x5eed << 48 };
+        let fp = if i % 5 == 0 {
+            fp
+        } else {
+            (fp & !(0xffff << 48)) | 0x5eed << 48
+        };
         loader.add(i as u64, Fingerprint(fp))?;
     }
     loader.finish()?;
     drop(store);
-    let out = ok(&run(&["stats", "--store", path.to_str().ok_or("path")?, "--json"])?);
+    let out = ok(&run(&[
+        "stats",
+        "--store",
+        path.to_str().ok_or("path")?,
+        "--json",
+    ])?);
     let stats: serde_json::Value = serde_json::from_str(&out)?;
     let block = &stats["blocks"][0];
     assert_eq!(block["split_groups"], 1, "{block}");

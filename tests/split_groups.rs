@@ -123,8 +123,8 @@ enum Writes {
     OneRun,
     /// A load of many runs (spooled, then merged).
     ManyRuns,
-    /// A bulk run, then removals and inserts (deltas, folds), then `compact`.
-    RunThenSingleWrites,
+    /// A bulk run, then single removals and inserts (deltas, folds), then `compact`.
+    RunThenSingleOnes,
 }
 
 fn write(store: &Store, docs: &mut Vec<(u64, u64)>, how: Writes, rng: &mut Rng) -> Result<()> {
@@ -137,7 +137,7 @@ fn write(store: &Store, docs: &mut Vec<(u64, u64)>, how: Writes, rng: &mut Rng) 
         loader.add(id, Fingerprint(fp))?;
     }
     loader.finish()?;
-    if let Writes::RunThenSingleWrites = how {
+    if let Writes::RunThenSingleOnes = how {
         // Enough removals and inserts in the crowded groups that some fold (64 deltas).
         let removed: Vec<u64> = docs.iter().step_by(5).map(|&(id, _)| id).collect();
         for &id in &removed {
@@ -152,7 +152,11 @@ fn write(store: &Store, docs: &mut Vec<(u64, u64)>, how: Writes, rng: &mut Rng) 
                 (next + j, rng.flip(near, d))
             })
             .collect();
-        store.insert_batch(extra.iter().map(|&(id, fp)| Entry::new(id, Fingerprint(fp))))?;
+        store.insert_batch(
+            extra
+                .iter()
+                .map(|&(id, fp)| Entry::new(id, Fingerprint(fp))),
+        )?;
         docs.extend(extra);
     }
     Ok(())
@@ -166,11 +170,15 @@ fn check_store(how: Writes, seed: u64, n: usize) -> Result<()> {
     write(&store, &mut docs, how, &mut rng)?;
     check_queries(&store, &docs, &queries)?;
     for k in [0, 3, 4, 6] {
-        assert_eq!(store.pairs(k).collect()?, brute_pairs(&docs, k), "pairs at k = {k}");
+        assert_eq!(
+            store.pairs(k).collect()?,
+            brute_pairs(&docs, k),
+            "pairs at k = {k}"
+        );
     }
     let report = store.verify()?;
     assert!(report.is_clean(), "{report}");
-    if let Writes::RunThenSingleWrites = how {
+    if let Writes::RunThenSingleOnes = how {
         store.compact()?;
         check_queries(&store, &docs, &queries)?;
         assert!(store.verify()?.is_clean());
@@ -209,7 +217,7 @@ proptest! {
 
     #[test]
     fn single_writes_folds_and_compact_answer_as_brute_force(seed: u64, n in 500usize..2500) {
-        check_store(Writes::RunThenSingleWrites, seed, n).unwrap();
+        check_store(Writes::RunThenSingleOnes, seed, n).unwrap();
     }
 }
 

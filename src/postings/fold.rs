@@ -164,11 +164,13 @@ fn groups_to_fold(db: Db<'_>, i: usize, values: std::ops::Range<u32>) -> Result<
         }
         let (_, first_segment, is_due) = current.get_or_insert((value, None, false));
         match decoded {
-            Some(PackedKey::Chunk { segment, .. } | PackedKey::Part { segment, .. }) => match first_segment {
-                None => *first_segment = Some(segment),
-                Some(s) if *s != segment => *is_due = true,
-                Some(_) => {}
-            },
+            Some(PackedKey::Chunk { segment, .. } | PackedKey::Part { segment, .. }) => {
+                match first_segment {
+                    None => *first_segment = Some(segment),
+                    Some(s) if *s != segment => *is_due = true,
+                    Some(_) => {}
+                }
+            }
             // Ids follow their chunks: the chunks tell.
             Some(PackedKey::Ids { .. }) => {}
             _ => *is_due = true,

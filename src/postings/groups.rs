@@ -54,7 +54,11 @@ impl GroupParts {
 
     /// Counts `(remainder, id)` of part `part`'s copy of segment `segment`.
     fn add_to_part(&mut self, segment: u32, part: usize, remainder: u64, id: u64) {
-        if self.part_sums.last().is_none_or(|s| (s.0, s.1) != (segment, part)) {
+        if self
+            .part_sums
+            .last()
+            .is_none_or(|s| (s.0, s.1) != (segment, part))
+        {
             self.part_sums.push((segment, part, 0, 0));
         }
         if let Some(s) = self.part_sums.last_mut() {
@@ -166,7 +170,17 @@ impl Postings {
         malformed: &mut Malformed<'_>,
         each: impl FnMut(u16, &[Posting]) -> std::result::Result<(), E>,
     ) -> std::result::Result<(), E> {
-        for_each_group(db, self.layout(), view, i, values, options, false, malformed, each)
+        for_each_group(
+            db,
+            self.layout(),
+            view,
+            i,
+            values,
+            options,
+            false,
+            malformed,
+            each,
+        )
     }
 
     /// [`Postings::for_each_group`], checking besides that each copy of a split group's
@@ -183,12 +197,28 @@ impl Postings {
         malformed: &mut Malformed<'_>,
         each: impl FnMut(u16, &[Posting]) -> std::result::Result<(), E>,
     ) -> std::result::Result<(), E> {
-        for_each_group(db, self.layout(), view, i, values, options, true, malformed, each)
+        for_each_group(
+            db,
+            self.layout(),
+            view,
+            i,
+            values,
+            options,
+            true,
+            malformed,
+            each,
+        )
     }
 
     /// Whether group `value` of family `i` of `view` holds a segment written split (format 9,
     /// `write.rs`): a few seeks, past each segment's plain chunks.
-    pub(crate) fn is_split(&self, db: Db<'_>, view: &View<'_>, i: usize, value: u16) -> Result<bool> {
+    pub(crate) fn is_split(
+        &self,
+        db: Db<'_>,
+        view: &View<'_>,
+        i: usize,
+        value: u16,
+    ) -> Result<bool> {
         if self.packed().is_none() {
             return Ok(false);
         }

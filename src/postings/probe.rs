@@ -477,7 +477,8 @@ impl SplitRead<'_, '_> {
                         .with_max_len(1)
                         .map(|&range| {
                             let mut part = Vec::new();
-                            self.read_range(db, range, reporting, &mut part).map(|()| part)
+                            self.read_range(db, range, reporting, &mut part)
+                                .map(|()| part)
                         })
                         .collect()
                 });

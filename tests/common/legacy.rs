@@ -122,7 +122,11 @@ pub fn rewrite_as(path: &Path, format: u32) {
 /// Rewrites the closed store at `path` (format 9 without a split group, made by this build) as
 /// the store of format 8 with the same documents: the same bytes, but the format number.
 pub fn rewrite_as_format8(path: &Path) {
-    assert_eq!(super::raw::split_groups(path), 0, "format 8 has no split group");
+    assert_eq!(
+        super::raw::split_groups(path),
+        0,
+        "format 8 has no split group"
+    );
     let db = DB::open_cf(&Options::default(), path, ALL_FAMILIES).expect("raw open");
     let meta = db.cf_handle(META_FAMILY).expect("family");
     db.put_cf(meta, b"format_version", 8u32.to_be_bytes())

@@ -46,7 +46,11 @@ pub fn delete_part_chunks(path: &Path, part: u8, all: bool) -> (usize, u16) {
             .collect();
         let Some(first) = keys.first() else { continue };
         let group = [first[0], first[1]];
-        for key in keys.iter().filter(|k| k[..2] == group).take(if all { usize::MAX } else { 1 }) {
+        for key in keys
+            .iter()
+            .filter(|k| k[..2] == group)
+            .take(if all { usize::MAX } else { 1 })
+        {
             db.delete_cf(cf, key).expect("delete");
         }
         db.flush_cf(cf).expect("flush");

@@ -83,7 +83,11 @@ pub(crate) fn merge(
         if record.done.get(i).copied().unwrap_or(false) {
             continue;
         }
-        let files = merge_family(db, &record, i, segment, &dir, parts, kept, split_above)?;
+        let into = MergedSegment {
+            segment,
+            split_above,
+        };
+        let files = merge_family(db, &record, i, into, &dir, parts, kept)?;
         bytes += files.iter().map(|f| f.1).sum::<u64>();
         if !files.is_empty() {
             files::sync_dir(&dir)?;
@@ -186,18 +190,25 @@ fn kept_parts(parts: u32, chunks: u64, available: u64) -> u32 {
     u32::try_from(kept).unwrap_or(u32::MAX).min(parts)
 }
 
-/// Writes the merged chunks of family `i`, segment `segment`, into SST files in `dir`, one per
+/// What a merge writes: chunks of segment `segment`, groups of more than `split_above` entries
+/// split (`postings::GroupWriter`).
+#[derive(Clone, Copy)]
+struct MergedSegment {
+    segment: u32,
+    split_above: usize,
+}
+
+/// Writes the merged chunks of family `i`, segment `into.segment`, into SST files in `dir`, one per
 /// part of the block values (`parts` of them, the first `kept` with their chunks read back
 /// into the page cache), in parallel; returns them with their sizes, in key order.
 fn merge_family(
     db: &Database,
     record: &LoadRecord,
     i: usize,
-    segment: u32,
+    into: MergedSegment,
     dir: &Path,
     parts: u32,
     kept: u32,
-    split_above: usize,
 ) -> Result<Vec<(PathBuf, u64)>> {
     let per_part = (1u32 << 16) / parts;
     let made: Vec<Result<Option<(PathBuf, u64)>>> = (0..parts)
@@ -211,7 +222,7 @@ fn merge_family(
             } else {
                 Keep::Nothing
             };
-            merge_part(db, record, i, segment, (lo, hi), keep, split_above, &path)
+            merge_part(db, record, i, into, (lo, hi), keep, &path)
                 .map(|size| size.map(|s| (path, s)))
         })
         .collect();
@@ -230,10 +241,12 @@ fn merge_part(
     db: &Database,
     record: &LoadRecord,
     i: usize,
-    segment: u32,
+    MergedSegment {
+        segment,
+        split_above,
+    }: MergedSegment,
     (lo, hi): (u32, u32),
     keep: Keep,
-    split_above: usize,
     path: &Path,
 ) -> Result<Option<u64>> {
     let family = BLOCK_FAMILIES[i];
@@ -294,7 +307,9 @@ fn merge_part(
                             removals.push((keys::split(i, fingerprint).1, id, watermark));
                         }
                     }
-                    Some(PackedKey::Chunk { .. } | PackedKey::Part { .. } | PackedKey::Ids { .. }) => {
+                    Some(
+                        PackedKey::Chunk { .. } | PackedKey::Part { .. } | PackedKey::Ids { .. },
+                    ) => {
                         has_chunks = true;
                         break;
                     }
