@@ -31,6 +31,11 @@ fn stats_json(fps: &[u64]) -> Result<serde_json::Value> {
             .map(|(i, &fp)| Entry::new(i as u64, Fingerprint(fp))),
     )?;
     drop(store);
+    stats_json_of(&path)
+}
+
+/// `stats --json` of the store at `path`.
+fn stats_json_of(path: &std::path::Path) -> Result<serde_json::Value> {
     let out = ok(&run(&[
         "stats",
         "--store",
@@ -114,13 +119,7 @@ fn a_split_group_is_counted_and_costs_a_query_a_few_thousandths_of_itself() -> R
     }
     loader.finish()?;
     drop(store);
-    let out = ok(&run(&[
-        "stats",
-        "--store",
-        path.to_str().ok_or("path")?,
-        "--json",
-    ])?);
-    let stats: serde_json::Value = serde_json::from_str(&out)?;
+    let stats = stats_json_of(&path)?;
     let block = &stats["blocks"][0];
     assert_eq!(block["split_groups"], 1, "{block}");
     assert_eq!(stats["blocks"][1]["split_groups"], 0, "{stats}");

@@ -8,7 +8,7 @@ mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use common::{planted, Rng};
+use common::{brute_pairs, planted, Rng};
 use proptest::prelude::*;
 use simhash_store::{Entry, Fingerprint, Pair, Result, Store};
 
@@ -21,21 +21,6 @@ fn load(store: &Store, docs: &[(u64, u64)]) -> Result<()> {
         )?;
     }
     Ok(())
-}
-
-/// Every pair within `k`, by comparing every document with every other.
-fn brute_pairs(docs: &[(u64, u64)], k: u32) -> Vec<Pair> {
-    let mut pairs = Vec::new();
-    for (i, &(x, fx)) in docs.iter().enumerate() {
-        for &(y, fy) in &docs[i + 1..] {
-            let d = (fx ^ fy).count_ones();
-            if d <= k {
-                pairs.push(Pair::new(x, y, d));
-            }
-        }
-    }
-    pairs.sort_unstable();
-    pairs
 }
 
 /// Connected components of `pairs` by breadth-first search: sorted member lists.

@@ -9,9 +9,9 @@
 
 mod common;
 
-use common::{brute_force, Rng};
+use common::{brute_force, brute_pairs, Rng};
 use proptest::prelude::*;
-use simhash_store::{BulkOptions, Entry, Fingerprint, Pair, Result, Store};
+use simhash_store::{BulkOptions, Entry, Fingerprint, Result, Store};
 
 /// Groups of more entries are split: small, so that a test store of a few thousand
 /// documents has split groups of every kind.
@@ -73,31 +73,11 @@ fn skewed(rng: &mut Rng, n: usize, centres: usize) -> (Vec<(u64, u64)>, Vec<u64>
         // A fresh query near the crowded group, not planted.
         queries.push((biased(rng) & !(0xffff << 48)) | crowded[(c + 1) % 2] << 48);
     }
-    let docs = fps
-        .into_iter()
-        .enumerate()
-        .map(|(id, fp)| (id as u64, fp))
-        .collect();
-    (docs, queries)
+    (common::numbered(fps), queries)
 }
 
 fn open(dir: &std::path::Path) -> Result<Store> {
     Store::builder().split_groups_above(SPLIT_ABOVE).open(dir)
-}
-
-/// Every pair within `k`, by comparing every document with every other.
-fn brute_pairs(docs: &[(u64, u64)], k: u32) -> Vec<Pair> {
-    let mut pairs = Vec::new();
-    for (i, &(x, fx)) in docs.iter().enumerate() {
-        for &(y, fy) in &docs[i + 1..] {
-            let d = (fx ^ fy).count_ones();
-            if d <= k {
-                pairs.push(Pair::new(x, y, d));
-            }
-        }
-    }
-    pairs.sort_unstable();
-    pairs
 }
 
 /// The store answers every query at every k in 0..=8 as a brute-force scan of `docs` does.

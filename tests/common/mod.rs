@@ -91,12 +91,31 @@ pub fn planted(
     for _ in 0..centres {
         queries.push(rng.next_u64());
     }
-    let docs = fps
-        .into_iter()
+    (numbered(fps), queries)
+}
+
+/// Documents of `fps`, ids 0, 1, 2, ... in order: (id, fingerprint).
+pub fn numbered(fps: Vec<u64>) -> Vec<(u64, u64)> {
+    fps.into_iter()
         .enumerate()
         .map(|(id, fp)| (id as u64, fp))
-        .collect();
-    (docs, queries)
+        .collect()
+}
+
+/// Brute force: every pair of `docs` within `k`, by comparing every document with every
+/// other, sorted.
+pub fn brute_pairs(docs: &[(u64, u64)], k: u32) -> Vec<simhash_store::Pair> {
+    let mut pairs = Vec::new();
+    for (i, &(x, fx)) in docs.iter().enumerate() {
+        for &(y, fy) in &docs[i + 1..] {
+            let d = (fx ^ fy).count_ones();
+            if d <= k {
+                pairs.push(simhash_store::Pair::new(x, y, d));
+            }
+        }
+    }
+    pairs.sort_unstable();
+    pairs
 }
 
 /// Brute force: (distance, id, fingerprint) of every document within `k` of `q`, sorted.
