@@ -31,7 +31,9 @@
 //! library's default: a third of the memory available), `--cache BYTES` (the store's block cache, default the library's default, 256 MiB), `--query-cache BYTES`
 //! (the store's query cache, default 256 MiB as in the library), `--split-groups-above N`
 //! (`StoreBuilder::split_groups_above`: groups of more entries are written split; default the
-//! library's, 65,536; `0` for never, to measure what splitting gives), `--preload` (fill the query
+//! library's, 65,536; `0` for never, to measure what splitting gives), `--pread` (read as a
+//! store larger than the memory is read: `pread` of whole groups on the I/O threads, not memory
+//! maps, `StoreBuilder::concurrent_reads`), `--preload` (fill the query
 //! cache with `Store::preload_query_cache` after each reopening, before the warm-up), `--dir
 //! PATH` (where to create the store; default a temporary directory under the current one),
 //! `--keep` (leave that directory, with the FAISS input files, in place), `--compact` (also
@@ -115,6 +117,7 @@ struct Args {
     threads: usize,
     workload: Workload,
     split_groups_above: Option<usize>,
+    pread: bool,
 }
 
 fn parse_args() -> Args {
@@ -141,6 +144,7 @@ fn parse_args() -> Args {
         threads: 0,
         workload: Workload::Uniform,
         split_groups_above: None,
+        pread: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
@@ -171,6 +175,7 @@ fn parse_args() -> Args {
             "--verify" => args.verify = true,
             "--pairs" => args.pairs = true,
             "--threads" => args.threads = num(value("--threads")),
+            "--pread" => args.pread = true,
             "--split-groups-above" => {
                 args.split_groups_above = match num(value("--split-groups-above")) {
                     0 => Some(usize::MAX),
@@ -268,6 +273,9 @@ fn scale(args: &Args) {
         let mut builder = Store::builder().query_cache_size(args.query_cache);
         if let Some(entries) = args.split_groups_above {
             builder = builder.split_groups_above(entries);
+        }
+        if args.pread {
+            builder = builder.mmap_reads(false).concurrent_reads(true);
         }
         match args.cache {
             Some(bytes) => builder.block_cache_size(bytes),
