@@ -8,7 +8,8 @@
 //! | `block0..block3`, formats 7 and 8: a delta | block *i* (2 B) · `0x00` · the other three blocks in order (6 B) · id (8 B) | empty (added), or a removal: segment watermark (4 B) |
 //! | `block0..block3`, formats 7 and 8: a chunk | block *i* (2 B) · `0x01` · `u32::MAX` − segment (4 B) · chunk number (4 B) | a packed chunk ([`crate::postings`]) |
 //! | `block0..block3`, formats 8 and 9: a chunk's ids | block *i* (2 B) · `0x02` · `u32::MAX` − segment (4 B) · chunk number (4 B) | the chunk's packed ids |
-//! | `block0..block3`, format 9: a chunk of a split group's part | block *i* (2 B) · `0x01` · `u32::MAX` − segment (4 B) · `1` · part (2 bits) · part value (12 bits) · chunk (17 bits) | a packed chunk, ids inline |
+//! | `block0..block3`, format 9: a split segment's mark | block *i* (2 B) · `0x01` · `u32::MAX` − segment (4 B) · `80000000` | empty |
+//! | `block0..block3`, format 9: a chunk of a split group's part | block *i* (2 B) · `0x03` · `u32::MAX` − segment (4 B) · `1` · part (2 bits) · part value (12 bits) · chunk (17 bits) | a packed chunk, ids inline |
 //! | `docs`          | id (8 B)                                                       | [`crate::codec`] `Document` |
 //! | `keys`          | external key (UTF-8 bytes, 1..=4096 B)                         | id (8 B)              |
 //! | `meta`          | ASCII name (`format_version`, `simhasher`, `doc_count`)        | see [`crate::codec`]  |
@@ -20,8 +21,9 @@
 //! chunk written as its group's last chunk stays the last (`postings::chunk`, the final flag).
 //! From format 8 on the chunks' ids follow, in the same order (under the same segment and chunk
 //! number), so that a query reads the chunks without them. In format 9 a group too large to
-//! scan is written *split* ([`part_number`]): each of its segments is four copies of its entries
-//! in place of plain chunks, the copy of part `j` in chunks keyed by the entries' part `j`.
+//! scan may be written *split*: a segment of it is then a mark among the chunks
+//! ([`split_mark_key`]) and four copies of its entries after the ids ([`part_key`]), the copy
+//! of part `j` in chunks keyed by the entries' part `j`.
 
 use crate::fingerprint::{Fingerprint, BLOCKS};
 use crate::pigeonhole;
@@ -74,6 +76,7 @@ pub(crate) const DELTA_KEY_LEN: usize = 17;
 const DELTA_KIND: u8 = 0x00;
 const CHUNK_KIND: u8 = 0x01;
 const IDS_KIND: u8 = 0x02;
+const PART_KIND: u8 = 0x03;
 
 /// Block `i` of `fp` and its remainder ([`pigeonhole::split`]).
 #[inline]
@@ -95,13 +98,35 @@ pub(crate) fn chunk_key(value: u16, segment: u32, chunk: u32) -> [u8; CHUNK_KEY_
     segment_key(CHUNK_KIND, value, segment, chunk)
 }
 
-/// The chunk number of chunk `seq` of the entries of a split group whose part `part` is
-/// `sub` (`src/postings/write.rs`, "Split groups"): the top bit set (so a segment's parts sort
-/// after any plain chunk of it), then the part (2 bits), the part's value (12 bits) and `seq`
-/// (17 bits: 2^17 chunks of 4,096 entries, half a billion entries equal on one part).
+/// The number of chunk `seq` of the entries of a split group whose part `part` is `sub`
+/// (`src/postings/write.rs`, "Split groups"), under its segment in the group's part keys
+/// ([`part_key`]): the top bit set, then the part (2 bits), the part's value (12 bits) and
+/// `seq` (17 bits: 2^17 chunks of 4,096 entries, half a billion entries equal on one part).
 #[inline]
 pub(crate) const fn part_number(part: usize, sub: u16, seq: u32) -> u32 {
     PART_FLAG | (part as u32) << 29 | (sub as u32 & 0xfff) << PART_SEQ_BITS | (seq & PART_SEQ_MASK)
+}
+
+/// Key of chunk `seq` of segment `segment` of split group `value` whose part `part` is `sub`:
+/// after the group's chunks and their ids (kind `03`), so that a read of the chunks (bounded
+/// by [`ids_prefix`]) never reads the copies.
+#[inline]
+pub(crate) fn part_key(
+    value: u16,
+    segment: u32,
+    part: usize,
+    sub: u16,
+    seq: u32,
+) -> [u8; CHUNK_KEY_LEN] {
+    segment_key(PART_KIND, value, segment, part_number(part, sub, seq))
+}
+
+/// Key of the mark that segment `segment` of group `value` is split: among the chunks, after
+/// any plain chunk of the segment (a chunk number with the top bit set), its value empty. A
+/// read of the chunks meets it and reads the copies ([`part_key`]) as it needs them.
+#[inline]
+pub(crate) fn split_mark_key(value: u16, segment: u32) -> [u8; CHUNK_KEY_LEN] {
+    chunk_key(value, segment, PART_FLAG)
 }
 
 /// The most chunks a split group holds of one part value.
@@ -114,7 +139,7 @@ const PART_SEQ_MASK: u32 = (1 << PART_SEQ_BITS) - 1;
 /// `sub` (split groups): where a query of that part starts reading.
 #[inline]
 pub(crate) fn part_start(value: u16, segment: u32, part: usize, sub: u16) -> [u8; CHUNK_KEY_LEN] {
-    chunk_key(value, segment, part_number(part, sub, 0))
+    part_key(value, segment, part, sub, 0)
 }
 
 /// The first key after the chunks of segment `segment` of block value `value` whose part
@@ -125,9 +150,10 @@ pub(crate) fn part_end(value: u16, segment: u32, part: usize, sub: u16) -> Vec<u
     } else if part + 1 < pigeonhole::PARTS {
         part_start(value, segment, part + 1, 0).to_vec()
     } else if let Some(older) = segment.checked_sub(1) {
-        chunk_key(value, older, 0).to_vec()
+        segment_key(PART_KIND, value, older, 0).to_vec()
     } else {
-        ids_prefix(value).to_vec()
+        let [hi, lo] = value.to_be_bytes();
+        vec![hi, lo, PART_KIND + 1]
     }
 }
 
@@ -181,6 +207,8 @@ pub(crate) enum PackedKey {
         segment: u32,
         number: u32,
     },
+    /// The mark that segment `segment` of group `value` is split (format 9).
+    SplitMark { value: u16, segment: u32 },
     /// Chunk `seq` of the entries of split group `value`, segment `segment`, whose part
     /// `part` (0..4) is `sub` (format 9; ids inline).
     Part {
@@ -213,9 +241,11 @@ pub(crate) fn decode_packed_key(i: usize, key: &[u8]) -> Option<PackedKey> {
         )
     };
     match (key.len(), key.get(2)) {
-        (CHUNK_KEY_LEN, Some(&kind @ (CHUNK_KIND | IDS_KIND))) => {
+        (CHUNK_KEY_LEN, Some(&kind @ (CHUNK_KIND | IDS_KIND | PART_KIND))) => {
             let (value, segment, number) = segment_key(key);
-            Some(if kind == CHUNK_KIND && number & PART_FLAG != 0 {
+            Some(if kind == CHUNK_KIND && number == PART_FLAG {
+                PackedKey::SplitMark { value, segment }
+            } else if kind == PART_KIND && number & PART_FLAG != 0 {
                 PackedKey::Part {
                     value,
                     segment,
@@ -229,12 +259,14 @@ pub(crate) fn decode_packed_key(i: usize, key: &[u8]) -> Option<PackedKey> {
                     segment,
                     number,
                 }
-            } else {
+            } else if kind == IDS_KIND {
                 PackedKey::Ids {
                     value,
                     segment,
                     number,
                 }
+            } else {
+                return None;
             })
         }
         (DELTA_KEY_LEN, Some(&DELTA_KIND)) => {
@@ -363,13 +395,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn part_keys_decode_and_sort_after_plain_chunks_of_their_segment() {
+    fn split_marks_and_part_keys_decode_and_sort_after_chunks_and_ids() {
         for (part, sub, seq) in [
             (0usize, 0u16, 0u32),
             (3, 0xfff, MAX_PART_CHUNKS - 1),
             (1, 0x5ee, 7),
         ] {
-            let key = chunk_key(0x1234, 5, part_number(part, sub, seq));
+            let key = part_key(0x1234, 5, part, sub, seq);
             assert_eq!(
                 decode_packed_key(2, &key),
                 Some(PackedKey::Part {
@@ -380,13 +412,29 @@ mod tests {
                     seq
                 })
             );
-            assert!(chunk_key(0x1234, 5, u32::MAX >> 1) < key);
-            assert!(key < chunk_key(0x1234, 4, 0));
-            assert!(key[..] < ids_prefix(0x1234)[..]);
+            // After every chunk and every ids key of the group, before the next group.
+            assert!(ids_key(0x1234, 0, u32::MAX)[..] < key[..]);
+            assert!(key[..] < block_prefix(0x1235)[..]);
+            assert!(key < part_key(0x1234, 4, 0, 0, 0));
+            assert!(key[..] < part_end(0x1234, 5, 3, 0xfff)[..]);
         }
-        // Parts, then part values, then chunks, in key order.
+        let mark = split_mark_key(0x1234, 5);
+        assert_eq!(
+            decode_packed_key(0, &mark),
+            Some(PackedKey::SplitMark {
+                value: 0x1234,
+                segment: 5
+            })
+        );
+        assert!(chunk_key(0x1234, 5, (1 << 31) - 1) < mark && mark < chunk_key(0x1234, 4, 0));
+        assert!(mark[..] < ids_prefix(0x1234)[..]);
+        // Parts, then part values, then chunks, in key order; the last part ends its segment.
         assert!(part_start(1, 1, 0, 0xfff) < part_start(1, 1, 1, 0));
-        assert!(chunk_key(1, 1, part_number(2, 3, 1)) < part_start(1, 1, 2, 4));
+        assert!(part_key(1, 1, 2, 3, 1) < part_start(1, 1, 2, 4));
+        let end = part_end(1, 1, 3, 0xfff);
+        assert!(part_key(1, 1, 3, 0xfff, MAX_PART_CHUNKS - 1)[..] < end[..]);
+        assert!(end[..] <= part_start(1, 0, 0, 0)[..]);
+        assert!(part_key(1, 0, 3, 0xfff, MAX_PART_CHUNKS - 1)[..] < part_end(1, 0, 3, 0xfff)[..]);
     }
 
     use proptest::prelude::*;

@@ -252,8 +252,6 @@ fn format_v8_fixture_opens_and_answers() -> Result<()> {
 
 #[test]
 fn format_v9_fixture_opens_and_answers() -> Result<()> {
-    // Its groups of two and three documents are split: queries read them by parts.
-    assert!(common::raw::split_groups(&fixture(9)) > 0);
     check_fixture(9)
 }
 
@@ -264,12 +262,11 @@ fn write_fixture() -> Result<()> {
     let _ = std::fs::remove_dir_all(&path);
     let tmp = tempfile::tempdir().expect("tempdir");
     {
-        // Groups of two documents or more may be written split (format 9): the fixture of
-        // format 9 was written when every such group was; the writer now splits only groups
-        // where reading by parts pays (20 entries or more), which these 40 documents lack.
+        // Split groups (format 9) are only written where reading by parts pays (20 entries
+        // or more in a group), which these 40 documents lack: `tests/split_groups.rs` covers
+        // them.
         let store = Store::builder()
             .simhash_config(fixture_config(FORMAT_VERSION))
-            .split_groups_above(1)
             .open(tmp.path())?;
         let hasher = store.simhasher().clone();
         let entries: Vec<Entry> = (0..40u64)

@@ -147,6 +147,7 @@ fn groups_to_fold(db: Db<'_>, i: usize, values: std::ops::Range<u32>) -> Result<
         let value = match decoded {
             Some(
                 PackedKey::Chunk { value, .. }
+                | PackedKey::SplitMark { value, .. }
                 | PackedKey::Part { value, .. }
                 | PackedKey::Ids { value, .. },
             ) => value,
@@ -164,15 +165,15 @@ fn groups_to_fold(db: Db<'_>, i: usize, values: std::ops::Range<u32>) -> Result<
         }
         let (_, first_segment, is_due) = current.get_or_insert((value, None, false));
         match decoded {
-            Some(PackedKey::Chunk { segment, .. } | PackedKey::Part { segment, .. }) => {
+            Some(PackedKey::Chunk { segment, .. } | PackedKey::SplitMark { segment, .. }) => {
                 match first_segment {
                     None => *first_segment = Some(segment),
                     Some(s) if *s != segment => *is_due = true,
                     Some(_) => {}
                 }
             }
-            // Ids follow their chunks: the chunks tell.
-            Some(PackedKey::Ids { .. }) => {}
+            // Ids follow their chunks, the copies of a split segment its mark: those tell.
+            Some(PackedKey::Ids { .. } | PackedKey::Part { .. }) => {}
             _ => *is_due = true,
         }
         Ok::<(), Error>(())

@@ -211,7 +211,7 @@ impl Postings {
     }
 
     /// Whether group `value` of family `i` of `view` holds a segment written split (format 9,
-    /// `write.rs`): a few seeks, past each segment's plain chunks.
+    /// `write.rs`): one seek, to where its copies would begin.
     pub(crate) fn is_split(
         &self,
         db: Db<'_>,
@@ -222,28 +222,13 @@ impl Postings {
         if self.packed().is_none() {
             return Ok(false);
         }
-        let prefix = keys::block_prefix(value);
         let mut it = view.raw_iterator_cf_opt(db.family(i)?, ReadOptions::default());
-        it.seek(keys::group_start(value));
-        while let Some(key) = it.key() {
-            if !key.starts_with(&prefix) {
-                break;
-            }
-            match keys::decode_packed_key(i, key) {
-                Some(PackedKey::Part { .. }) => return Ok(true),
-                Some(PackedKey::Ids { .. }) => break,
-                // A segment's parts follow its plain chunks, if it has any.
-                Some(PackedKey::Chunk { segment, .. }) => {
-                    it.seek(keys::part_start(value, segment, 0, 0));
-                    continue;
-                }
-                _ => {}
-            }
-            it.next();
-        }
+        let first = keys::part_start(value, u32::MAX, 0, 0);
+        it.seek(first);
+        let split = it.key().is_some_and(|key| key.starts_with(&first[..3]));
         it.status()
             .map_err(|e| db.error("scan", Some(BLOCK_FAMILIES[i]), e))?;
-        Ok(false)
+        Ok(split)
     }
 
     /// Reads group `value` of family `i` from `view` of `db` into `out` (see
@@ -459,6 +444,7 @@ fn read_key(
             },
             // A split group's copy of part 0 holds each entry once; the other copies are
             // skipped (`verify` checks them).
+            Some(PackedKey::SplitMark { .. }) => {}
             Some(PackedKey::Part { part, .. }) if part != 0 && !parts.check_parts => {}
             Some(PackedKey::Part {
                 segment, part, sub, ..

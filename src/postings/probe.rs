@@ -343,8 +343,8 @@ fn probe_packed(
                     }
                     Err(message) => malformed_error(family, key, format!("chunk: {message}"))?,
                 },
-                // A split group's segment (`write.rs`): read by parts (`read_split`).
-                Some(PackedKey::Part { segment, .. }) => {
+                // A split segment (`write.rs`): its copies are read by parts (`SplitRead`).
+                Some(PackedKey::SplitMark { segment, .. }) => {
                     let split = SplitRead {
                         view,
                         cf,
@@ -366,7 +366,8 @@ fn probe_packed(
                         None => break,
                     }
                 }
-                Some(PackedKey::Ids { .. }) => break,
+                // The ids and the copies of split segments follow the chunks.
+                Some(PackedKey::Ids { .. } | PackedKey::Part { .. }) => break,
                 Some(PackedKey::Delta { fingerprint, id }) => {
                     let (_, rem) = keys::split(i, fingerprint);
                     match codec::decode_delta(value) {

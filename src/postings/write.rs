@@ -80,8 +80,9 @@ pub(crate) const SPLIT_GROUPS_ABOVE: usize = 65_536;
 /// query landing there takes 25 times a uniform one's time unsplit, 1.8 times split
 /// (`docs/benchmarks.md`, "Split groups"). A group of more than `split_above` entries in one
 /// segment is written four times instead, once per 12-bit *part* of its remainders
-/// ([`pigeonhole::part`]): the copy of part `j` as chunks keyed by the entries' part `j`
-/// ([`keys::part_number`]), ids inline. Two remainders within 3 bits are equal on one part,
+/// ([`pigeonhole::part`]): a mark among the chunks ([`keys::split_mark_key`]), then the copy of
+/// part `j` as chunks keyed by the entries' part `j`, ids inline, after the group's ids
+/// ([`keys::part_key`]: a read of the chunks never reads ahead into the copies). Two remainders within 3 bits are equal on one part,
 /// so a query with at most 3 bits left for the remainder reads, in each copy, only the chunks
 /// of its own part value: about `4 / 4096` of the group; with more bits left, the part values
 /// within each part's radius ([`pigeonhole::reporting_part`]: 40 of 16,384 at 6). All-group
@@ -163,9 +164,9 @@ impl GroupWriter {
         Ok(())
     }
 
-    /// Writes `entries` (sorted by (remainder, id)) of block value `value` split: for each
-    /// part `j`, the entries by part `j` (then remainder and id), as chunks of each part value
-    /// with their ids inline, in key order.
+    /// Writes `entries` (sorted by (remainder, id)) of block value `value` split: the segment's
+    /// mark, then for each part `j` the entries by part `j` (then remainder and id), as chunks
+    /// of each part value with their ids inline, in key order.
     fn write_split<E>(
         &mut self,
         value: u16,
@@ -173,6 +174,7 @@ impl GroupWriter {
         entries: &[(u64, u64)],
         mut put: impl FnMut(&[u8], &[u8]) -> std::result::Result<(), E>,
     ) -> std::result::Result<(), E> {
+        put(&keys::split_mark_key(value, segment), &[])?;
         for j in 0..PARTS {
             // Part 0 is the remainder's top bits: the entries are in its order already.
             let ordered: &[(u64, u64)] = if j == 0 {
@@ -188,8 +190,10 @@ impl GroupWriter {
                 for (seq, piece) in ordered[at..end].chunks(MAX_ENTRIES).enumerate() {
                     self.chunk.clear();
                     chunk::encode(piece, false, &mut self.chunk);
-                    let number = keys::part_number(j, sub, seq as u32);
-                    put(&keys::chunk_key(value, segment, number), &self.chunk)?;
+                    put(
+                        &keys::part_key(value, segment, j, sub, seq as u32),
+                        &self.chunk,
+                    )?;
                 }
                 at = end;
             }

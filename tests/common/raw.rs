@@ -8,8 +8,8 @@ use rocksdb::{Options, DB};
 
 use super::families::{ALL_FAMILIES, BLOCK_FAMILIES};
 
-/// The (family, block value) of every split group of the store at `path` (format 9): a chunk
-/// key (11 bytes, kind `01`) whose chunk number has its top bit set.
+/// The (family, block value) of every split group of the store at `path` (format 9): the key
+/// of a copy's chunk (11 bytes, kind `03`).
 pub fn split_groups_of(path: &Path) -> BTreeSet<(usize, u16)> {
     let db = DB::open_cf_for_read_only(&Options::default(), path, ALL_FAMILIES, false)
         .expect("raw open");
@@ -18,7 +18,7 @@ pub fn split_groups_of(path: &Path) -> BTreeSet<(usize, u16)> {
         let cf = db.cf_handle(family).expect("block family");
         for item in db.iterator_cf(cf, rocksdb::IteratorMode::Start) {
             let (key, _) = item.expect("read");
-            if key.len() == 11 && key[2] == 0x01 && key[7] & 0x80 != 0 {
+            if key.len() == 11 && key[2] == 0x03 {
                 split.insert((i, u16::from_be_bytes([key[0], key[1]])));
             }
         }
@@ -38,7 +38,8 @@ pub fn delete_part_chunks(path: &Path, part: u8, all: bool) -> (usize, u16) {
     let db = DB::open_cf(&Options::default(), path, ALL_FAMILIES).expect("raw open");
     for (i, family) in BLOCK_FAMILIES.iter().enumerate() {
         let cf = db.cf_handle(family).expect("block family");
-        let is_part = |key: &[u8]| key.len() == 11 && key[2] == 0x01 && key[7] >> 5 == 0b100 | part;
+        // Kind `03`; the chunk number's top bit set, then the part (2 bits).
+        let is_part = |key: &[u8]| key.len() == 11 && key[2] == 0x03 && key[7] >> 5 == 0b100 | part;
         let keys: Vec<Box<[u8]>> = db
             .iterator_cf(cf, rocksdb::IteratorMode::Start)
             .map(|item| item.expect("read").0)

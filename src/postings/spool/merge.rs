@@ -308,7 +308,10 @@ fn merge_part(
                         }
                     }
                     Some(
-                        PackedKey::Chunk { .. } | PackedKey::Part { .. } | PackedKey::Ids { .. },
+                        PackedKey::Chunk { .. }
+                        | PackedKey::SplitMark { .. }
+                        | PackedKey::Part { .. }
+                        | PackedKey::Ids { .. },
                     ) => {
                         has_chunks = true;
                         break;
