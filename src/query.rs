@@ -16,7 +16,7 @@ use crate::error::{Error, Result};
 use crate::fingerprint::{Fingerprint, BLOCKS};
 use crate::keys::{self, DOCS_FAMILY};
 use crate::pigeonhole::{self, query_radii};
-use crate::postings::malformed_error;
+use crate::postings::{malformed_error, SplitCopies};
 use crate::store::Store;
 use crate::store::View;
 
@@ -219,6 +219,7 @@ impl Store {
             0,
             0..1 << 16,
             ReadOptions::default(),
+            SplitCopies::Trusted,
             &mut malformed_error,
             |_, group| {
                 for &(fp, id) in group {

@@ -8,6 +8,7 @@ use crate::codec;
 use crate::error::{Error, Result};
 use crate::fingerprint::{Fingerprint, BLOCKS};
 use crate::keys::{self, BLOCK_FAMILIES, DOCS_FAMILY, KEYS_FAMILY};
+use crate::postings::SplitCopies;
 use crate::store::Store;
 
 /// At most this many problems are listed; the rest are only counted.
@@ -256,12 +257,13 @@ impl Store {
         for (i, family) in BLOCK_FAMILIES.iter().enumerate() {
             // The fast check: as many entries as documents, with the same checksum.
             let (mut entries, mut sum, mut damaged) = (0u64, 0u64, false);
-            self.postings().for_each_group_checked(
+            self.postings().for_each_group(
                 self.blocks_db(),
                 &snapshot,
                 i,
                 0..1 << 16,
                 ReadOptions::default(),
+                SplitCopies::Checked,
                 &mut |_, _, _| {
                     damaged = true;
                     Ok(())
@@ -285,12 +287,13 @@ impl Store {
             let mut valid = 0u64;
             let mut malformed = Vec::new();
             let mut orphans = Vec::new();
-            self.postings().for_each_group_checked(
+            self.postings().for_each_group(
                 self.blocks_db(),
                 &snapshot,
                 i,
                 0..1 << 16,
                 ReadOptions::default(),
+                SplitCopies::Checked,
                 &mut |family, key, message| {
                     malformed.push(Problem::Malformed {
                         family,

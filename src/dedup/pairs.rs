@@ -19,7 +19,7 @@ use crate::dedup::Pair;
 use crate::error::{Error, Result};
 use crate::fingerprint::BLOCKS;
 use crate::pigeonhole;
-use crate::postings::{malformed_error, Posting};
+use crate::postings::{malformed_error, Posting, SplitCopies};
 use crate::query::MAX_DISTANCE;
 use crate::store::Store;
 
@@ -233,6 +233,7 @@ impl Ctx<'_> {
             family,
             task.lo..task.hi,
             opts,
+            SplitCopies::Trusted,
             &mut malformed_error,
             |value, group| -> std::result::Result<(), Stop> {
                 as_docs(group, &mut docs);

@@ -141,6 +141,16 @@ impl GroupParts {
     }
 }
 
+/// What a whole-group read does with the copies of a split group's parts (`write.rs`): it
+/// reads the group from part 0's copy alone.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum SplitCopies {
+    /// Leaves the other copies unread.
+    Trusted,
+    /// Checks that each copy holds part 0's entries, each under its part value: for `verify`.
+    Checked,
+}
+
 /// Reports a malformed key of family `family`: `Err` stops the read.
 pub(crate) type Malformed<'m> = dyn FnMut(&'static str, &[u8], String) -> Result<()> + 'm;
 
@@ -158,7 +168,8 @@ impl Postings {
     /// Calls `each(value, group)` for every non-empty group of family `i` whose value is in
     /// `values`, in value order, read from `view` of `db` with `options`. Each group is
     /// sorted (by the other 48 bits, then id) and holds each document once. A malformed key
-    /// or value goes to `malformed`, which may skip it (`Ok`) or stop the read.
+    /// or value goes to `malformed`, which may skip it (`Ok`) or stop the read; so does, with
+    /// [`SplitCopies::Checked`], a copy of a split group's parts that differs from part 0's.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn for_each_group<E: From<Error>>(
         &self,
@@ -167,6 +178,7 @@ impl Postings {
         i: usize,
         values: Range<u32>,
         options: ReadOptions,
+        copies: SplitCopies,
         malformed: &mut Malformed<'_>,
         each: impl FnMut(u16, &[Posting]) -> std::result::Result<(), E>,
     ) -> std::result::Result<(), E> {
@@ -177,34 +189,7 @@ impl Postings {
             i,
             values,
             options,
-            false,
-            malformed,
-            each,
-        )
-    }
-
-    /// [`Postings::for_each_group`], checking besides that each copy of a split group's
-    /// parts holds the entries of part 0's, each under its part value (a difference goes to
-    /// `malformed`): for `verify`.
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn for_each_group_checked<E: From<Error>>(
-        &self,
-        db: Db<'_>,
-        view: &View<'_>,
-        i: usize,
-        values: Range<u32>,
-        options: ReadOptions,
-        malformed: &mut Malformed<'_>,
-        each: impl FnMut(u16, &[Posting]) -> std::result::Result<(), E>,
-    ) -> std::result::Result<(), E> {
-        for_each_group(
-            db,
-            self.layout(),
-            view,
-            i,
-            values,
-            options,
-            true,
+            copies == SplitCopies::Checked,
             malformed,
             each,
         )

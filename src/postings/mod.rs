@@ -47,7 +47,7 @@ pub(crate) use crate::format::Layout;
 pub(crate) use crate::storage::in_key_order;
 pub(crate) use cache::PostingsCache;
 pub(crate) use fold::FoldCounters;
-pub(crate) use groups::{malformed_error, Posting};
+pub(crate) use groups::{malformed_error, Posting, SplitCopies};
 pub(crate) use probe::Reads;
 pub(crate) use write::{block_families_empty, GroupWriter, SPLIT_GROUPS_ABOVE};
 
