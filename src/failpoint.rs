@@ -15,6 +15,9 @@ pub(crate) enum Point {
     BeforeMerge,
     /// The merge stops after ingesting block family `i`, before marking it done.
     AfterMergeFamily(usize),
+    /// The merge's ingestion of block family `i` fails before it begins, on the ingestion's
+    /// thread, while the next family is merged.
+    MergeIngestion(usize),
 }
 
 #[cfg(test)]

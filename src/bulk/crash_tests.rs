@@ -168,6 +168,7 @@ fn a_load_stopped_in_any_phase_is_finished_on_open() -> TestResult {
     }
     points.push(Point::BeforeMerge);
     points.extend((0..4).map(Point::AfterMergeFamily));
+    points.extend((0..4).map(Point::MergeIngestion));
     for stored in [false, true] {
         for &point in &points {
             let dir = tempfile::tempdir()?;

@@ -9,10 +9,13 @@
 //! chunks from every run, drops the entries hidden by a removal delta of a later run (a
 //! document the load replaced), and writes the group as chunks of one new segment into SST
 //! files that are ingested under the journal; then that family's spool files are deleted, so
-//! the extra disk is at most the spools plus one family's new files. The merged files are read
-//! into the page cache if they all fit in half the memory; otherwise the first parts of each
-//! family have their chunks (not their ids, which a query reads only for a match) read back
-//! as they are finished, as many parts as three quarters of the memory hold.
+//! the extra disk is at most the spools plus one family's new files. The parts of a family
+//! are merged in parallel, on two threads per core, so that a part's waits on the disk
+//! (reading spools, syncing its file) leave the core to another part; a family is read back,
+//! ingested and its spool files deleted while the next family merges. The merged files are
+//! read into the page cache if they all fit in half the memory; otherwise the first parts of
+//! each family have their chunks (not their ids, which a query reads only for a match) read
+//! back as they are finished, as many parts as three quarters of the memory hold.
 //!
 //! A spool file:
 //!
