@@ -152,8 +152,7 @@ pub(crate) fn part_end(value: u16, segment: u32, part: usize, sub: u16) -> Vec<u
     } else if let Some(older) = segment.checked_sub(1) {
         segment_key(PART_KIND, value, older, 0).to_vec()
     } else {
-        let [hi, lo] = value.to_be_bytes();
-        vec![hi, lo, PART_KIND + 1]
+        kind_prefix(value, PART_KIND + 1).to_vec()
     }
 }
 
@@ -183,8 +182,21 @@ pub(crate) fn is_ids_key(key: &[u8]) -> bool {
 /// begin (format 8), the bound of a read of the chunks alone.
 #[inline]
 pub(crate) fn ids_prefix(value: u16) -> [u8; 3] {
+    kind_prefix(value, IDS_KIND)
+}
+
+/// The prefix of the keys of the copies of split group `value`'s parts, every segment's
+/// ([`part_key`]).
+#[inline]
+pub(crate) fn parts_prefix(value: u16) -> [u8; 3] {
+    kind_prefix(value, PART_KIND)
+}
+
+/// The prefix of the keys of kind `kind` of group `value`.
+#[inline]
+fn kind_prefix(value: u16, kind: u8) -> [u8; 3] {
     let [hi, lo] = value.to_be_bytes();
-    [hi, lo, IDS_KIND]
+    [hi, lo, kind]
 }
 
 /// Key of the delta of document `id` with fingerprint `fp` in block family `i` (formats 7 and 8).

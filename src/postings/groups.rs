@@ -208,9 +208,10 @@ impl Postings {
             return Ok(false);
         }
         let mut it = view.raw_iterator_cf_opt(db.family(i)?, ReadOptions::default());
-        let first = keys::part_start(value, u32::MAX, 0, 0);
-        it.seek(first);
-        let split = it.key().is_some_and(|key| key.starts_with(&first[..3]));
+        it.seek(keys::parts_prefix(value));
+        let split = it
+            .key()
+            .is_some_and(|key| key.starts_with(&keys::parts_prefix(value)));
         it.status()
             .map_err(|e| db.error("scan", Some(BLOCK_FAMILIES[i]), e))?;
         Ok(split)

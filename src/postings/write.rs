@@ -74,22 +74,23 @@ pub(crate) const SPLIT_GROUPS_ABOVE: usize = 65_536;
 /// Writes groups as chunks with their ids apart, or split (below), keeping its buffers from
 /// group to group.
 ///
-/// **Split groups** (format 9). A query scans the whole of each group it reads, so a group
-/// far larger than the others (a block value shared by templated pages, or by a share of the
-/// store) makes every query landing on it slow: with 5% of 10M documents in one value, a k = 3
-/// query landing there takes 25 times a uniform one's time unsplit, 1.8 times split
+/// **Split groups** (format 9). A query scans the whole of each group it reads, so a group far
+/// larger than the others (a block value shared by templated pages, or by a share of the store)
+/// makes every query landing on it slow: with 5% of 10M documents in one value, a k = 3 query
+/// landing there takes 25 times a uniform one's time unsplit, 1.8 times split
 /// (`docs/benchmarks.md`, "Split groups"). A group of more than `split_above` entries in one
 /// segment is written four times instead, once per 12-bit *part* of its remainders
 /// ([`pigeonhole::part`]): a mark among the chunks ([`keys::split_mark_key`]), then the copy of
 /// part `j` as chunks keyed by the entries' part `j`, ids inline, after the group's ids
-/// ([`keys::part_key`]: a read of the chunks never reads ahead into the copies). Two remainders within 3 bits are equal on one part,
-/// so a query with at most 3 bits left for the remainder reads, in each copy, only the chunks
-/// of its own part value: about `4 / 4096` of the group; with more bits left, the part values
-/// within each part's radius ([`pigeonhole::reporting_part`]: 40 of 16,384 at 6). All-group
-/// reads take the copy of part 0, which holds every entry once. The price is four times the
-/// group's bytes, so the threshold is far above a uniform group (1,526 entries at 100M
-/// documents, 15,259 at 1B); and a group whose entries agree on most parts (a template's
-/// pages) is left whole, as reading it by parts would cost more ([`GroupWriter::split_pays`]).
+/// ([`keys::part_key`]: a read of the chunks never reads ahead into the copies). Two remainders
+/// within 3 bits are equal on one part, so a query with at most 3 bits left for the remainder
+/// reads, in each copy, only the chunks of its own part value: about `4 / 4096` of the group;
+/// with more bits left, the part values within each part's radius
+/// ([`pigeonhole::reporting_part`]: 40 of 16,384 at 6). All-group reads take the copy of part
+/// 0, which holds every entry once. The price is four times the group's bytes, so the threshold
+/// is far above a uniform group (1,526 entries at 100M documents, 15,259 at 1B); and a group
+/// whose entries agree on most parts (a template's pages) is left whole, as reading it by parts
+/// would cost more ([`GroupWriter::split_pays`]).
 pub(crate) struct GroupWriter {
     chunk: Vec<u8>,
     /// The ids of the group's chunks, one after another, ...
