@@ -250,7 +250,7 @@ fn print_ratio() {
             black_box(JIEBA.cut(black_box(d), true));
         }
     };
-    // 0.2's default is the slowest of the raw-TF sides and sets the batch size, as before.
+    // 0.2's default is the slowest of the raw-TF sides and sets the batch size.
     alternating::print_fingerprint_ratios(
         &format!("fingerprint_zh/{source}"),
         ("jieba_cut_hmm", &cut),

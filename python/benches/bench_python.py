@@ -9,7 +9,7 @@ Sections (medians over --rounds alternating rounds; ratios from the same rounds)
    in Rust on all cores (``examples/python_baseline.rs``), as a share of Rust's throughput.
 2. Queries: ``Store.query_many`` (all cores) against Rust's ``Store::query_batch``, and one
    ``Store.query`` call at a time against Rust's ``Store::query``: throughput share and the
-   microseconds each Python call adds. Every round asks fingerprints no earlier round asked
+   microseconds each Python call adds. Every round asks fingerprints no other round asks
    (half planted within distance 3) of a freshly opened store without the query cache, the
    same for both sides, so caches flatter neither.
 3. Peers on the same 1M-fingerprint workload (load, then k = 3 queries): this package's

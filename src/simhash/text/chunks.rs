@@ -1,7 +1,7 @@
 //! Cutting a text into chunks that are fingerprinted one after the other with exactly the
 //! features of the whole text, so that fingerprinting holds one chunk's normalized copy and
-//! jieba tokens at a time, not the whole text's (a 200 MB document used to need 20 times its
-//! size).
+//! jieba tokens at a time, not the whole text's (for a 200 MB document, 20 times its size
+//! whole).
 //!
 //! A chunk may start at a character that normalizes to itself and that
 //!

@@ -15,7 +15,7 @@
 //! the mappings are dropped once the file is finished and the pages stay in the cache, as
 //! pages of any file read once do (the kernel evicts them as it needs memory). The tail the
 //! writer adds in its last step (the last data blocks, the index and the filter) is dropped
-//! as before, and the read-back reads only that. Best effort: a page dropped before it is
+//! all the same, and the read-back reads only that. Best effort: a page dropped before it is
 //! mapped is read back later, as without this; elsewhere than Linux 5.14 nothing is kept.
 //!
 //! A block family file can instead keep its chunks and not their ids, which a query reads
