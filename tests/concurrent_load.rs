@@ -1,5 +1,5 @@
-//! Queries from 8 threads while one thread bulk loads and another inserts batches (issue 6,
-//! item 6). Every query must succeed and be exact for what it may see:
+//! Queries from 8 threads while one thread bulk loads and another inserts batches. Every
+//! query must succeed and be exact for what it may see:
 //!
 //! - every document it returns was written (its index was handed to a writer before the query
 //!   returned), with the fingerprint and key that were written, at the distance reported,
