@@ -1,7 +1,8 @@
-//! Bad input: a 200 MB document, 5 MB lines without spaces, NUL bytes, invalid UTF-8, deeply nested and malformed HTML, and garbage in the store's own column
-//! families. Each gives a fingerprint or a clear per-record error naming the record, never a
-//! panic, and memory stays bounded: the large cases run in a child process whose peak
-//! resident memory (`wait4`'s `ru_maxrss`) is checked.
+//! Bad input: a 200 MB document, 5 MB lines without spaces, NUL bytes, invalid UTF-8,
+//! deeply nested and malformed HTML, and garbage in the store's own column families. Each
+//! gives a fingerprint or a clear per-record error naming the record, never a panic, and
+//! memory stays bounded: the large cases run in a child process whose peak resident memory
+//! (`wait4`'s `ru_maxrss`) is checked.
 //!
 //! All data is generated here. Bounds are on memory, never on time.
 #![cfg(feature = "cli")]
