@@ -34,7 +34,7 @@ use tokio_rustls::TlsAcceptor;
 use auth::Auth;
 use metrics::Metrics;
 use pool::QueryPool;
-use state::{AppState, Limits};
+use state::{AppState, Limits, StoreSlot};
 
 /// Everything `serve` is configured with.
 #[derive(Debug, Clone)]
@@ -103,13 +103,22 @@ pub fn run(config: ServeConfig) -> anyhow::Result<()> {
             config.store.display()
         )),
     })?;
-    let store = Arc::new(store);
+    // The server keeps no handle of its own on the store: the writer closes and reopens it
+    // after a full disk (`writer.rs`).
+    let slot = Arc::new(StoreSlot::new(Arc::new(store)));
     let metrics = Arc::new(Metrics::default());
     let (writer, writer_thread) = if config.read_only {
         (None, None)
     } else {
-        let (handle, thread) =
-            writer::start(Arc::clone(&store), config.queue, Arc::clone(&metrics))?;
+        let (path, durability) = (config.store.clone(), config.durability);
+        let reopen: writer::Reopen =
+            Box::new(move || Store::builder().durability(durability).open(&path));
+        let (handle, thread) = writer::start(
+            Arc::clone(&slot),
+            reopen,
+            config.queue,
+            Arc::clone(&metrics),
+        )?;
         (Some(handle), Some(thread))
     };
     let threads = match config.threads {
@@ -134,7 +143,7 @@ pub fn run(config: ServeConfig) -> anyhow::Result<()> {
         max_batch: config.max_batch,
     };
     let state = AppState::new(
-        Arc::clone(&store),
+        Arc::clone(&slot),
         writer,
         config.auth.clone(),
         limits,
@@ -151,7 +160,7 @@ pub fn run(config: ServeConfig) -> anyhow::Result<()> {
         }
     }
     served?;
-    store.flush().context("cannot flush the store")?;
+    slot.get().flush().context("cannot flush the store")?;
     eprintln!("simhash-store serve: stopped");
     Ok(())
 }

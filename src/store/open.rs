@@ -15,7 +15,7 @@ use crate::keys::{self, DOCS_FAMILY, KEYS_FAMILY, META_FAMILY};
 use crate::postings::{spool, Postings, FIRST_SEGMENT};
 use crate::settings;
 use crate::simhash::{SimhashConfig, Simhasher};
-use crate::storage::{journal, Batch, Database, OpenOptions, DEFAULT_TEMP_DIR};
+use crate::storage::{journal, Access, Batch, Database, OpenOptions, DEFAULT_TEMP_DIR};
 
 /// The on-disk format this build writes: [`Format::CURRENT`] as its number.
 pub const FORMAT_VERSION: u32 = Format::CURRENT.version();
@@ -84,7 +84,11 @@ impl Store {
             path,
             exists,
             OpenOptions {
-                read_only: builder.read_only,
+                access: match (builder.read_only, builder.salvage) {
+                    (_, true) => Access::Salvage,
+                    (true, false) => Access::Read,
+                    (false, false) => Access::Write,
+                },
                 mmap_reads: mapped,
                 block_cache_bytes: builder.block_cache_bytes,
             },
@@ -109,7 +113,8 @@ impl Store {
             }
             remove_temp_dir(path)?;
         }
-        let keys_present = db.has_entries(KEYS_FAMILY)?;
+        // (A salvage reads no family before it is asked to: the keys' file may be damaged.)
+        let keys_present = builder.salvage || db.has_entries(KEYS_FAMILY)?;
         let store = Store {
             db,
             simhasher: meta.simhasher,
