@@ -349,8 +349,7 @@ impl StoreArg {
                 path.display()
             );
         }
-        let not_empty = std::fs::read_dir(path).is_ok_and(|mut entries| entries.next().is_some());
-        if not_empty {
+        if Store::holds_other_files(path) {
             anyhow::bail!(
                 "{} is a directory that holds other files but no store: give --store a new or empty directory \
                  (`simhash-store load INPUT --store NEW_DIR` creates one there)",

@@ -11,11 +11,14 @@
 //! - `journal.rs`: crash-safe ingestion of SST files across families, and its recovery.
 //! - `load_record.rs`: [`LoadRecord`], the record of a bulk load with spooled runs.
 //! - `sst/`: writing SST files outside the store, with their pages kept in the page cache.
+//! - `creation.rs`: a store directory before its store is whole (created by another
+//!   process, or a creation that stopped).
 //! - `files.rs`: syncing a directory, reading files into the page cache.
 //!
 //! The layers above name RocksDB's types only through the names re-exported here: a write
 //! [`Batch`], [`ReadOptions`] and [`WriteOptions`], a column [`Family`], an iterator.
 
+mod creation;
 mod database;
 mod families;
 pub(crate) mod files;
@@ -25,6 +28,7 @@ mod secondary;
 pub(crate) mod sst;
 mod view;
 
+pub(crate) use creation::holds_other_files;
 pub(crate) use database::{error, Database, OpenOptions};
 pub(crate) use families::{in_key_order, Destination};
 pub(crate) use journal::{Journal, DEFAULT_TEMP_DIR};
