@@ -136,10 +136,24 @@ fn in_command_terms(e: &simhash_store::Error) -> String {
     use simhash_store::Error;
     match e {
         Error::Locked { path, .. } => format!(
-            "the store at {} is in use by another process that writes to it (a `simhash-store load`, \
-             `remove`, `compact` or `upgrade`, or a program): run this again when it has finished; \
-             `query`, `get`, `stats`, `export`, `dedup` and `verify` read beside a writer",
+            "the store at {} is in use by another process that writes to it (a `simhash-store serve`, \
+             `load`, `remove`, `compact` or `upgrade`, or a program): a store has one writer at a time. \
+             If it is a `serve`, send the writes to the service instead (`POST /v1/insert`, \
+             `DELETE /v1/documents/ID`, or Python's `Client`; docs/service.md); otherwise run this \
+             again when that process has finished. `query`, `get`, `stats`, `export`, `dedup`, \
+             `verify` and `serve --read-only` read beside a writer",
             path.display()
+        ),
+        Error::LegacyFormat {
+            path,
+            found,
+            current,
+        } => format!(
+            "the store at {path} is of format {found}, which this version reads but does not write \
+             (it writes format {current}): copy it into a new store of format {current} with \
+             `simhash-store upgrade {path} NEW_DIR` and write to that one, or replace it with \
+             `simhash-store upgrade --in-place {path}`",
+            path = path.display()
         ),
         Error::NoSketches { path } => format!(
             "the store at {} keeps no sketches, so it cannot verify near-duplicates: load the texts \
