@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use simhash_store::readers::{ExportHeader, ExportedDocument};
 
-use super::StoreArg;
+use super::{QuietArg, StoreArg};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -30,6 +30,9 @@ works beside a process that writes to the store.";
 pub struct Args {
     #[command(flatten)]
     store: StoreArg,
+
+    #[command(flatten)]
+    quiet: QuietArg,
 
     /// Write to this file instead of standard output.
     #[arg(long, short = 'o', value_name = "PATH")]
@@ -68,6 +71,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     out.flush()
         .with_context(|| format!("cannot write to {name}"))?;
-    eprintln!("exported {}", super::plural(n, "document", "documents"));
+    if !args.quiet.quiet {
+        eprintln!("exported {}", super::plural(n, "document", "documents"));
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -313,6 +313,18 @@ pub fn open_for_writing(
     }
 }
 
+/// What `-q`/`--quiet` does, the same on every subcommand.
+pub const QUIET_HELP: &str = "No progress bar and no notes on standard error (counts, what \
+                              was not found); errors and warnings are still printed";
+
+/// `-q`/`--quiet`, for the subcommands that have no other reason to take it (those that read
+/// inputs take it with [`InputArgs`]).
+#[derive(clap::Args, Debug, Clone, Copy)]
+pub struct QuietArg {
+    #[arg(long, short = 'q', help = QUIET_HELP)]
+    pub quiet: bool,
+}
+
 /// The store directory, shared by every subcommand that uses a store.
 #[derive(clap::Args, Debug, Clone)]
 pub struct StoreArg {
@@ -414,8 +426,7 @@ pub struct InputArgs {
     #[arg(long)]
     pub strict: bool,
 
-    /// No progress bar.
-    #[arg(long, short = 'q')]
+    #[arg(long, short = 'q', help = QUIET_HELP)]
     pub quiet: bool,
 }
 

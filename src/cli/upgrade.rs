@@ -59,8 +59,7 @@ pub struct Args {
     #[arg(long, conflicts_with = "new")]
     in_place: bool,
 
-    /// No progress bar.
-    #[arg(long, short = 'q')]
+    #[arg(long, short = 'q', help = super::QUIET_HELP)]
     quiet: bool,
 }
 

@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use super::{StoreArg, EXIT_PROBLEMS};
+use super::{QuietArg, StoreArg, EXIT_PROBLEMS};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -19,6 +19,11 @@ that the document count is right. Exit code 0 when clean, 3 when problems were f
 pub struct Args {
     #[command(flatten)]
     store: StoreArg,
+
+    // Taken as every subcommand takes it; `verify` writes nothing to standard error but errors.
+    #[command(flatten)]
+    #[allow(dead_code)]
+    quiet: QuietArg,
 }
 
 /// Runs `verify`.
