@@ -17,6 +17,7 @@ pub mod remove;
 #[cfg(feature = "server")]
 pub mod serve;
 pub mod stats;
+pub mod stopped;
 pub mod upgrade;
 pub mod verify;
 
