@@ -329,7 +329,8 @@ pub struct QuietArg {
 /// The store directory, shared by every subcommand that uses a store.
 #[derive(clap::Args, Debug, Clone)]
 pub struct StoreArg {
-    /// The store directory (created by `load` if it does not exist).
+    /// The store directory. `load` and `serve` (unless --read-only) create a store there if
+    /// there is none; the other commands need one.
     #[arg(long, short = 's', value_name = "DIR", env = "SIMHASH_STORE")]
     pub store: PathBuf,
 }
