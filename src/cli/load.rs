@@ -290,6 +290,7 @@ impl<'a> Writer<'a> {
             Err(simhash_store::Error::NoIdLeft { .. }) => None,
             Err(e) => return Err(e).context("cannot read the largest id of the store"),
         };
+        let watch = state.clone();
         let options = BulkOptions::new()
             .text_chunk_size(TEXT_CHUNK_BYTES)
             .progress(move |p| {
@@ -308,6 +309,9 @@ impl<'a> Writer<'a> {
                 store.path().display()
             )
         })?;
+        if let Some(state) = &watch {
+            state.loading();
+        }
         Ok(Writer {
             store,
             loader,

@@ -26,6 +26,8 @@ pub struct LoadState {
     existed: bool,
     /// The documents the store held when the load opened it ([`NOT_OPENED`] until then).
     before: AtomicU64,
+    /// Whether the load made its bulk loader.
+    loading: AtomicBool,
     /// Runs whose ingestion began.
     runs: AtomicU32,
     /// Documents the load had read (and handed to the loader) when the last of them began.
@@ -43,6 +45,7 @@ impl LoadState {
             path: path.to_path_buf(),
             existed: path.join("CURRENT").exists(),
             before: AtomicU64::new(NOT_OPENED),
+            loading: AtomicBool::new(false),
             runs: AtomicU32::new(0),
             documents: AtomicU64::new(0),
             merging: AtomicBool::new(false),
@@ -53,6 +56,11 @@ impl LoadState {
     /// The load opened the store, which held `documents`.
     pub fn opened(&self, documents: u64) {
         self.before.store(documents, Ordering::SeqCst);
+    }
+
+    /// The load made its bulk loader.
+    pub fn loading(&self) {
+        self.loading.store(true, Ordering::SeqCst);
     }
 
     /// Takes a progress report of the loader.
@@ -70,9 +78,9 @@ impl LoadState {
         }
     }
 
-    /// Whether the load stopped with the store changed in part: opened, and not finished.
+    /// Whether the load began loading and did not finish: then the store may hold part of it.
     pub fn stopped_midway(&self) -> bool {
-        self.before.load(Ordering::SeqCst) != NOT_OPENED && !self.done.load(Ordering::SeqCst)
+        self.loading.load(Ordering::SeqCst) && !self.done.load(Ordering::SeqCst)
     }
 
     /// What the store holds now, and what to do to complete the load.
