@@ -478,12 +478,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Err(e) if state.stopped_midway() => {
             return Err(Exit {
                 code: e.downcast_ref::<Exit>().map_or(EXIT_ERROR, |x| x.code),
-                message: format!(
-                    "{}
-{}",
-                    super::message(&e),
-                    state.describe()
-                ),
+                message: format!("{}\n{}", super::message(&e), state.describe()),
             }
             .into())
         }

@@ -91,7 +91,7 @@ impl LoadState {
         if self.done.load(Ordering::SeqCst) {
             return format!("every document this load read is in the store at {path}");
         }
-        let held = if before == NOT_OPENED {
+        if before == NOT_OPENED {
             return format!(
                 "nothing was written: the load had not opened the store at {path} yet{}",
                 if self.existed {
@@ -100,32 +100,43 @@ impl LoadState {
                     " (no store was created)"
                 }
             );
-        } else if self.existed {
+        }
+        let store = if self.existed {
+            format!("the store at {path}")
+        } else {
+            format!("the store at {path}, which this load created,")
+        };
+        // What the store held before, for a store that was there.
+        let before = self.existed.then(|| {
             format!(
                 "the {} it held before this load",
                 plural(before, "document", "documents")
             )
-        } else {
-            "no documents before this load, which created it".to_string()
-        };
+        });
         let state = if runs == 0 {
-            format!(
-                "the store at {path} is unchanged: it holds {held}; the documents this load read \
-                 were not stored"
-            )
+            match before {
+                Some(before) => format!(
+                    "{store} is unchanged: it holds {before}; the documents this load read were \
+                     not stored"
+                ),
+                None => format!(
+                    "{store} holds no documents: the documents this load read were not stored"
+                ),
+            }
         } else {
-            let documents = self.documents.load(Ordering::SeqCst);
             let merge = if self.merging.load(Ordering::SeqCst) {
                 "; its runs were being merged: queries find their documents once the next open \
                  for writing has finished the merge"
             } else {
                 ""
             };
+            let documents = self.documents.load(Ordering::SeqCst);
             format!(
-                "the store at {path} is consistent: it holds {held} and the documents of the runs \
-                 of this load that were ingested ({}, the first {} it read; an ingestion under way \
-                 is completed by the next open for writing: `load`, `remove`, `compact`, \
+                "{store} is consistent: it holds {}the documents of the runs of this load that \
+                 were ingested ({}, the first {} it read; an ingestion under way is \
+                 completed by the next open for writing: `load`, `remove`, `compact`, \
                  `serve`){merge}; the documents read after them were not stored",
+                before.map(|b| b + " and ").unwrap_or_default(),
                 plural(u64::from(runs), "run", "runs"),
                 plural(documents, "document", "documents"),
             )
@@ -196,4 +207,65 @@ pub fn say_state_on_interrupt(state: Arc<LoadState>) -> std::io::Result<()> {
         )
     };
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn state(existed: bool) -> LoadState {
+        LoadState {
+            path: PathBuf::from("pages.db"),
+            existed,
+            before: AtomicU64::new(NOT_OPENED),
+            loading: AtomicBool::new(false),
+            runs: AtomicU32::new(0),
+            documents: AtomicU64::new(0),
+            merging: AtomicBool::new(false),
+            done: AtomicBool::new(false),
+        }
+    }
+
+    #[test]
+    fn each_stage_is_described() {
+        let s = state(true);
+        assert!(s
+            .describe()
+            .starts_with("nothing was written: the load had not opened the store at pages.db yet, which is as it was"));
+        s.opened(7);
+        s.loading();
+        assert!(s.stopped_midway());
+        assert!(s.describe().starts_with(
+            "the store at pages.db is unchanged: it holds the 7 documents it held before this load;"
+        ));
+        s.runs.store(2, Ordering::SeqCst);
+        s.documents.store(5000, Ordering::SeqCst);
+        let two_runs = s.describe();
+        assert!(
+            two_runs.starts_with(
+                "the store at pages.db is consistent: it holds the 7 documents it held before this \
+                 load and the documents of the runs of this load that were ingested (2 runs, the \
+                 first 5000 documents it read;"
+            ),
+            "{two_runs}"
+        );
+        assert!(!two_runs.contains("merged"), "{two_runs}");
+        s.merging.store(true, Ordering::SeqCst);
+        assert!(s.describe().contains("its runs were being merged"));
+        assert!(s
+            .describe()
+            .contains(". Run the same load again to complete it"));
+        s.done.store(true, Ordering::SeqCst);
+        assert!(!s.stopped_midway());
+
+        let new = state(false);
+        new.opened(0);
+        assert!(new
+            .describe()
+            .starts_with("the store at pages.db, which this load created, holds no documents:"));
+        new.runs.store(1, Ordering::SeqCst);
+        assert!(new.describe().starts_with(
+            "the store at pages.db, which this load created, is consistent: it holds the documents of the runs"
+        ));
+    }
 }
