@@ -207,7 +207,7 @@ pub enum Error {
     },
 
     /// A write to a store of an older format, which this build reads but does not write.
-    #[error("store at {path} is of format {found}, which this build reads but does not write (it writes format {current}): copy it into format {current} with `simhash-store upgrade {path}` (Store::upgrade), then write to the copy")]
+    #[error("store at {path} is of format {found}, which this build reads but does not write (it writes format {current}): copy it into a new store of format {current} with `simhash-store upgrade {path} NEW_DIR` (or replace it with `simhash-store upgrade --in-place {path}`; Store::upgrade in Rust), then write to the new store")]
     LegacyFormat {
         /// The store directory.
         path: PathBuf,

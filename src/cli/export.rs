@@ -10,7 +10,7 @@ use anyhow::Context;
 use simhash_store::readers::{ExportHeader, ExportedDocument};
 use simhash_store::salvage::Salvage;
 
-use super::StoreArg;
+use super::{QuietArg, StoreArg};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -42,6 +42,9 @@ pub struct Args {
     #[command(flatten)]
     store: StoreArg,
 
+    #[command(flatten)]
+    quiet: QuietArg,
+
     /// Write to this file instead of standard output.
     #[arg(long, short = 'o', value_name = "PATH")]
     output: Option<PathBuf>,
@@ -71,7 +74,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     out.flush()
         .with_context(|| format!("cannot write to {name}"))?;
-    eprintln!("exported {}", super::plural(n, "document", "documents"));
+    if !args.quiet.quiet {
+        eprintln!("exported {}", super::plural(n, "document", "documents"));
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -100,6 +105,7 @@ fn salvage(args: Args) -> anyhow::Result<ExitCode> {
             path.join(file).display()
         );
     }
+    // (The summary of a salvage is shown with `--quiet` too: it says what was lost.)
     eprintln!(
         "salvaged {} of {} ({} whole, {} rebuilt from the block indexes without text length or sketch)",
         summary.stored + summary.rebuilt,

@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use super::{StoreArg, EXIT_PROBLEMS};
+use super::{QuietArg, StoreArg, EXIT_PROBLEMS};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -23,6 +23,11 @@ Restore a damaged store from a backup (`simhash-store backup`), or rebuild it:
 pub struct Args {
     #[command(flatten)]
     store: StoreArg,
+
+    // Taken as every subcommand takes it; `verify` writes nothing to standard error but errors.
+    #[command(flatten)]
+    #[allow(dead_code)]
+    quiet: QuietArg,
 }
 
 /// Runs `verify`.

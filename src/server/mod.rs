@@ -47,6 +47,8 @@ pub struct ServeConfig {
     pub auth: Auth,
     /// Open the store read-only (beside a writer) and refresh the view every `refresh`.
     pub read_only: bool,
+    /// No lines on standard error about starting and stopping (warnings and errors still).
+    pub quiet: bool,
     /// How often a read-only server reopens its view.
     pub refresh: Duration,
     /// The durability of writes.
@@ -161,7 +163,9 @@ pub fn run(config: ServeConfig) -> anyhow::Result<()> {
     }
     served?;
     slot.get().flush().context("cannot flush the store")?;
-    eprintln!("simhash-store serve: stopped");
+    if !config.quiet {
+        eprintln!("simhash-store serve: stopped");
+    }
     Ok(())
 }
 
@@ -178,12 +182,14 @@ async fn serve(
     // The first line on standard output names the address (with an ephemeral port, the one
     // chosen): scripts and tests read it.
     println!("listening on {scheme}://{local}");
-    eprintln!(
-        "simhash-store serve: {} documents in {}{}; listening on {scheme}://{local}",
-        state.store().len(),
-        config.store.display(),
-        if config.read_only { " (read-only)" } else { "" }
-    );
+    if !config.quiet {
+        eprintln!(
+            "simhash-store serve: {} documents in {}{}; listening on {scheme}://{local}",
+            state.store().len(),
+            config.store.display(),
+            if config.read_only { " (read-only)" } else { "" }
+        );
+    }
     if config.read_only {
         state.refresh_every(config.refresh);
     }
@@ -233,7 +239,9 @@ async fn serve(
         });
     }
     drop(listener);
-    eprintln!("simhash-store serve: stopping; finishing requests in flight");
+    if !config.quiet {
+        eprintln!("simhash-store serve: stopping; finishing requests in flight");
+    }
     tokio::select! {
         () = graceful.shutdown() => {}
         () = tokio::time::sleep(config.shutdown_grace) => {

@@ -120,10 +120,7 @@ impl Database {
             let present = DB::list_cf(&db_opts, path)
                 .map_err(|e| error("list column families", None, path, e))?;
             if !present.iter().any(|name| name == META_FAMILY) {
-                return Err(Error::NotAStore {
-                    path: path.to_path_buf(),
-                    reason: format!("a RocksDB database without the `{META_FAMILY}` column family"),
-                });
+                super::creation::check_unfinished(&db_opts, path, &present)?;
             }
         }
         let cache = rocksdb::Cache::new_lru_cache(options.block_cache_bytes);
