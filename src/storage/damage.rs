@@ -103,8 +103,10 @@ fn seeks(db: &DB, cf: &Family, key: &[u8]) -> bool {
 /// The smallest key of the form the bisection reaches in `(lo, hi]` that a seek reads
 /// without an error, where a seek to `lo` fails and one to `hi` does not.
 fn first_seekable(db: &DB, cf: &Family, mut lo: Vec<u8>, mut hi: Vec<u8>) -> Vec<u8> {
+    // Keys of one width: the bisection ends after at most 8 steps per byte.
+    let width = lo.len().max(hi.len()) + 1;
     loop {
-        let mid = midpoint(&lo, &hi);
+        let mid = midpoint(&lo, &hi, width);
         if mid <= lo || mid >= hi {
             return hi;
         }
@@ -123,10 +125,10 @@ fn successor(key: &[u8]) -> Vec<u8> {
     next
 }
 
-/// A key between `a` and `b` (`a < b`) in byte order: their mean as big-endian numbers of
-/// one byte more than the longer, trailing zeros dropped.
-fn midpoint(a: &[u8], b: &[u8]) -> Vec<u8> {
-    let len = a.len().max(b.len()) + 1;
+/// A key of `len` bytes (at least as long as `a` and `b`) between `a` and `b` (`a < b`) in
+/// byte order, or one of them when there is none: their mean as big-endian numbers of `len`
+/// bytes.
+fn midpoint(a: &[u8], b: &[u8], len: usize) -> Vec<u8> {
     let digit = |s: &[u8], i: usize| u32::from(s.get(i).copied().unwrap_or(0));
     // a + b, from the last byte, with the carry in front.
     let mut sum = vec![0u32; len + 1];
@@ -147,9 +149,6 @@ fn midpoint(a: &[u8], b: &[u8]) -> Vec<u8> {
         }
         rest = v & 1;
     }
-    while out.last() == Some(&0) && out.len() > 1 {
-        out.pop();
-    }
     out
 }
 
@@ -167,17 +166,23 @@ mod tests {
             (&[0xff, 0xff], &[0xff, 0xff, 0x00, 0x01]),
         ];
         for (a, b) in pairs {
+            let width = a.len().max(b.len()) + 1;
             let mut lo = a.to_vec();
-            // Bisection ends: every midpoint lies strictly between, until none does.
-            for _ in 0..200 {
-                let m = midpoint(&lo, b);
+            // Bisection ends within 8 steps a byte: every midpoint lies strictly between,
+            // until none does.
+            let mut steps = 0;
+            loop {
+                let m = midpoint(&lo, b, width);
+                assert_eq!(m.len(), width);
                 if m <= lo || m.as_slice() >= b {
                     break;
                 }
                 assert!(lo.as_slice() < m.as_slice() && m.as_slice() < b);
                 lo = m;
+                steps += 1;
+                assert!(steps <= 8 * width, "{a:?} {b:?}");
             }
         }
-        assert_eq!(midpoint(b"a", b"c"), b"b");
+        assert_eq!(midpoint(b"a", b"c", 2), b"b\x00");
     }
 }
