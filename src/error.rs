@@ -155,6 +155,15 @@ pub enum Error {
         what: &'static str,
     },
 
+    /// A path that an operation creates, and never writes over, exists already.
+    #[error("{path} already exists: {what} is made at a new path and never written over an existing one; give another name, or remove or move the old one")]
+    DestinationExists {
+        /// The path.
+        path: PathBuf,
+        /// What was to be made there, e.g. "the backup".
+        what: &'static str,
+    },
+
     /// Every id is taken: the store holds the largest id there is (2^64-1), so no document
     /// can get an id after it. Ids are never wrapped or reused, since that would overwrite a
     /// stored document: give the documents ids explicitly.
