@@ -5,6 +5,7 @@
 //! read-only open and replaces it with a fresh one every `--refresh` interval, so it sees the
 //! writer's commits within that delay; a query in flight keeps the view it started with.
 
+use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
@@ -39,6 +40,8 @@ pub struct Shared {
     pub metrics: Arc<Metrics>,
     /// The threads that answer large query batches.
     pub pool: QueryPool,
+    /// Where `POST /v1/backup` writes backups (`--backup-dir`); `None`: it is refused.
+    pub backup_dir: Option<PathBuf>,
 }
 
 impl std::ops::Deref for AppState {
@@ -57,6 +60,7 @@ impl AppState {
         limits: Limits,
         metrics: Arc<Metrics>,
         pool: QueryPool,
+        backup_dir: Option<PathBuf>,
     ) -> AppState {
         AppState(Arc::new(Shared {
             store: RwLock::new(store),
@@ -65,6 +69,7 @@ impl AppState {
             limits,
             metrics,
             pool,
+            backup_dir,
         }))
     }
 
