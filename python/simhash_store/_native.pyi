@@ -584,12 +584,13 @@ class Store:
         (smaller, faster to query after many single writes, several loads or removes)."""
     def backup(self, dest: Union[str, "os.PathLike[str]"]) -> Dict[str, Any]:
         """Writes a consistent copy of the store into ``dest``, a new directory (its parent must
-        exist), while the store stays open: other threads' queries go on, and writes wait only
-        while the copy's files are linked or copied. The copy is a store of its own: open,
-        verify or serve it; to restore, use its directory in place of the original. On the
-        store's file system its table files are hard links (no extra space until the store
-        compacts them away); elsewhere they are copied. It is made in a hidden directory beside
-        ``dest`` and renamed once complete, so an interrupted backup leaves no ``dest``.
+        exist), while the store stays open: other threads' queries go on, and writes wait only while
+        the memtables are flushed and the store's files hard-linked (a fraction of a second). The
+        copy is a store of its own: open, verify or serve it; to restore, use its directory in place
+        of the original. On the store's file system its table files are hard links (no extra space
+        until the store compacts them away); elsewhere they are then copied, while writes go on. It
+        is made in a hidden directory beside ``dest`` and renamed once complete, so an interrupted
+        backup leaves no ``dest``.
 
         Returns ``{"path": str, "documents": int}``: every write made before the call is in it.
         Raises ``InvalidArgumentError`` if ``dest`` exists or lies inside the store, and

@@ -57,7 +57,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let started = Instant::now();
     let backup = store.backup(&args.dest)?;
     println!(
-        "backed up {} from {} to {} in {:.1} s",
+        "backed up {} from {} to {} in {:.2} s",
         super::plural(backup.documents, "document", "documents"),
         store.path().display(),
         backup.path.display(),

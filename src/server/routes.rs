@@ -409,7 +409,7 @@ async fn remove(
 }
 
 /// `POST /v1/backup`: a consistent copy of the store in `--backup-dir`, answered once it is
-/// complete (on the blocking pool; writes wait only while its files are linked or copied).
+/// complete (on the blocking pool; writes wait only while the store's files are linked).
 async fn backup(
     State(state): State<AppState>,
     ApiJson(request): ApiJson<api::BackupRequest>,

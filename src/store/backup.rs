@@ -3,14 +3,19 @@
 //! Everything a store is lives in its RocksDB database: the documents, the block families,
 //! and in `meta` the format version, the fingerprint settings, the document count and the
 //! records of a bulk load in progress. Outside it the directory holds only what a writable
-//! open makes or removes by itself: RocksDB's `LOCK` and info logs, and the bulk loader's
-//! temporary files (`bulk-tmp`). So a checkpoint of the database (`Database::checkpoint`),
-//! taken while no bulk load is in progress, is the whole store.
+//! open makes or removes by itself: RocksDB's `LOCK` and info logs, and temporary files
+//! (`bulk-tmp` of the bulk loader, `backup-tmp` below). So a checkpoint of the database
+//! (`Database::checkpoint`), taken while no bulk load is in progress, is the whole store.
 //!
-//! The checkpoint is written into a hidden sibling of the destination and renamed into
-//! place once complete and synced: an interrupted backup leaves the destination absent
-//! (and, if the process was killed, a `.NAME.backup-partial-*` directory to remove), never
-//! a directory that looks like a store but lacks files.
+//! Writes wait while the checkpoint is taken: a flush, then a hard link per file. To another
+//! file system the files cannot be linked; they are linked into `backup-tmp` inside the store
+//! first (writes waiting), then copied from there while writes go on, and the links removed.
+//!
+//! The copy is written into a hidden sibling of the destination and renamed into place once
+//! complete and synced: an interrupted backup leaves the destination absent (and, if the
+//! process was killed, a `.NAME.backup-partial-*` directory to remove; links in `backup-tmp`
+//! are removed by the store's next writable open), never a directory that looks like a store
+//! but lacks files.
 
 use std::path::{Path, PathBuf};
 
@@ -18,7 +23,11 @@ use super::Store;
 use crate::error::{Error, Result};
 use crate::failpoint::{self, Point};
 use crate::keys::{self, META_FAMILY};
-use crate::storage::files::sync_dir;
+use crate::storage::files::{copy_dir_synced, sync_dir};
+
+/// Where a backup to another file system links its checkpoint first, inside the store;
+/// removed when a writable store opens.
+pub(super) const BACKUP_TEMP_DIR: &str = "backup-tmp";
 
 /// What [`Store::backup`] made.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,17 +41,16 @@ pub struct Backup {
 
 impl Store {
     /// Writes a consistent copy of the store into `dest`, a new directory, while the store
-    /// stays open: queries go on, and writes wait only while the copy's files are listed and
-    /// linked. The copy is a store of its own (open it, verify it, serve it; to restore, use
-    /// or move its directory in place of the original) holding every write that completed
-    /// before the call.
+    /// stays open: queries go on, and writes wait only while the memtables are flushed and the
+    /// store's files are hard-linked (a fraction of a second). The copy is a store of its own
+    /// (open it, verify it, serve it; to restore, use or move its directory in place of the
+    /// original) holding every write that completed before the call.
     ///
-    /// Where `dest` is on the store's file system, each SST file is a hard link (the backup
-    /// takes no space until the store compacts those files away, and is made in well under a
-    /// second); elsewhere the files are copied, and writes wait for the copy. Either way the
-    /// memtables are flushed first. A hard-linked backup shares its SST files' blocks with
-    /// the store: it guards against deletion and mistakes, not against a failing disk; back
-    /// up to another file system for that.
+    /// Where `dest` is on the store's file system, each SST file is a hard link: the backup
+    /// takes no space until the store compacts those files away. A hard-linked backup shares
+    /// its files' blocks with the store: it guards against deletion and mistakes, not
+    /// against a failing disk. Elsewhere the files are linked inside the store first
+    /// (`backup-tmp`), then copied while writes go on, as fast as the disks allow.
     ///
     /// The copy is made in a hidden directory beside `dest` (`.NAME.backup-partial-*`) and
     /// renamed to `dest` once complete and synced: a failed backup leaves no `dest`, and a
@@ -86,13 +94,18 @@ impl Store {
             .tempdir_in(&parent)
             .map_err(|e| Error::io("creating a directory for the backup in", &parent, e))?;
         let copy = partial.path().join("store");
-        let documents = {
-            // Writes wait here (a bulk load's runs too): the checkpoint holds no journal or
-            // load record whose files are the store's alone, and `len` is the copy's count.
-            let _writes = self.lock_writes()?;
-            self.check_no_load_left()?;
-            self.db.checkpoint(&copy)?;
-            self.len()
+        let documents = if same_file_system(self.path(), &parent)? {
+            self.checkpoint(&copy)?
+        } else {
+            let staging_root = self.path().join(BACKUP_TEMP_DIR);
+            std::fs::create_dir_all(&staging_root)
+                .map_err(|e| Error::io("creating the directory", &staging_root, e))?;
+            let staging = tempfile::tempdir_in(&staging_root)
+                .map_err(|e| Error::io("creating a directory in", &staging_root, e))?;
+            let linked = staging.path().join("store");
+            let documents = self.checkpoint(&linked)?;
+            copy_dir_synced(&linked, &copy)?;
+            documents
         };
         failpoint::hit(Point::BeforeBackupRename)?;
         publish(&copy, dest)?;
@@ -103,6 +116,17 @@ impl Store {
             path: dest.to_path_buf(),
             documents,
         })
+    }
+
+    /// Takes a checkpoint into the new directory `dest` (on the store's file system: hard
+    /// links) while writes wait; returns the documents it holds.
+    fn checkpoint(&self, dest: &Path) -> Result<u64> {
+        // Writes wait here (a bulk load's runs too): the checkpoint holds no journal or load
+        // record whose files are the store's alone, and `len` is the copy's count.
+        let _writes = self.lock_writes()?;
+        self.check_no_load_left()?;
+        self.db.checkpoint(dest)?;
+        Ok(self.len())
     }
 
     /// Fails if a bulk load that failed in this process left its journal or load record for
@@ -162,6 +186,25 @@ fn check_destination(store: &Path, dest: &Path) -> Result<PathBuf> {
         )));
     }
     Ok(parent)
+}
+
+/// Whether the directories `a` and `b` are on one file system (so files hard-link).
+fn same_file_system(a: &Path, b: &Path) -> Result<bool> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let device = |p: &Path| {
+            std::fs::metadata(p)
+                .map(|m| m.dev())
+                .map_err(|e| Error::io("reading the metadata of", p, e))
+        };
+        Ok(device(a)? == device(b)?)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (a, b);
+        Ok(true)
+    }
 }
 
 /// Renames the complete copy to `dest`; a `dest` made meanwhile (by another backup of the
@@ -255,6 +298,39 @@ mod tests {
             }
         }
         assert!(linked > 0, "no SST file is shared");
+        Ok(())
+    }
+
+    #[test]
+    fn a_backup_to_another_file_system_copies_the_files() -> TestResult {
+        use std::os::unix::fs::MetadataExt;
+        let dir = tempfile::tempdir()?;
+        let other = std::path::Path::new("/dev/shm");
+        if !other.is_dir()
+            || std::fs::metadata(other)?.dev() == std::fs::metadata(dir.path())?.dev()
+        {
+            eprintln!("skipped: /dev/shm is not another file system here");
+            return Ok(());
+        }
+        let store = filled(&dir.path().join("store"))?;
+        store.insert(600, Fingerprint(1))?; // in the memtable only
+        let elsewhere = tempfile::tempdir_in(other)?;
+        let dest = elsewhere.path().join("backup");
+        assert_eq!(store.backup(&dest)?.documents, 501);
+        for entry in std::fs::read_dir(&dest)? {
+            assert_eq!(entry?.metadata()?.nlink(), 1, "a copy, not a link");
+        }
+        // The links made on the store's file system are gone.
+        let staging = store.path().join(BACKUP_TEMP_DIR);
+        assert_eq!(std::fs::read_dir(&staging)?.count(), 0);
+        drop(store);
+        let copy = Store::open(&dest)?;
+        assert!(copy.verify()?.is_clean());
+        assert_eq!((copy.len(), copy.get(600)?), (501, Some(Fingerprint(1))));
+        drop(copy);
+        // The next writable open of the store removes `backup-tmp`.
+        drop(Store::open(dir.path().join("store"))?);
+        assert!(!staging.exists());
         Ok(())
     }
 
