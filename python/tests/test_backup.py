@@ -22,12 +22,12 @@ def test_store_backup_opens_verifies_and_answers_as_the_store(tmp_path):
             store.insert(i, fp(i), key=f"k{i}")
         made = store.backup(tmp_path / "backup")
         assert made == {"path": str(tmp_path / "backup"), "documents": 300}
+        answers = [store.query(fp(i) ^ 3, k=3) for i in range(0, 300, 7)]
         store.insert(1000, 7)  # after the backup: the store's alone
         with pytest.raises(simhash_store.InvalidArgumentError, match="already exists"):
             store.backup(str(tmp_path / "backup"))
         with pytest.raises(simhash_store.InvalidArgumentError, match="inside the store"):
             store.backup(tmp_path / "store" / "backup")
-        answers = [store.query(fp(i) ^ 3, k=3) for i in range(0, 300, 7)]
     with simhash_store.Store.open(tmp_path / "backup") as copy:
         assert copy.verify()
         assert len(copy) == 300
