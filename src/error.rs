@@ -143,9 +143,9 @@ pub enum Error {
     #[error("an earlier ingestion of this bulk loader failed: reopen the store to complete it, then load again")]
     LoaderFailed,
 
-    /// A directory that an operation must create or fill is unusable: not empty, or inside
-    /// the store it is made from.
-    #[error("{path} {reason}: {what} needs a new or empty directory outside the old store")]
+    /// A directory that an operation must create or fill is unusable: not empty, inside the
+    /// store it is made from, or in a directory that does not exist.
+    #[error("{path} {reason}: choose another directory for {what}")]
     UnusableDestination {
         /// The directory.
         path: PathBuf,

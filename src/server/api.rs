@@ -278,6 +278,9 @@ pub fn check_all(body: &[u8]) {
             let _ = d.content();
         }
     }
+    if let Ok(r) = decode::<BackupRequest>(body) {
+        let _ = check_backup_name(&r.name);
+    }
 }
 
 /// `POST /v1/backup`.
@@ -314,9 +317,14 @@ pub fn check_backup_name(name: &str) -> Result<(), String> {
     };
     match problem {
         None => Ok(()),
-        Some(problem) => Err(format!(
-            "the backup name {name:?} {problem}: give one directory name, e.g. \"pages-2026-11-29\""
-        )),
+        Some(problem) => {
+            // A long name is shown cut: the answer does not echo a whole request body.
+            let shown: String = name.chars().take(64).collect();
+            let cut = if shown.len() < name.len() { "..." } else { "" };
+            Err(format!(
+                "the backup name {shown:?}{cut} {problem}: give one directory name, e.g. \"pages-2026-11-29\""
+            ))
+        }
     }
 }
 

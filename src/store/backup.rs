@@ -169,7 +169,7 @@ fn check_destination(store: &Path, dest: &Path) -> Result<PathBuf> {
     let parent = parent.canonicalize().map_err(|e| {
         if e.kind() == std::io::ErrorKind::NotFound {
             unusable(format!(
-                "is in a directory that does not exist ({}): create it first",
+                "is in a directory that does not exist ({}; create it)",
                 parent.display()
             ))
         } else {
