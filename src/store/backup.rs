@@ -95,7 +95,10 @@ impl Store {
             .map_err(|e| Error::io("creating a directory for the backup in", &parent, e))?;
         let copy = partial.path().join("store");
         let documents = if same_file_system(self.path(), &parent)? {
-            self.checkpoint(&copy)?
+            let documents = self.checkpoint(&copy)?;
+            // The links are durable once the directory holding them is.
+            sync_dir(&copy)?;
+            documents
         } else {
             let staging_root = self.path().join(BACKUP_TEMP_DIR);
             std::fs::create_dir_all(&staging_root)
