@@ -156,15 +156,24 @@ pub enum Error {
     #[error("an earlier ingestion of this bulk loader failed: reopen the store to complete it, then load again")]
     LoaderFailed,
 
-    /// A directory that an operation must create or fill is unusable: not empty, or inside
-    /// the store it is made from.
-    #[error("{path} {reason}: {what} needs a new or empty directory outside the old store")]
+    /// A directory that an operation must create or fill is unusable: not empty, inside the
+    /// store it is made from, or in a directory that does not exist.
+    #[error("{path} {reason}: choose another directory for {what}")]
     UnusableDestination {
         /// The directory.
         path: PathBuf,
         /// Why, e.g. "is not empty".
         reason: String,
         /// What was to be made there, e.g. "the upgraded store".
+        what: &'static str,
+    },
+
+    /// A path that an operation creates, and never writes over, exists already.
+    #[error("{path} already exists: {what} is made at a new path and never written over an existing one; give another name, or remove or move the old one")]
+    DestinationExists {
+        /// The path.
+        path: PathBuf,
+        /// What was to be made there, e.g. "the backup".
         what: &'static str,
     },
 

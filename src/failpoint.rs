@@ -1,6 +1,7 @@
-//! Crash points for the crate's own tests (`src/bulk/crash_tests.rs`): a test arms one point
-//! on its thread, and the bulk loader or the journal's ingestion stops there with an error,
-//! leaving the store as a kill would. In other builds no point is ever hit.
+//! Crash points for the crate's own tests (`src/bulk/crash_tests.rs`, `src/store/backup.rs`):
+//! a test arms one point on its thread, and the bulk loader, the journal's ingestion or a
+//! backup stops there with an error, leaving the store as a kill would. In other builds no
+//! point is ever hit.
 
 use crate::error::Result;
 
@@ -18,6 +19,8 @@ pub(crate) enum Point {
     /// The merge's ingestion of block family `i` fails before it begins, on the ingestion's
     /// thread, while the next family is merged.
     MergeIngestion(usize),
+    /// A backup stops once its copy is complete, before renaming it to its destination.
+    BeforeBackupRename,
 }
 
 #[cfg(test)]

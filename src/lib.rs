@@ -22,6 +22,8 @@
 //! - **Verified near-duplicates**: a store made with [`SimhashConfig::with_sketch`] keeps a
 //!   64-byte [`Sketch`] per document; [`Store::query_verified`] and [`Store::verified_pairs`]
 //!   take candidates at a wider `k` and keep those whose sketches agree.
+//! - **Backups**: [`Store::backup`] copies an open store consistently into a new directory
+//!   (hard links on the same file system) while it is queried and written; the copy is a store.
 //! - **Reading crawls** (feature `readers`, on by default): WARC/WET, HTML main text, JSON
 //!   Lines and text files, see [`read_input`]; the `simhash-store` command (feature `cli`).
 //!
@@ -109,7 +111,7 @@ pub use query::{Match, Strategy, MAX_DISTANCE};
 pub use readers::{read_input, Record};
 pub use simhash::{SimhashConfig, Simhasher};
 pub use sketch::Sketch;
-pub use store::{Durability, Entry, Store, StoreBuilder};
+pub use store::{Backup, Durability, Entry, Store, StoreBuilder};
 pub use verified::VerifiedMatch;
 pub use verify::VerifyReport;
 

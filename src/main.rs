@@ -37,6 +37,8 @@ enum Command {
     Verify(cli::verify::Args),
     /// Fold single writes and bulk runs into packed chunks, and compact the store.
     Compact(cli::compact::Args),
+    /// Make a consistent copy of a store (hard links on its file system): a store of its own.
+    Backup(cli::backup::Args),
     /// Documents, disk usage and the distribution of documents over block values.
     Stats(cli::stats::Args),
     /// Write every document's id, key and fingerprint as JSON lines.
@@ -67,6 +69,7 @@ fn main() -> ExitCode {
         Command::Remove(a) => cli::remove::run(a),
         Command::Verify(a) => cli::verify::run(a),
         Command::Compact(a) => cli::compact::run(a),
+        Command::Backup(a) => cli::backup::run(a),
         Command::Stats(a) => cli::stats::run(a),
         Command::Export(a) => cli::export::run(a),
         Command::Demo(a) => cli::demo::run(a),

@@ -582,6 +582,19 @@ class Store:
         """Compacts the store: in a store of format 8 or 9, folds single writes and earlier bulk loads
         into one set of packed chunks per block value, then compacts every column family
         (smaller, faster to query after many single writes, several loads or removes)."""
+    def backup(self, dest: Union[str, "os.PathLike[str]"]) -> Dict[str, Any]:
+        """Writes a consistent copy of the store into ``dest``, a new directory (its parent must
+        exist), while the store stays open: other threads' queries go on, and writes wait only while
+        the memtables are flushed and the store's files hard-linked (a fraction of a second). The
+        copy is a store of its own: open, verify or serve it; to restore, use its directory in place
+        of the original. On the store's file system its table files are hard links (no extra space
+        until the store compacts them away); elsewhere they are then copied, while writes go on. It
+        is made in a hidden directory beside ``dest`` and renamed once complete, so an interrupted
+        backup leaves no ``dest``.
+
+        Returns ``{"path": str, "documents": int}``: every write made before the call is in it.
+        Raises ``InvalidArgumentError`` if ``dest`` exists or lies inside the store, and
+        ``ReadOnlyError`` for a store opened read-only."""
     def preload_query_cache(self) -> int:
         """Fills the query cache from the block families; the number of key ranges cached. Only
         stores of format 6 or older have a query cache: for a store of format 7 or 8 this is 0."""

@@ -30,7 +30,8 @@ fn class_name(e: &Error) -> &'static str {
         | Error::NoIdLeft { .. }
         | Error::BulkLoadInProgress
         | Error::LoaderFailed
-        | Error::UnusableDestination { .. } => "InvalidArgumentError",
+        | Error::UnusableDestination { .. }
+        | Error::DestinationExists { .. } => "InvalidArgumentError",
         Error::WriterBusy { .. } => "WriterBusyError",
         Error::ReadOnly { .. } | Error::LegacyFormat { .. } => "ReadOnlyError",
         Error::Io { .. } => "StoreIOError",

@@ -1,7 +1,10 @@
-//! `Store`'s upkeep: `verify` (and the `VerifyReport` it returns), `flush`, `compact` and
-//! `preload_query_cache`.
+//! `Store`'s upkeep: `verify` (and the `VerifyReport` it returns), `flush`, `compact`,
+//! `backup` and `preload_query_cache`.
+
+use std::path::PathBuf;
 
 use pyo3::prelude::*;
+use pyo3::types::PyDict;
 
 use simhash_store::VerifyReport;
 
@@ -29,6 +32,27 @@ impl PyStore {
     fn compact(&self, py: Python<'_>) -> PyResult<()> {
         let store = self.store()?;
         py.detach(|| store.compact()).py()
+    }
+
+    /// Writes a consistent copy of the store into ``dest``, a new directory (its parent must
+    /// exist), while the store stays open: other threads' queries go on, and writes wait only while
+    /// the memtables are flushed and the store's files hard-linked (a fraction of a second). The
+    /// copy is a store of its own: open, verify or serve it; to restore, use its directory in place
+    /// of the original. On the store's file system its table files are hard links (no extra space
+    /// until the store compacts them away); elsewhere they are then copied, while writes go on. It
+    /// is made in a hidden directory beside ``dest`` and renamed once complete, so an interrupted
+    /// backup leaves no ``dest``.
+    ///
+    /// Returns ``{"path": str, "documents": int}``: every write made before the call is in it.
+    /// Raises ``InvalidArgumentError`` if ``dest`` exists or lies inside the store, and
+    /// ``ReadOnlyError`` for a store opened read-only.
+    fn backup<'py>(&self, py: Python<'py>, dest: PathBuf) -> PyResult<Bound<'py, PyDict>> {
+        let store = self.store()?;
+        let made = py.detach(|| store.backup(&dest)).py()?;
+        let out = PyDict::new(py);
+        out.set_item("path", made.path.display().to_string())?;
+        out.set_item("documents", made.documents)?;
+        Ok(out)
     }
 
     /// Fills the query cache from the block families; the number of key ranges cached. Only

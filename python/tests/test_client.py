@@ -154,7 +154,16 @@ def test_every_error_kind_of_the_service_has_a_class():
     kinds = set(re.findall(r'ApiError::new\(\s*StatusCode::\w+,\s*"(\w+)"', source))
     kinds |= set(re.findall(r'=>\s*\{?\s*\(\s*"(\w+)",', source))  # the layers' errors (error.rs)
     assert {"bad_request", "no_sketches", "unauthorized", "overloaded", "timeout"} <= kinds, kinds
-    service = {"not_found", "method_not_allowed", "unauthorized", "timeout", "overloaded", "shutting_down", "internal"}
+    service = {
+        "not_found",
+        "method_not_allowed",
+        "unauthorized",
+        "timeout",
+        "overloaded",
+        "shutting_down",
+        "internal",
+        "backups_off",
+    }
     assert set(client_module._KINDS) | service == kinds
     assert not set(client_module._KINDS) & service
     for kind in service - {"not_found"}:

@@ -255,12 +255,21 @@ def test_service_doc_has_curl_examples():
 
 @pytest.fixture
 def doc_server(cli, tmp_path):
-    """A ``simhash-store serve`` of a new store on 127.0.0.1 (a free port), as the doc starts
-    it; stopped by SIGTERM after the test."""
+    """A ``simhash-store serve`` of a new store on 127.0.0.1 (a free port) with
+    ``--backup-dir``, as the doc starts it; stopped by SIGTERM after the test."""
     import subprocess
 
     proc = subprocess.Popen(
-        [str(cli), "serve", "--store", str(tmp_path / "pages.db"), "--listen", "127.0.0.1:0"],
+        [
+            str(cli),
+            "serve",
+            "--store",
+            str(tmp_path / "pages.db"),
+            "--listen",
+            "127.0.0.1:0",
+            "--backup-dir",
+            str(tmp_path / "backups"),
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,

@@ -2,6 +2,7 @@
 //! returning the exit code), and what they share: opening the store, input options, reading
 //! and extracting the inputs' texts (`read.rs`), progress bars and exit codes.
 
+pub mod backup;
 pub mod compact;
 pub mod completions;
 pub mod dedup;
@@ -65,6 +66,7 @@ Examples:
   simhash-store query --store pages.db --file new.html -k 5 --json
   simhash-store stats --store pages.db
   simhash-store export --store pages.db > pages.jsonl  # rebuild with `load pages.jsonl`
+  simhash-store backup --store pages.db pages-backup.db
 
 The store directory can also be given as SIMHASH_STORE=DIR.
 

@@ -18,6 +18,8 @@ Examples:
   curl -s localhost:7700/v1/query -d '{\"fingerprints\": [\"3f2a9c0e11d4b788\"], \"k\": 3}'
   simhash-store serve --store pages.db --listen 0.0.0.0:7700 --token-file /etc/simhash/tokens
   simhash-store serve --store pages.db --read-only --listen 127.0.0.1:7701   # beside a writer
+  simhash-store serve --store pages.db --backup-dir backups
+  curl -s localhost:7700/v1/backup -d '{\"name\": \"pages-2026-11-29\"}'
 
 The first line on standard output is `listening on http://ADDR` (the port chosen, with :0).
 SIGTERM or SIGINT: stop accepting, finish requests in flight, commit queued writes, exit 0.";
@@ -109,6 +111,12 @@ pub struct Args {
     /// (0: one per core).
     #[arg(long, default_value_t = 0, value_name = "N")]
     threads: usize,
+
+    /// Take backups: `POST /v1/backup {"name": NAME}` writes a consistent copy of the store
+    /// to DIR/NAME while writes go on (hard links when DIR is on the store's file system).
+    /// Created if missing.
+    #[arg(long, value_name = "DIR", conflicts_with = "read_only")]
+    backup_dir: Option<PathBuf>,
 }
 
 /// Runs `simhash-store serve`.
@@ -150,6 +158,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         shutdown_grace: Duration::from_secs(30),
         tls: args.tls_cert.zip(args.tls_key),
         threads: args.threads,
+        backup_dir: args.backup_dir,
     };
     crate::server::run(config)?;
     Ok(ExitCode::from(EXIT_OK))

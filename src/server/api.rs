@@ -278,6 +278,54 @@ pub fn check_all(body: &[u8]) {
             let _ = d.content();
         }
     }
+    if let Ok(r) = decode::<BackupRequest>(body) {
+        let _ = check_backup_name(&r.name);
+    }
+}
+
+/// `POST /v1/backup`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BackupRequest {
+    /// The backup's directory name inside `--backup-dir`: one path component
+    /// ([`check_backup_name`]).
+    pub name: String,
+}
+
+/// The longest backup name, in bytes (a file name's limit on common file systems).
+pub const MAX_BACKUP_NAME_BYTES: usize = 255;
+
+/// Checks that `name` is one plain path component inside `--backup-dir`: not empty, not `.`
+/// or `..`, not hidden (a name starting with `.` is where unfinished copies are made), no `/`,
+/// `\` or NUL, at most [`MAX_BACKUP_NAME_BYTES`] bytes.
+///
+/// # Errors
+/// A message for the client saying what is wrong.
+pub fn check_backup_name(name: &str) -> Result<(), String> {
+    let problem = if name.is_empty() {
+        Some("is empty")
+    } else if name.len() > MAX_BACKUP_NAME_BYTES {
+        Some("is longer than 255 bytes")
+    } else if name.starts_with('.') {
+        Some(
+            "starts with `.` (`.` and `..` are not names, and hidden names hold unfinished copies)",
+        )
+    } else if name.contains(['/', '\\', '\0']) {
+        Some("holds `/`, `\\` or NUL")
+    } else {
+        None
+    };
+    match problem {
+        None => Ok(()),
+        Some(problem) => {
+            // A long name is shown cut: the answer does not echo a whole request body.
+            let shown: String = name.chars().take(64).collect();
+            let cut = if shown.len() < name.len() { "..." } else { "" };
+            Err(format!(
+                "the backup name {shown:?}{cut} {problem}: give one directory name, e.g. \"pages-2026-11-29\""
+            ))
+        }
+    }
 }
 
 #[cfg(test)]
@@ -304,6 +352,19 @@ mod tests {
             decode(br#"{"documents": [{"text": "a", "fingerprint": 1}, {}, {"key": "", "fingerprint": 1}]}"#)
                 .expect("decodes");
         assert!(d.documents.iter().all(|d| d.content().is_err()));
+    }
+
+    #[test]
+    fn a_backup_name_is_one_plain_path_component() {
+        for good in ["pages-2026-11-29", "a", "b.db", "a..b", &"x".repeat(255)] {
+            assert_eq!(check_backup_name(good), Ok(()), "{good}");
+        }
+        let long = "x".repeat(256);
+        for bad in [
+            "", ".", "..", ".hidden", "a/b", "../x", "/abs", "a\\b", "a\0b", &long,
+        ] {
+            assert!(check_backup_name(bad).is_err(), "{bad:?}");
+        }
     }
 
     #[test]

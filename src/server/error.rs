@@ -111,6 +111,24 @@ impl ApiError {
         )
     }
 
+    /// 403: `POST /v1/backup` to a server started without `--backup-dir`.
+    pub fn backups_off() -> ApiError {
+        ApiError::new(
+            StatusCode::FORBIDDEN,
+            "backups_off",
+            "this server takes no backups: start it with --backup-dir DIR (a directory on the store's file system makes them hard links)",
+        )
+    }
+
+    /// 409: a backup of this name exists in `--backup-dir`.
+    pub fn backup_exists() -> ApiError {
+        ApiError::new(
+            StatusCode::CONFLICT,
+            "backup_exists",
+            "a backup of this name exists already: give another name (backups are never written over)",
+        )
+    }
+
     /// 500 for a failure the client cannot fix; what it was goes to the server's log only.
     pub fn internal(what: &str, detail: impl std::fmt::Display) -> ApiError {
         eprintln!("error: {what}: {detail}");
@@ -166,6 +184,7 @@ impl From<simhash_store::Error> for ApiError {
                 eprintln!("error: {message}");
                 ApiError::disk_full()
             }
+            E::DestinationExists { .. } => ApiError::backup_exists(),
             other => ApiError::internal("use the store", other),
         }
     }

@@ -72,6 +72,8 @@ pub struct ServeConfig {
     /// Threads answering requests, and threads answering large query batches (as many
     /// again); 0: one per core.
     pub threads: usize,
+    /// Where `POST /v1/backup` writes backups; `None`: backups are refused.
+    pub backup_dir: Option<PathBuf>,
 }
 
 /// Runs the server until SIGTERM or SIGINT; then it stops accepting, lets requests in flight
@@ -105,6 +107,11 @@ pub fn run(config: ServeConfig) -> anyhow::Result<()> {
             config.store.display()
         )),
     })?;
+    let backup_dir = config
+        .backup_dir
+        .as_deref()
+        .map(|dir| backup_dir(dir, store.path()))
+        .transpose()?;
     // The server keeps no handle of its own on the store: the writer closes and reopens it
     // after a full disk (`writer.rs`).
     let slot = Arc::new(StoreSlot::new(Arc::new(store)));
@@ -151,6 +158,7 @@ pub fn run(config: ServeConfig) -> anyhow::Result<()> {
         limits,
         metrics,
         pool,
+        backup_dir,
     );
     let served = runtime.block_on(serve(&config, state, tls));
     // Dropping the runtime drops every task and with them the last handles of the writer's
@@ -167,6 +175,26 @@ pub fn run(config: ServeConfig) -> anyhow::Result<()> {
         eprintln!("simhash-store serve: stopped");
     }
     Ok(())
+}
+
+/// The `--backup-dir` of the store at `store`, created if missing: a directory outside the
+/// store, as an absolute path.
+fn backup_dir(dir: &std::path::Path, store: &std::path::Path) -> anyhow::Result<PathBuf> {
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("cannot create the --backup-dir {}", dir.display()))?;
+    let resolve = |p: &std::path::Path| {
+        p.canonicalize()
+            .with_context(|| format!("cannot resolve {}", p.display()))
+    };
+    let (dir, store) = (resolve(dir)?, resolve(store)?);
+    if dir.starts_with(&store) {
+        anyhow::bail!(
+            "--backup-dir {} lies inside the store {}: give a directory outside it",
+            dir.display(),
+            store.display()
+        );
+    }
+    Ok(dir)
 }
 
 async fn serve(

@@ -43,6 +43,7 @@ pub fn router(state: AppState, max_body: usize, request_timeout: Duration) -> Ro
         .route("/v1/documents/{id}", get(document).delete(remove))
         .route("/v1/keys/{*key}", get(by_key))
         .route("/v1/stats", get(stats))
+        .route("/v1/backup", post(backup))
         .route("/metrics", get(metrics))
         .route_layer(middleware::from_fn_with_state(state.clone(), require_token));
     Router::new()
@@ -405,6 +406,24 @@ async fn remove(
     writer(&state)?.submit(WriteOp::Remove { id, reply }, &state.metrics)?;
     let removed = answer(rx).await?;
     Ok(Json(json!({ "removed": removed })))
+}
+
+/// `POST /v1/backup`: a consistent copy of the store in `--backup-dir`, answered once it is
+/// complete (on the blocking pool; writes wait only while the store's files are linked).
+async fn backup(
+    State(state): State<AppState>,
+    ApiJson(request): ApiJson<api::BackupRequest>,
+) -> Result<Json<Value>, ApiError> {
+    let dir = state.backup_dir.clone().ok_or_else(ApiError::backups_off)?;
+    api::check_backup_name(&request.name).map_err(ApiError::bad_request)?;
+    let store = state.store();
+    let dest = dir.join(&request.name);
+    let made = blocking(move || Ok(store.backup(&dest)?)).await?;
+    Ok(Json(json!({
+        "name": request.name,
+        "path": made.path.display().to_string(),
+        "documents": made.documents,
+    })))
 }
 
 /// `GET /v1/stats`; with `?groups=TOP`, also how the documents spread over the block values

@@ -6,6 +6,7 @@
 //! one every `--refresh` interval, so it sees the writer's commits within that delay. Either
 //! way a query in flight keeps the store it started with ([`StoreSlot`]).
 
+use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
@@ -69,6 +70,8 @@ pub struct Shared {
     pub metrics: Arc<Metrics>,
     /// The threads that answer large query batches.
     pub pool: QueryPool,
+    /// Where `POST /v1/backup` writes backups (`--backup-dir`); `None`: it is refused.
+    pub backup_dir: Option<PathBuf>,
 }
 
 impl std::ops::Deref for AppState {
@@ -87,6 +90,7 @@ impl AppState {
         limits: Limits,
         metrics: Arc<Metrics>,
         pool: QueryPool,
+        backup_dir: Option<PathBuf>,
     ) -> AppState {
         AppState(Arc::new(Shared {
             store,
@@ -95,6 +99,7 @@ impl AppState {
             limits,
             metrics,
             pool,
+            backup_dir,
         }))
     }
 

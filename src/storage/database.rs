@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use rocksdb::checkpoint::Checkpoint;
 use rocksdb::{
     ColumnFamily, ColumnFamilyDescriptor, DBIteratorWithThreadMode, FlushOptions,
     IngestExternalFileOptions, IteratorMode, Options, ReadOptions, WriteBatch, WriteOptions, DB,
@@ -324,6 +325,24 @@ impl Database {
                 (*name, bytes)
             })
             .collect())
+    }
+
+    /// Writes a consistent copy of the database into the new directory `dest` (which must
+    /// not exist; its parent must): RocksDB's checkpoint. Every family's memtable is flushed
+    /// first (one atomic flush), then each live SST file is hard-linked into `dest` where it
+    /// is on the same file system, and copied otherwise; the MANIFEST, OPTIONS and live
+    /// write-ahead log are copied. File deletions pause meanwhile, so compactions go on
+    /// without removing a file being linked or copied. The copy holds every write made
+    /// before the call; RocksDB syncs its files and directory before returning.
+    pub(crate) fn checkpoint(&self, dest: &Path) -> Result<()> {
+        if self.read_only {
+            return Err(Error::ReadOnly {
+                path: self.path.clone(),
+            });
+        }
+        Checkpoint::new(&self.rocks)
+            .and_then(|checkpoint| checkpoint.create_checkpoint(dest))
+            .map_err(|e| self.error("create a checkpoint", None, e))
     }
 
     /// Ingests `files` (SST files of `family`) by moving them into the database: all or

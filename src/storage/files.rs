@@ -1,5 +1,6 @@
 //! Files the store writes outside RocksDB and hands to it: making a directory's new entries
-//! durable, and reading files into the OS page cache before the store reads them.
+//! durable, reading files into the OS page cache before the store reads them, and copying a
+//! checkpoint to another file system.
 
 use std::path::Path;
 
@@ -72,4 +73,22 @@ pub(crate) fn sync_dir(dir: &Path) -> Result<()> {
     std::fs::File::open(dir)
         .and_then(|f| f.sync_all())
         .map_err(|e| Error::io("syncing the directory", dir, e))
+}
+
+/// Copies every file of the directory `from` (a checkpoint: files only) into the new
+/// directory `to`, then syncs each copy and `to` itself.
+pub(crate) fn copy_dir_synced(from: &Path, to: &Path) -> Result<()> {
+    std::fs::create_dir(to).map_err(|e| Error::io("creating the directory", to, e))?;
+    let entries = std::fs::read_dir(from).map_err(|e| Error::io("listing", from, e))?;
+    for entry in entries {
+        let name = entry
+            .map_err(|e| Error::io("listing", from, e))?
+            .file_name();
+        let (src, dst) = (from.join(&name), to.join(&name));
+        std::fs::copy(&src, &dst).map_err(|e| Error::io("copying", &src, e))?;
+        std::fs::File::open(&dst)
+            .and_then(|f| f.sync_all())
+            .map_err(|e| Error::io("syncing", &dst, e))?;
+    }
+    sync_dir(to)
 }

@@ -3,8 +3,8 @@
 //!
 //! - `database.rs`: [`Database`], a store's RocksDB instance: opening it (a writer, or a
 //!   read-only secondary instance: `secondary.rs`), its column families, reads, synced
-//!   writes, flushes, compaction, ingestion of SST files, and RocksDB's errors as the
-//!   crate's.
+//!   writes, flushes, compaction, ingestion of SST files, checkpoints (the copies backups
+//!   are), and RocksDB's errors as the crate's.
 //! - `families.rs`: every column family's RocksDB options, for the store and for the SST
 //!   files written outside it: one function each.
 //! - `view.rs`: [`View`], a consistent read view (a snapshot, or a read-only store as opened).

@@ -8,6 +8,7 @@
 //!   [`Durability`]; `secondary.rs`: read-only opens beside a writer.
 //! - `journal.rs`: crash-safe ingestion of SST files across column families, and the
 //!   recovery of an interrupted one when the store opens.
+//! - `backup.rs`: [`Store::backup`], a consistent copy of an open store.
 //! - `read.rs`: documents by id, by external key, in id order.
 //! - `write.rs`: [`Entry`], inserts (upserts) and removals; `upsert/`: the upsert planner
 //!   that inserts, the bulk loader and staged batches share.
@@ -19,6 +20,7 @@
 //!   `src/dedup/check_insert.rs`, `staged_batch` in `src/dedup/staged_batch.rs`, `pairs` in
 //!   `src/dedup/pairs.rs`, `upgrade` in `src/upgrade.rs`.
 
+mod backup;
 mod ingestion;
 mod open;
 mod options;
@@ -41,6 +43,7 @@ use crate::storage::{Database, Family, FamilyIter, WriteOptions};
 
 pub use crate::format::Format;
 pub(crate) use crate::storage::View;
+pub use backup::Backup;
 pub(crate) use ingestion::Ingestion;
 pub use open::{FORMAT_VERSION, MIN_FORMAT_VERSION};
 use options::Clock;

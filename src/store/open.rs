@@ -7,6 +7,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::Mutex;
 
+use super::backup::BACKUP_TEMP_DIR;
 use super::options::StoreBuilder;
 use super::{CacheFill, ConcurrentReads, Format, Store};
 use crate::codec;
@@ -153,18 +154,23 @@ fn read_doc_count(db: &Database) -> Result<u64> {
     }
 }
 
-/// Removes the temporary files a killed bulk load left in the store directory.
+/// Removes the temporary files a killed bulk load or backup left in the store directory.
 fn remove_temp_dir(path: &Path) -> Result<()> {
-    let tmp = path.join(DEFAULT_TEMP_DIR);
-    match std::fs::remove_dir_all(&tmp) {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(Error::io(
+    for (dir, whose) in [
+        (
+            DEFAULT_TEMP_DIR,
             "removing the bulk loader's temporary files in",
-            tmp,
-            e,
-        )),
+        ),
+        (BACKUP_TEMP_DIR, "removing a backup's temporary files in"),
+    ] {
+        let tmp = path.join(dir);
+        match std::fs::remove_dir_all(&tmp) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(Error::io(whose, tmp, e)),
+        }
     }
+    Ok(())
 }
 
 /// Whether the store's SST files at `path` take at most half the memory available (true for
