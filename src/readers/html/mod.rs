@@ -3,8 +3,10 @@
 //! **Charset.** As browsers do: a byte-order mark wins, then the charset declared outside the
 //! page (HTTP `Content-Type`), then a `<meta charset>` or `<meta http-equiv="Content-Type">` in
 //! the first 4 KiB. A declared charset whose decoding leaves more than 1% of characters
-//! undecodable is passed over for the next one (servers often declare UTF-8 for GBK pages);
-//! with nothing declared, UTF-8 then GB18030 (which also reads GBK and GB2312) are tried.
+//! undecodable is passed over for the next one, and after the declared ones UTF-8 then
+//! GB18030 (which also reads GBK and GB2312) are tried: servers and templates often declare
+//! UTF-8 for GBK pages. Bytes that decode to mostly control characters are binary data, not
+//! a page, and are refused.
 //!
 //! **Main text.** Site boilerplate (menus, headers, footers, "related links", copyright lines)
 //! makes unrelated pages of one site look alike, so it is dropped before fingerprinting:
@@ -51,6 +53,7 @@ mod tests;
 
 use charset::decode_html;
 pub use charset::decode_text;
+pub(crate) use charset::{decode_plain, NotText};
 use extract::extract;
 
 /// The text of an HTML page: decoded with its declared charset (`declared` is the one from
@@ -70,13 +73,22 @@ use extract::extract;
 /// ```
 ///
 /// # Errors
-/// A message naming the problem when the page does not decode in its declared charset (or,
-/// with none declared, in UTF-8 or GB18030).
+/// A message naming the problem when the page decodes neither in its declared charset nor in
+/// UTF-8 or GB18030, or when it is binary data rather than text.
 pub fn html_to_text(
     bytes: &[u8],
     declared: Option<&str>,
     main_text: bool,
 ) -> Result<String, String> {
+    page_text(bytes, declared, main_text).map_err(|(_, message)| message)
+}
+
+/// [`html_to_text`], with the kind of problem.
+pub(crate) fn page_text(
+    bytes: &[u8],
+    declared: Option<&str>,
+    main_text: bool,
+) -> Result<String, NotText> {
     let source = decode_html(bytes, declared)?;
     Ok(extract(&source, main_text))
 }
@@ -91,4 +103,7 @@ struct Block {
     link_chars: usize,
     /// Whether the block is inside `<main>`, `<article>` or `role="main"`.
     in_main: bool,
+    /// The innermost doubtful element the block is in, with no main element between (the
+    /// number `Extraction::doubtful` gives it), 0 if none.
+    doubt: u32,
 }
