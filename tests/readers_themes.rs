@@ -110,7 +110,13 @@ fn read_the_docs_theme() -> Result {
         "read the docs",
         &page,
         &article(),
-        &["About QEMU", "Contents:", "Disk Images", "Previous", "Built with"],
+        &[
+            "About QEMU",
+            "Contents:",
+            "Disk Images",
+            "Previous",
+            "Built with",
+        ],
     )
 }
 
@@ -150,7 +156,12 @@ fn sphinx_classic_theme() -> Result {
         "sphinx classic",
         &page,
         &article(),
-        &["Navigation", "Table of Contents", "Previous topic", "Created using Sphinx"],
+        &[
+            "Navigation",
+            "Table of Contents",
+            "Previous topic",
+            "Created using Sphinx",
+        ],
     )
 }
 

@@ -206,7 +206,9 @@ fn chinese_punctuation_joins_without_spaces() {
 /// A paragraph of `n` characters of words.
 fn paragraph(n: usize) -> String {
     let words = "Trains in the north ran an hour late on Monday after a storm brought down trees ";
-    words.repeat(n / words.len() + 1)[..n].trim_end().to_string()
+    words.repeat(n / words.len() + 1)[..n]
+        .trim_end()
+        .to_string()
 }
 
 #[test]
@@ -246,7 +248,12 @@ fn doubtful_wrappers_that_hold_little_are_dropped() {
     // Inside a main element, so do the comments (each comment is boilerplate by its class,
     // the thread's wrapper too).
     let comments: String = (0..8)
-        .map(|i| format!("<article class=\"comment\"><p>Comment {i}: {}</p></article>", paragraph(90)))
+        .map(|i| {
+            format!(
+                "<article class=\"comment\"><p>Comment {i}: {}</p></article>",
+                paragraph(90)
+            )
+        })
         .collect();
     let page = format!(
         "<main><article><h1>Trains</h1><p>{text}</p></article><div id=\"comments\">{comments}</div></main>"
