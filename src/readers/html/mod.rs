@@ -14,9 +14,15 @@
 //!   `header`, `footer`, `aside`, `form`, `button`, `select`, `iframe`, `svg`, `head`, and
 //!   anything `hidden`;
 //! - elements whose `id` or `class` names boilerplate (`nav`, `menu`, `sidebar`, `footer`,
-//!   `breadcrumb`, `cookie`, `share`, `social`, `related`, `comment`, `advert`, `ad`, …);
+//!   `breadcrumb`, `cookie`, `share`, `social`, `related`, `comment`, `advert`, `ad`, …),
+//!   except wrappers (`div`, `section`, `article`, table parts, custom elements): for those
+//!   the name is evidence, and a wrapper that holds more than half of the text left (without
+//!   link text) keeps it, since page-wide wrappers carry such names (`wy-grid-for-nav` of
+//!   Sphinx's Read-the-Docs theme, `ad-free`, `nav-open`);
 //! - when the page has `<main>`, `<article>` or `role="main"` with text in it, everything
-//!   outside them;
+//!   outside them. A main element is kept whatever the classes around it (a wrapper's name
+//!   does not reach into it), and `<main>` or `role="main"` whatever its own class; an
+//!   `<article>` whose class names boilerplate (a comment) is a wrapper, not main text;
 //! - text blocks (paragraphs, list items, cells, divs) that are mostly link text (link lists),
 //!   and short lines repeated within the page;
 //! - the lines that the fingerprinter's
@@ -40,9 +46,9 @@
 //! 2,048 held entries the oldest half is forgotten (their end tags are then ignored, and they
 //! no longer hide or mark main text).
 //!
-//! The files: `charset.rs` decodes; `elements.rs` says what each element and `id`/`class`
-//! means; `extract.rs` follows the tokens to text blocks; `blocks.rs` drops the boilerplate
-//! blocks; `tests.rs`.
+//! The files: `charset.rs` decodes and tells binary data from text; `elements.rs` says what
+//! each element and `id`/`class` means; `extract.rs` follows the tokens to text blocks;
+//! `blocks.rs` drops the boilerplate blocks; `tests.rs`.
 
 mod blocks;
 mod charset;
