@@ -98,6 +98,18 @@ fn documents_with_no_text_are_named() -> Result {
     let at = |line: u64| format!("{}:line {line}", lines.display());
     let reason = "only punctuation and stop words".to_string();
     assert_eq!(named, [(at(2), reason.clone()), (at(4), reason)]);
+
+    // `fingerprint` names them on standard error.
+    let out = run(&["fingerprint", path(&lines)?, "--format", "lines", "--quiet"])?;
+    assert_eq!(ok(&out).lines().count(), 2);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "no text to fingerprint: {}: only punctuation and stop words",
+            at(4)
+        )),
+        "{stderr}"
+    );
     Ok(())
 }
 
