@@ -273,10 +273,16 @@ impl Extraction {
             match role {
                 Role::Main => element_flags |= flags::MAIN,
                 Role::Doubtful => {
-                    // Numbered from 1, as the open elements number them; past u32::MAX
-                    // doubtful elements the last number is shared, which only merges them.
-                    self.doubtful.push(self.open.doubt());
-                    doubtful = u32::try_from(self.doubtful.len()).unwrap_or(u32::MAX);
+                    // Numbered from 1, as the open elements number them. A page of 2^32
+                    // doubtful elements would be over 16 GiB; past that many, the rest are
+                    // counted with the last one.
+                    doubtful = match u32::try_from(self.doubtful.len() + 1) {
+                        Ok(n) => {
+                            self.doubtful.push(self.open.doubt());
+                            n
+                        }
+                        Err(_) => u32::MAX,
+                    };
                 }
                 Role::Text | Role::Dropped => {}
             }
