@@ -37,7 +37,8 @@ fn undecodable(message: impl Into<String>) -> NotText {
 ///
 /// # Errors
 /// A message naming the problem when neither decodes (more than 1% undecodable characters),
-/// or when the bytes are binary data rather than text (see [`check_text`]).
+/// or when the bytes are binary data rather than text (more than 5% control characters other
+/// than NUL and those text uses, or more than a third NUL).
 pub fn decode_text(bytes: &[u8]) -> Result<Cow<'_, str>, String> {
     decode_plain(bytes).map_err(|(_, message)| message)
 }
