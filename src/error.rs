@@ -29,7 +29,7 @@ pub enum Error {
     },
 
     /// RocksDB found damaged data: a checksum mismatch, a truncated file, a bad MANIFEST.
-    #[error("store at {path} is corrupt ({message}): restore it from a backup or rebuild it with `simhash-store export`/`load`")]
+    #[error("store at {path} is corrupt ({message}): `simhash-store verify --store {}` names every damaged file; restore the store from a backup, or rebuild it from what can still be read: `simhash-store export --salvage --store {} --output docs.jsonl`, then `simhash-store load docs.jsonl --store NEW`", path.display(), path.display())]
     Corruption {
         /// The store directory.
         path: PathBuf,
@@ -37,7 +37,20 @@ pub enum Error {
         message: String,
     },
 
-    /// Any other RocksDB failure: I/O errors, a full disk, invalid options.
+    /// The disk holding the store is full. The write that failed is not acknowledged
+    /// (writes are atomic: all of it is stored or none; where only the final sync failed it
+    /// may be there after a reopen), nothing acknowledged before it is lost, and RocksDB
+    /// refuses every later write of this open `Store`: free space, then open the store again
+    /// (the service does that by itself).
+    #[error("the disk holding the store at {path} is full ({message}): this write failed, and nothing written before it is lost; free space, then open the store again and retry the write")]
+    DiskFull {
+        /// The store directory.
+        path: PathBuf,
+        /// RocksDB's message, which names the file it was writing.
+        message: String,
+    },
+
+    /// Any other RocksDB failure: I/O errors, invalid options.
     #[error("RocksDB failed to {operation}{}: {message}", column_family.map(|cf| format!(" in column family `{cf}`")).unwrap_or_default())]
     RocksDb {
         /// What the store was doing, e.g. "write a batch".
@@ -194,7 +207,7 @@ pub enum Error {
     },
 
     /// A write to a store of an older format, which this build reads but does not write.
-    #[error("store at {path} is of format {found}, which this build reads but does not write (it writes format {current}): copy it into format {current} with `simhash-store upgrade {path}` (Store::upgrade), then write to the copy")]
+    #[error("store at {path} is of format {found}, which this build reads but does not write (it writes format {current}): copy it into a new store of format {current} with `simhash-store upgrade {path} NEW_DIR` (or replace it with `simhash-store upgrade --in-place {path}`; Store::upgrade in Rust), then write to the new store")]
     LegacyFormat {
         /// The store directory.
         path: PathBuf,

@@ -56,6 +56,7 @@
 //! | [`sketch`] | the 64-byte MinHash sketch |
 //! | [`pigeonhole`] | the rule that makes queries and pair scans exact |
 //! | [`verify`] | the store's integrity check |
+//! | [`salvage`] | what can still be read from a damaged store, for a rebuild |
 //! | [`groups`] | how documents spread over block values: crowded groups, the shared-block factor, what a query scans |
 //! | [`upgrade`] | store formats and copying an old store into the newest |
 //!
@@ -86,6 +87,7 @@ mod postings;
 mod query;
 #[cfg(feature = "readers")]
 pub mod readers;
+pub mod salvage;
 mod settings;
 pub mod simhash;
 pub mod sketch;

@@ -1,6 +1,7 @@
 //! `Store::verify`: checks that the four block families, the documents and the keys agree.
 
 use std::fmt;
+use std::path::Path;
 
 use crate::storage::ReadOptions;
 
@@ -59,6 +60,19 @@ pub enum Problem {
         /// Its key.
         key: String,
     },
+    /// A table file of the store that cannot be read (a damaged block, footer or index, or
+    /// a truncated file): what it holds is lost until the store is restored or rebuilt.
+    DamagedFile {
+        /// The file's name in the store directory (`000012.sst`).
+        file: String,
+        /// The first error reading it.
+        message: String,
+    },
+    /// The store cannot be read, and no damaged table file was found to blame.
+    Unreadable {
+        /// The error.
+        message: String,
+    },
     /// The recorded document count differs from the number of documents.
     CountMismatch {
         /// `meta/doc_count`.
@@ -105,6 +119,10 @@ impl fmt::Display for Problem {
                     "document {id} has external key {key:?}, which does not point back to it"
                 )
             }
+            Problem::DamagedFile { file, message } => {
+                write!(f, "table file {file} cannot be read: {message}")
+            }
+            Problem::Unreadable { message } => write!(f, "the store cannot be read: {message}"),
             Problem::CountMismatch { recorded, actual } => {
                 write!(
                     f,
@@ -178,9 +196,20 @@ impl Store {
     /// only a family whose count or checksum differs is read again entry by entry (one point
     /// read each) to name the problems.
     ///
+    /// Damaged files are problems too: where a read finds damage, the report names every
+    /// table file that cannot be read ([`Problem::DamagedFile`], found by [`damage_report`]).
+    ///
     /// # Errors
-    /// RocksDB read errors. Inconsistencies are not errors: they are in the report.
+    /// RocksDB read errors other than damage. Inconsistencies and damage are not errors:
+    /// they are in the report.
     pub fn verify(&self) -> Result<VerifyReport> {
+        match self.check_consistency() {
+            Err(Error::Corruption { message, .. }) => damage_report(self.path(), &message),
+            other => other,
+        }
+    }
+
+    fn check_consistency(&self) -> Result<VerifyReport> {
         let snapshot = self.view();
         let mut report = VerifyReport::default();
         let docs_cf = self.cf(DOCS_FAMILY)?;
@@ -391,6 +420,33 @@ impl Store {
             None => Ok(None),
         }
     }
+}
+
+/// The report on the store at `path`, which a read (or an open) found damaged with `error`:
+/// every table file that cannot be read ([`Problem::DamagedFile`]), found by reading every
+/// family whole, stepping over the files that fail (as [`crate::salvage`] reads); or, when
+/// no table file is to blame or the store cannot be opened even for that (a damaged MANIFEST,
+/// `CURRENT` or metadata), the error itself ([`Problem::Unreadable`]).
+///
+/// # Errors
+/// A read fails for another reason than damage.
+pub fn damage_report(path: &Path, error: &str) -> Result<VerifyReport> {
+    let mut report = VerifyReport::default();
+    match crate::salvage::damaged_files(path) {
+        Ok(files) => {
+            for (file, message) in files {
+                report.push(Problem::DamagedFile { file, message });
+            }
+        }
+        Err(Error::Corruption { message, .. }) => report.push(Problem::Unreadable { message }),
+        Err(e) => return Err(e),
+    }
+    if report.is_clean() {
+        report.push(Problem::Unreadable {
+            message: error.to_string(),
+        });
+    }
+    Ok(report)
 }
 
 /// A 64-bit checksum of one block entry; the checksums of a family's entries are summed.

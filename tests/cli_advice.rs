@@ -89,6 +89,13 @@ fn a_store_in_use_by_a_writer() -> Result {
             && !err.contains("open this one read-only"),
         "{err}"
     );
+    // A running `serve` holds the store for as long as it runs: writes go to the service.
+    assert!(
+        err.contains("`simhash-store serve`")
+            && err.contains("send the writes to the service")
+            && err.contains("`serve --read-only` read beside a writer"),
+        "{err}"
+    );
     // Reading beside the writer works, as the message says.
     ok(&run(&["stats", "--store", s])?);
     drop(writer);
@@ -192,6 +199,89 @@ fn stats_of_random_fingerprints_show_no_skew() -> Result {
         let skew = block["skew"].as_f64().ok_or("skew")?;
         assert!(skew <= 2.0, "{block}");
         assert_eq!(block["random_max"], 2, "{block}");
+    }
+    Ok(())
+}
+
+/// Copies the store of format `version` kept under `tests/fixtures/` to `to`.
+fn fixture(version: u32, to: &std::path::Path) -> Result {
+    let from = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join(format!("tests/fixtures/format-v{version}"));
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        std::fs::copy(entry.path(), to.join(entry.file_name()))?;
+    }
+    Ok(())
+}
+
+/// The command lines between backticks in `message` that start with `simhash-store upgrade`,
+/// split into arguments (after the command's name).
+fn upgrade_commands(message: &str) -> Vec<Vec<String>> {
+    message
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .filter_map(|quoted| quoted.strip_prefix("simhash-store "))
+        .filter(|args| args.starts_with("upgrade "))
+        .map(|args| args.split_whitespace().map(str::to_string).collect())
+        .collect()
+}
+
+/// A write to a store of an older format names the `upgrade` command lines that convert it,
+/// and each of them, run as given, works.
+#[test]
+fn a_write_to_an_old_format_store_names_upgrade_commands_that_work() -> Result {
+    let dir = tempfile::tempdir()?;
+    let old = dir.path().join("v8.db");
+    fixture(8, &old)?;
+    let o = old.to_str().ok_or("path")?;
+    let out = run(&["remove", "--store", o, "1"])?;
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(!err.contains("Store::upgrade"), "{err}");
+    let commands = upgrade_commands(&err);
+    assert_eq!(commands.len(), 2, "{err}");
+    // The library's message names the same commands.
+    let store = Store::open(&old)?;
+    let library = store
+        .remove(1)
+        .err()
+        .ok_or("removed from a store of format 8")?;
+    assert_eq!(
+        upgrade_commands(&library.to_string()),
+        commands,
+        "{library}"
+    );
+    drop(store);
+    for args in commands {
+        // A fresh copy for each, the new store's directory where the message says NEW_DIR.
+        let copy = dir.path().join("copy.db");
+        let _ = std::fs::remove_dir_all(&copy);
+        fixture(8, &copy)?;
+        let new = dir.path().join("new.db");
+        let _ = std::fs::remove_dir_all(&new);
+        let args: Vec<String> = args
+            .iter()
+            .map(|a| match a.as_str() {
+                "NEW_DIR" => new.display().to_string(),
+                _ if a == o => copy.display().to_string(),
+                _ => a.clone(),
+            })
+            .collect();
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = run(&args)?;
+        ok(&out);
+        let upgraded = if args.contains(&"--in-place") {
+            &copy
+        } else {
+            &new
+        };
+        assert_eq!(
+            Store::open(upgraded)?.format_version(),
+            simhash_store::upgrade::FORMAT_VERSION,
+            "{args:?}"
+        );
     }
     Ok(())
 }

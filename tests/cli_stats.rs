@@ -131,3 +131,45 @@ fn a_split_group_is_counted_and_costs_a_query_a_few_thousandths_of_itself() -> R
     assert!(text.contains("split"), "{text}");
     Ok(())
 }
+
+/// `stats` shows the store's format version, in text and in JSON: the newest for a new store,
+/// the old one (read-only in this build) for a store of format 1.
+#[test]
+fn the_format_version_is_shown() -> Result {
+    let json = stats_json(&random(100, 9))?;
+    assert_eq!(
+        json["format_version"],
+        simhash_store::upgrade::FORMAT_VERSION,
+        "{json}"
+    );
+    let dir = tempfile::tempdir()?;
+    let new = dir.path().join("new");
+    drop(Store::open(&new)?);
+    let old = dir.path().join("v1");
+    std::fs::create_dir(&old)?;
+    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/format-v1");
+    for entry in std::fs::read_dir(fixture)? {
+        let entry = entry?;
+        std::fs::copy(entry.path(), old.join(entry.file_name()))?;
+    }
+    assert_eq!(stats_json_of(&old)?["format_version"], 1);
+    let text = |path: &std::path::Path| -> Result<String> {
+        ok(&run(&["stats", "--store", path.to_str().ok_or("path")?])?)
+            .lines()
+            .find(|line| line.starts_with("format "))
+            .map(str::to_string)
+            .ok_or_else(|| "no format line".into())
+    };
+    let current = simhash_store::upgrade::FORMAT_VERSION;
+    let line = text(&new)?;
+    assert!(
+        line.ends_with(&format!("{current} (the newest: this build writes it)")),
+        "{line}"
+    );
+    let line = text(&old)?;
+    assert!(
+        line.contains(" 1 (read-only in this build") && line.contains("simhash-store upgrade"),
+        "{line}"
+    );
+    Ok(())
+}

@@ -50,10 +50,7 @@ fn disk_full_then_recover() -> Result<()> {
         }
     };
     let msg = err.to_string();
-    assert!(
-        matches!(err, Error::RocksDb { .. } | Error::Io { .. }),
-        "{msg}"
-    );
+    assert!(matches!(err, Error::DiskFull { .. }), "{msg}");
     assert!(
         msg.to_lowercase().contains("space"),
         "the message should say the disk is full: {msg}"

@@ -377,6 +377,146 @@ fn build_commands_build_the_command() -> Result {
     Ok(())
 }
 
+/// The formats a doc says this build reads: `1..=9`, `1 to 9` or `1-9` after `needle`.
+fn ranges_after(text: &str, needle: &str) -> Vec<(u32, u32)> {
+    text.match_indices(needle)
+        .filter_map(|(at, _)| {
+            let rest = text[at + needle.len()..].trim_start_matches(['`', '(']);
+            let rest = rest.strip_prefix("formats ").unwrap_or(rest);
+            let first = version_at(rest);
+            let rest = &rest[first.len()..];
+            let rest = ["..=", " to ", "-"]
+                .iter()
+                .find_map(|sep| rest.strip_prefix(sep))?;
+            Some((first.parse().ok()?, version_at(rest).parse().ok()?))
+        })
+        .collect()
+}
+
+#[test]
+fn the_formats_read_are_this_builds() -> Result {
+    let mut seen = 0;
+    for (name, text) in docs()? {
+        let text = text.replace('\n', " ");
+        for needle in ["this build reads ", "This build reads ", "reads formats "] {
+            for range in ranges_after(&text, needle) {
+                seen += 1;
+                assert_eq!(
+                    range,
+                    (MIN_FORMAT_VERSION, FORMAT_VERSION),
+                    "{name}: \"{needle}\" names formats {}..={}, this build reads {MIN_FORMAT_VERSION}..={FORMAT_VERSION}",
+                    range.0,
+                    range.1
+                );
+            }
+        }
+    }
+    assert!(seen >= 3, "{seen} docs say which formats this build reads");
+    Ok(())
+}
+
+/// Whether the Markdown `doc` has a section `title`: a heading that is the title, or starts
+/// with it and goes on with ` (` or `:`; or a paragraph that leads with it in bold.
+fn has_section(doc: &str, title: &str) -> bool {
+    let heading = doc
+        .lines()
+        .filter(|line| line.starts_with('#'))
+        .map(|line| line.trim_start_matches('#').trim())
+        .any(|h| {
+            h.strip_prefix(title).is_some_and(|rest| {
+                rest.is_empty() || rest.starts_with(" (") || rest.starts_with(':')
+            })
+        });
+    heading || doc.contains(&format!("**{title}**")) || doc.contains(&format!("**{title}.**"))
+}
+
+/// Each reference to a section of a doc in `text`: `docs/guide.md, "Weighting"` (the file
+/// name may be quoted in backticks, the quotes escaped, in Rust strings).
+fn section_references(text: &str) -> Vec<(String, String)> {
+    let text = text.replace("\\\"", "\"").replace('`', "");
+    text.match_indices("docs/")
+        .filter_map(|(at, _)| {
+            let rest = &text[at..];
+            let (file, rest) = rest.split_once(".md, \"")?;
+            if file.contains(char::is_whitespace) {
+                return None;
+            }
+            let (title, _) = rest.split_once('"')?;
+            // A title may wrap: in a Rust string after a `\`, in a comment onto `///` or `//!`.
+            let title = title.replace('\\', " ");
+            let title = title
+                .split_whitespace()
+                .filter(|word| !matches!(*word, "///" | "//!" | "//"))
+                .collect::<Vec<_>>()
+                .join(" ");
+            Some((format!("{file}.md"), title))
+        })
+        .collect()
+}
+
+/// The Rust sources under `dir`, with their text.
+fn sources(dir: &Path) -> Result<Vec<(String, String)>> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir)? {
+        let path = entry?.path();
+        if path.is_dir() {
+            out.extend(sources(&path)?);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push((path.display().to_string(), std::fs::read_to_string(&path)?));
+        }
+    }
+    Ok(out)
+}
+
+#[test]
+fn section_references_name_sections_that_exist() -> Result {
+    let mut seen = 0;
+    let mut missing = Vec::new();
+    let mut texts = docs()?;
+    texts.extend(sources(&repo().join("src"))?);
+    texts.extend(sources(&repo().join("python/src"))?);
+    for (name, text) in texts {
+        for (file, title) in section_references(&text) {
+            seen += 1;
+            let doc = std::fs::read_to_string(repo().join(&file))?;
+            if !has_section(&doc, &title) {
+                missing.push(format!("{name}: {file} has no section \"{title}\""));
+            }
+        }
+    }
+    assert!(missing.is_empty(), "{}", missing.join("\n"));
+    assert!(seen >= 10, "{seen} references to sections");
+    Ok(())
+}
+
+/// `stats --help` says what the block families take per document at 100M as
+/// `docs/benchmarks.md` measured it.
+#[cfg(feature = "cli")]
+#[test]
+fn stats_help_gives_the_measured_bytes_per_document() -> Result {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_simhash-store"))
+        .args(["stats", "--help"])
+        .output()?;
+    let help = String::from_utf8(out.stdout)?.replace('\n', " ");
+    let help = help.split_whitespace().collect::<Vec<_>>().join(" ");
+    let number_before = |text: &str, needle: &str| -> Option<f64> {
+        let (before, _) = text.split_once(needle)?;
+        before.rsplit(' ').next()?.parse().ok()
+    };
+    let said = number_before(&help, " bytes per document each at 100M")
+        .ok_or("`stats --help` gives no bytes per document at 100M")?;
+    let benchmarks = std::fs::read_to_string(repo().join("docs/benchmarks.md"))?;
+    let (_, at_100m) = benchmarks
+        .split_once("Per family at 100M: `block0..3` ")
+        .ok_or("docs/benchmarks.md gives no bytes per document per family")?;
+    let measured: f64 = version_at(at_100m).parse()?;
+    assert!(
+        (said - measured).abs() <= 0.5,
+        "`stats --help` says about {said} bytes per document per block family, docs/benchmarks.md measured {measured}"
+    );
+    Ok(())
+}
+
 #[test]
 fn the_helpers_read_what_they_should() {
     assert_eq!(version_at("0.8.0-cp39"), "0.8.0");
@@ -395,4 +535,21 @@ fn the_helpers_read_what_they_should() {
         vec![8, 7]
     );
     assert!(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs").is_dir());
+    assert_eq!(
+        ranges_after("reads formats 1-9 and (`1..=5`)", "reads formats "),
+        vec![(1, 9)]
+    );
+    assert_eq!(
+        ranges_after("this build reads (`1..=5`)", "this build reads "),
+        vec![(1, 5)]
+    );
+    assert_eq!(
+        section_references(
+            "see `docs/guide.md`, \"Weighting\" and (docs/design.md, \\\"Split groups\\\")"
+        ),
+        vec![
+            ("docs/guide.md".to_string(), "Weighting".to_string()),
+            ("docs/design.md".to_string(), "Split groups".to_string())
+        ]
+    );
 }

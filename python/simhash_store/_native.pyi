@@ -591,7 +591,8 @@ class Store:
         """How the documents spread over the groups of the four block families, and what that
         costs a query (one pass over the documents), as a dict:
 
-        - ``documents``;
+        - ``documents``; ``format_version``, the store's on-disk format; ``disk_bytes``, the
+          bytes of its live SST files (``disk_usage`` summed);
         - ``blocks``: per block family, ``family``, ``largest`` (the ``top`` largest groups,
           ``(block value, documents)``), ``max_share`` (the largest group's share of the
           documents), ``shared_block_factor`` (how much more often two documents share the

@@ -256,14 +256,25 @@ class Client:
         _, doc = self._request("GET", "/v1/keys/" + urllib.parse.quote(key, safe=""), safe=True)
         return None if doc is None else int(doc["id"])
 
-    def stats(self) -> Dict[str, Any]:
-        """``documents``, ``disk_bytes``, ``format_version``, ``read_only``, ``sketches``,
-        ``queued_writes``."""
-        stats: Dict[str, Any] = self._request("GET", "/v1/stats", safe=True)[1]
-        return stats
+    def stats(self, top: int = 5) -> Dict[str, Any]:
+        """What :meth:`Store.stats` returns for the served store (``GET /v1/stats?groups=TOP``,
+        one pass over the documents on the server): ``documents``, ``format_version``,
+        ``disk_bytes``, ``blocks`` (per block family its ``top`` largest groups as
+        ``(block value, documents)`` with the value an int, ``max_share``,
+        ``shared_block_factor``, ``expected_scan``, ``split_groups``),
+        ``expected_scan_per_query``, ``uniform_scan_per_query`` and ``scan_vs_uniform``; and
+        the service's ``read_only``, ``sketches`` and ``queued_writes``. ``top`` is 1 to 100
+        (the service's limit; else :class:`InvalidArgumentError`)."""
+        body: Dict[str, Any] = self._request("GET", f"/v1/stats?groups={int(top)}", safe=True)[1]
+        groups = body.pop("groups")
+        for block in groups["blocks"]:
+            block["largest"] = [(int(value, 16), int(n)) for value, n in block["largest"]]
+        body.update(groups)
+        return body
 
     def __len__(self) -> int:
-        return int(self.stats()["documents"])
+        body: Dict[str, Any] = self._request("GET", "/v1/stats", safe=True)[1]
+        return int(body["documents"])
 
     # ---- writes ----
 

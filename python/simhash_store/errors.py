@@ -21,6 +21,7 @@ __all__ = [
     "LockedError",
     "CorruptionError",
     "RocksDbError",
+    "DiskFullError",
     "UnsupportedFormatError",
     "NotAStoreError",
     "SettingsMismatchError",
@@ -57,6 +58,14 @@ class CorruptionError(Error):
 
 class RocksDbError(Error):
     """Any other RocksDB failure: I/O errors, a full disk; the message names the operation."""
+
+
+class DiskFullError(RocksDbError):
+    """The disk holding the store is full.
+
+    The write that failed was not stored, and nothing stored before it is lost. The open
+    Store refuses every later write: free space, close it and open the store again.
+    """
 
 
 class UnsupportedFormatError(Error):

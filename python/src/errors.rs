@@ -19,6 +19,7 @@ fn class_name(e: &Error) -> &'static str {
         Error::Locked { .. } => "LockedError",
         Error::Corruption { .. } => "CorruptionError",
         Error::RocksDb { .. } => "RocksDbError",
+        Error::DiskFull { .. } => "DiskFullError",
         Error::UnsupportedFormat { .. } => "UnsupportedFormatError",
         Error::NotAStore { .. } => "NotAStoreError",
         Error::UnknownSetting { .. } => "UnsupportedFormatError",

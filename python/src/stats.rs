@@ -23,7 +23,8 @@ impl PyStore {
     /// How the documents spread over the groups of the four block families, and what that
     /// costs a query (one pass over the documents), as a dict:
     ///
-    /// - ``documents``;
+    /// - ``documents``; ``format_version``, the store's on-disk format; ``disk_bytes``, the
+    ///   bytes of its live SST files (``disk_usage`` summed);
     /// - ``blocks``: per block family, ``family``, ``largest`` (the ``top`` largest groups,
     ///   ``(block value, documents)``), ``max_share`` (the largest group's share of the
     ///   documents), ``shared_block_factor`` (how much more often two documents share the
@@ -37,8 +38,11 @@ impl PyStore {
     #[pyo3(signature = (top = 5))]
     fn stats<'py>(&self, py: Python<'py>, top: usize) -> PyResult<Bound<'py, PyDict>> {
         let store = self.store()?;
-        let groups = py
-            .detach(|| simhash_store::groups::BlockGroups::of_store(&store))
+        let (groups, usage) = py
+            .detach(|| {
+                let groups = simhash_store::groups::BlockGroups::of_store(&store)?;
+                Ok::<_, simhash_store::Error>((groups, store.disk_usage()?))
+            })
             .py()?;
         let blocks = PyList::empty(py);
         for b in 0..simhash_store::BLOCKS {
@@ -55,6 +59,8 @@ impl PyStore {
         let uniform = groups.uniform_scan_per_query();
         let dict = PyDict::new(py);
         dict.set_item("documents", groups.documents())?;
+        dict.set_item("format_version", store.format_version())?;
+        dict.set_item("disk_bytes", usage.iter().map(|(_, b)| b).sum::<u64>())?;
         dict.set_item("blocks", blocks)?;
         dict.set_item("expected_scan_per_query", scan)?;
         dict.set_item("uniform_scan_per_query", uniform)?;

@@ -71,6 +71,30 @@ def test_store_methods_over_http(server):
         assert stats["documents"] == 3 and stats["read_only"] is False
 
 
+def test_stats_are_the_stores(server, tmp_path):
+    """``Client.stats(top)`` takes ``Store.stats``'s argument and returns its dict (block
+    values as ints), plus the service's own ``read_only``, ``sketches`` and ``queued_writes``."""
+    rng = np.random.default_rng(11)
+    fps = rng.integers(0, 2**64, size=300, dtype=np.uint64)
+    fps[::3] = (fps[::3] & np.uint64(0xFFFF_FFFF_FFFF_0000)) | np.uint64(0xBEEF)
+    with Client(server.url, timeout=30) as client:
+        client.insert_many(list(range(300)), fps)
+        remote = client.stats(top=3)
+        default = client.stats()
+        with pytest.raises(simhash_store.InvalidArgumentError):
+            client.stats(top=101)
+        assert len(client) == 300
+    with simhash_store.Store.open(tmp_path / "store", read_only=True) as store:
+        local = store.stats(top=3)
+    assert set(remote) == set(local) | {"read_only", "sketches", "queued_writes"}
+    for key in ("documents", "format_version", "expected_scan_per_query", "scan_vs_uniform"):
+        assert remote[key] == local[key], key
+    assert remote["format_version"] == simhash_store.FORMAT_VERSION
+    assert remote["blocks"] == local["blocks"]
+    assert remote["blocks"][3]["largest"][0] == (0xBEEF, 100)
+    assert all(len(b["largest"]) == 5 for b in default["blocks"])
+
+
 def test_typed_errors(server):
     client = Client(server.url)
     with pytest.raises(simhash_store.NoFeaturesError):

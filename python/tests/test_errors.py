@@ -77,6 +77,27 @@ def test_corruption(tmp_path):
     assert "corrupt" in str(e.value)
 
 
+def test_a_damaged_footer_is_refused_by_a_read_only_open_naming_the_file(tmp_path):
+    fps = np.arange(3_000, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+    with simhash_store.Store.open(tmp_path) as s:
+        s.bulk_load_fingerprints(np.arange(3_000, dtype=np.uint64), fps)
+    ssts = sorted(tmp_path.glob("*.sst"))
+    assert ssts
+    for sst in ssts:
+        data = bytearray(sst.read_bytes())
+        data[-5] ^= 0xFF
+        sst.write_bytes(data)
+        # A wrong answer (an empty one from an older state) is never given: an error naming
+        # the file.
+        with pytest.raises(simhash_store.CorruptionError, match=sst.name):
+            with simhash_store.Store.open(tmp_path, read_only=True) as r:
+                r.query(int(fps[7]), 3)
+        data[-5] ^= 0xFF
+        sst.write_bytes(data)
+    with simhash_store.Store.open(tmp_path, read_only=True) as r:
+        assert [m.id for m in r.query(int(fps[7]), 0)] == [7]
+
+
 def test_invalid_argument_from_rust(store):
     with pytest.raises(simhash_store.InvalidArgumentError) as e:
         store.insert(1, 1, key="x" * 100_000)

@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 use std::time::Instant;
 
-use super::StoreArg;
+use super::{QuietArg, StoreArg};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -21,6 +21,11 @@ Stores of older formats are only compacted (see `upgrade` to convert them).";
 pub struct Args {
     #[command(flatten)]
     store: StoreArg,
+
+    // Taken as every subcommand takes it; `compact` writes nothing to standard error but errors.
+    #[command(flatten)]
+    #[allow(dead_code)]
+    quiet: QuietArg,
 }
 
 fn total(usage: &[(&'static str, u64)]) -> u64 {

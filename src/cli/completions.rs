@@ -17,6 +17,11 @@ pub struct Args {
     /// The shell to write the completion script for.
     #[arg(value_enum)]
     pub shell: Shell,
+
+    // Taken as every subcommand takes it; `completions` writes nothing to standard error.
+    #[command(flatten)]
+    #[allow(dead_code)]
+    quiet: super::QuietArg,
 }
 
 /// Writes the completion script of `command` for the shell to standard output.

@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use simhash_store::Store;
 
-use super::{usage, StoreArg};
+use super::{usage, QuietArg, StoreArg};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -20,6 +20,11 @@ microseconds since 1970). Exit code 1 if any is not stored.";
 pub struct Args {
     #[command(flatten)]
     store: StoreArg,
+
+    // Taken as every subcommand takes it; `get` writes nothing to standard error but errors.
+    #[command(flatten)]
+    #[allow(dead_code)]
+    quiet: QuietArg,
 
     /// Document ids.
     ids: Vec<u64>,

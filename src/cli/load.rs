@@ -19,7 +19,10 @@ use simhash_store::{BulkLoader, BulkOptions, Entry, SimhashConfig, Store};
 
 use super::progress::Progress;
 use super::read::{self, Content, Doc, NoText, NoTextReason, NoTexts, Tally};
-use super::{open_for_writing, plural, ConfigArgs, Exit, InputArgs, StoreArg, EXIT_PROBLEMS};
+use super::stopped::{self, LoadState};
+use super::{
+    open_for_writing, plural, ConfigArgs, Exit, InputArgs, StoreArg, EXIT_ERROR, EXIT_PROBLEMS,
+};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -108,6 +111,8 @@ pub struct Target<'a> {
     store: OnceCell<Store>,
     /// The number of documents in the store when it was opened.
     before: OnceCell<u64>,
+    /// How far the load has come, for a load that stops early (`stopped.rs`).
+    state: Option<Arc<LoadState>>,
 }
 
 impl<'a> Target<'a> {
@@ -119,7 +124,14 @@ impl<'a> Target<'a> {
             trust_fingerprints,
             store: OnceCell::new(),
             before: OnceCell::new(),
+            state: None,
         }
+    }
+
+    /// Keeps `state` up to date as the load goes on.
+    pub fn with_state(mut self, state: Arc<LoadState>) -> Target<'a> {
+        self.state = Some(state);
+        self
     }
 
     /// A store opened already (its settings stand; exports must agree with them).
@@ -132,6 +144,9 @@ impl<'a> Target<'a> {
     /// Keeps `store`, just opened, as the target's.
     fn keep(&self, store: Store) -> &Store {
         let _ = self.before.set(store.len());
+        if let Some(state) = &self.state {
+            state.opened(store.len());
+        }
         self.store.get_or_init(|| store)
     }
 
@@ -282,16 +297,26 @@ impl NewIds {
 }
 
 impl<'a> Writer<'a> {
-    fn new(store: &'a Store, bar: ProgressBar) -> anyhow::Result<Writer<'a>> {
+    fn new(
+        store: &'a Store,
+        bar: ProgressBar,
+        state: Option<Arc<LoadState>>,
+    ) -> anyhow::Result<Writer<'a>> {
         let next_id = match store.next_id() {
             Ok(id) => Some(id),
             Err(simhash_store::Error::NoIdLeft { .. }) => None,
             Err(e) => return Err(e).context("cannot read the largest id of the store"),
         };
-        let options = BulkOptions::new().progress(move |p| match p.phase {
-            BulkPhase::Writing => bar.set_prefix("writing a sorted run"),
-            BulkPhase::Ingesting => bar.set_prefix("ingesting"),
-            _ => bar.set_prefix("loading"),
+        let watch = state.clone();
+        let options = BulkOptions::new().progress(move |p| {
+            if let Some(state) = &state {
+                state.progress(p);
+            }
+            match p.phase {
+                BulkPhase::Writing => bar.set_prefix("writing a sorted run"),
+                BulkPhase::Ingesting => bar.set_prefix("ingesting"),
+                _ => bar.set_prefix("loading"),
+            }
         });
         let loader = store.bulk_loader_with(options).with_context(|| {
             format!(
@@ -299,6 +324,9 @@ impl<'a> Writer<'a> {
                 store.path().display()
             )
         })?;
+        if let Some(state) = &watch {
+            state.loading();
+        }
         Ok(Writer {
             store,
             loader,
@@ -484,7 +512,11 @@ pub fn load_inputs(
             }
             let writer = match &mut writer {
                 Some(w) => w,
-                None => writer.insert(Writer::new(target.store()?, bar.clone())?),
+                None => writer.insert(Writer::new(
+                    target.store()?,
+                    bar.clone(),
+                    target.state.clone(),
+                )?),
             };
             writer.add(doc)?;
         }
@@ -512,9 +544,24 @@ pub fn load_inputs(
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     args.input.check_exist()?;
     args.store.check_can_hold_a_store()?;
-    let target = Target::new(&args.store.store, &args.settings, args.trust_fingerprints);
+    let state = LoadState::new(&args.store.store);
+    stopped::say_state_on_interrupt(Arc::clone(&state))
+        .context("cannot watch for Ctrl-C (SIGINT)")?;
+    let target = Target::new(&args.store.store, &args.settings, args.trust_fingerprints)
+        .with_state(Arc::clone(&state));
     let mut progress = Progress::new("loading", args.input.quiet);
-    let (tally, summary) = load_inputs(&target, &args.input, &mut progress)?;
+    let (tally, summary) = match load_inputs(&target, &args.input, &mut progress) {
+        Ok(loaded) => loaded,
+        // Say what the store holds after a load that stopped in the middle.
+        Err(e) if state.stopped_midway() => {
+            return Err(Exit {
+                code: e.downcast_ref::<Exit>().map_or(EXIT_ERROR, |x| x.code),
+                message: format!("{}\n{}", super::message(&e), state.describe()),
+            }
+            .into())
+        }
+        Err(e) => return Err(e),
+    };
     let elapsed = progress.elapsed().as_secs_f64();
     let before = target.documents_before();
     let after = target.into_store()?.len();

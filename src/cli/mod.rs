@@ -17,6 +17,7 @@ pub mod remove;
 #[cfg(feature = "server")]
 pub mod serve;
 pub mod stats;
+pub mod stopped;
 pub mod upgrade;
 pub mod verify;
 
@@ -136,10 +137,24 @@ fn in_command_terms(e: &simhash_store::Error) -> String {
     use simhash_store::Error;
     match e {
         Error::Locked { path, .. } => format!(
-            "the store at {} is in use by another process that writes to it (a `simhash-store load`, \
-             `remove`, `compact` or `upgrade`, or a program): run this again when it has finished; \
-             `query`, `get`, `stats`, `export`, `dedup` and `verify` read beside a writer",
+            "the store at {} is in use by another process that writes to it (a `simhash-store serve`, \
+             `load`, `remove`, `compact` or `upgrade`, or a program): a store has one writer at a time. \
+             If it is a `serve`, send the writes to the service instead (`POST /v1/insert`, \
+             `DELETE /v1/documents/ID`, or Python's `Client`; docs/service.md); otherwise run this \
+             again when that process has finished. `query`, `get`, `stats`, `export`, `dedup`, \
+             `verify` and `serve --read-only` read beside a writer",
             path.display()
+        ),
+        Error::LegacyFormat {
+            path,
+            found,
+            current,
+        } => format!(
+            "the store at {path} is of format {found}, which this version reads but does not write \
+             (it writes format {current}): copy it into a new store of format {current} with \
+             `simhash-store upgrade {path} NEW_DIR` and write to that one, or replace it with \
+             `simhash-store upgrade --in-place {path}`",
+            path = path.display()
         ),
         Error::NoSketches { path } => format!(
             "the store at {} keeps no sketches, so it cannot verify near-duplicates: load the texts \
@@ -299,10 +314,23 @@ pub fn open_for_writing(
     }
 }
 
+/// What `-q`/`--quiet` does, the same on every subcommand.
+pub const QUIET_HELP: &str = "No progress bar and no notes on standard error (counts, what \
+                              was not found); errors and warnings are still printed";
+
+/// `-q`/`--quiet`, for the subcommands that have no other reason to take it (those that read
+/// inputs take it with [`InputArgs`]).
+#[derive(clap::Args, Debug, Clone, Copy)]
+pub struct QuietArg {
+    #[arg(long, short = 'q', help = QUIET_HELP)]
+    pub quiet: bool,
+}
+
 /// The store directory, shared by every subcommand that uses a store.
 #[derive(clap::Args, Debug, Clone)]
 pub struct StoreArg {
-    /// The store directory (created by `load` if it does not exist).
+    /// The store directory. `load` and `serve` (unless --read-only) create a store there if
+    /// there is none; the other commands need one.
     #[arg(long, short = 's', value_name = "DIR", env = "SIMHASH_STORE")]
     pub store: PathBuf,
 }
@@ -349,8 +377,7 @@ impl StoreArg {
                 path.display()
             );
         }
-        let not_empty = std::fs::read_dir(path).is_ok_and(|mut entries| entries.next().is_some());
-        if not_empty {
+        if Store::holds_other_files(path) {
             anyhow::bail!(
                 "{} is a directory that holds other files but no store: give --store a new or empty directory \
                  (`simhash-store load INPUT --store NEW_DIR` creates one there)",
@@ -401,8 +428,7 @@ pub struct InputArgs {
     #[arg(long)]
     pub strict: bool,
 
-    /// No progress bar.
-    #[arg(long, short = 'q')]
+    #[arg(long, short = 'q', help = QUIET_HELP)]
     pub quiet: bool,
 }
 

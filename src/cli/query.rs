@@ -9,7 +9,7 @@ use simhash_store::readers::ReaderOptions;
 use simhash_store::verified::{Verification, DEFAULT_MIN_SIMILARITY, DEFAULT_VERIFIED_K};
 use simhash_store::{read_input, Error, Fingerprint};
 
-use super::{usage, StoreArg};
+use super::{usage, QuietArg, StoreArg};
 
 /// The default distance of a plain query.
 const DEFAULT_K: u32 = 3;
@@ -37,6 +37,9 @@ more, and a larger k also finds more unrelated texts. See docs/guide.md.";
 pub struct Args {
     #[command(flatten)]
     store: StoreArg,
+
+    #[command(flatten)]
+    quiet: QuietArg,
 
     /// Query with this text.
     #[arg(long, short = 't')]
@@ -231,6 +234,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         println!("{out}");
     } else {
         match args.verified {
+            _ if args.quiet.quiet => {}
             true => eprintln!(
                 "query fingerprint {fp}: {} within distance {max_distance} and sketch similarity {}{shown}",
                 super::plural(found, "verified match", "verified matches"),

@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use super::get::resolve;
-use super::StoreArg;
+use super::{QuietArg, StoreArg};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -19,6 +19,9 @@ named on standard error (exit code 0: the documents are gone either way).";
 pub struct Args {
     #[command(flatten)]
     store: StoreArg,
+
+    #[command(flatten)]
+    quiet: QuietArg,
 
     /// Document ids.
     ids: Vec<u64>,
@@ -43,7 +46,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             Err(what) => absent.push(what),
         }
     }
-    if !absent.is_empty() {
+    if !absent.is_empty() && !args.quiet.quiet {
         eprintln!("not stored: {}", absent.join(", "));
     }
     println!(

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use simhash_store::Durability;
 
-use super::{usage, StoreArg, EXIT_OK};
+use super::{usage, QuietArg, StoreArg, EXIT_OK};
 use crate::server::auth::Auth;
 use crate::server::ServeConfig;
 
@@ -41,6 +41,9 @@ pub enum DurabilityArg {
 pub struct Args {
     #[command(flatten)]
     store: StoreArg,
+
+    #[command(flatten)]
+    quiet: QuietArg,
 
     /// The address to listen on (port 0: any free port).
     #[arg(long, default_value = "127.0.0.1:7700", value_name = "ADDR")]
@@ -131,6 +134,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         listen: args.listen,
         auth,
         read_only: args.read_only,
+        quiet: args.quiet.quiet,
         refresh: Duration::from_millis(args.refresh_ms.max(10)),
         durability: match args.durability {
             DurabilityArg::Sync => Durability::Sync,

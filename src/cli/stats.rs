@@ -3,9 +3,10 @@
 use std::process::ExitCode;
 
 use simhash_store::groups::BlockGroups;
+use simhash_store::upgrade::FORMAT_VERSION;
 use simhash_store::BLOCKS;
 
-use super::StoreArg;
+use super::{QuietArg, StoreArg};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -13,9 +14,13 @@ Examples:
   simhash-store stats --store pages.db --json
 
 Reading the output:
-  disk bytes per column family and per document: block0..block3 hold the index (16 bytes of
-  key per document each, before compression), docs the fingerprint, key and length of each
-  document, keys the external keys.
+  format: the store's on-disk format version (`format_version` in --json); this build writes
+  the newest and reads older ones read-only (`simhash-store upgrade` copies one into the newest).
+  disk bytes per column family and per document: block0..block3 hold the index (formats 7 to
+  9: packed chunks of up to 4,096 documents, about 9 bytes per document each at 100M documents,
+  more in a small store, whose chunks are small and each carries several dozen bytes of header,
+  padding and keys; formats 1 to 6: a 16-byte key per document each, before compression), docs
+  the fingerprint, key and length of each document, keys the external keys.
   documents per block value: a query at k <= 3 scans, in each block family, the documents
   sharing one 16-bit value with the query. With random fingerprints each value holds about
   documents/65536 of them. `skew` compares the max with the max that uniformly random
@@ -36,6 +41,11 @@ Reading the output:
 pub struct Args {
     #[command(flatten)]
     store: StoreArg,
+
+    // Taken as every subcommand takes it; `stats` writes nothing to standard error but errors.
+    #[command(flatten)]
+    #[allow(dead_code)]
+    quiet: QuietArg,
 
     /// How many of the most crowded block values to list per block.
     #[arg(long, default_value_t = 5, value_name = "N")]
@@ -127,6 +137,17 @@ fn spread(family: String, groups: &BlockGroups, block: usize, top: usize) -> Spr
     }
 }
 
+/// What `stats` says after a store's format version: whether this build writes it.
+fn format_note(version: u32) -> String {
+    if version == FORMAT_VERSION {
+        " (the newest: this build writes it)".into()
+    } else {
+        format!(
+            " (read-only in this build, which writes format {FORMAT_VERSION}: `simhash-store upgrade` copies it)"
+        )
+    }
+}
+
 /// Runs `stats`.
 ///
 /// # Errors
@@ -175,6 +196,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             "{}",
             serde_json::json!({
                 "documents": documents,
+                "format_version": store.format_version(),
                 "with_key": with_key,
                 "disk_bytes": disk_total,
                 "disk_bytes_per_document": per_doc(disk_total),
@@ -189,6 +211,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     println!("store        {}", store.path().display());
+    println!(
+        "format       {}{}",
+        store.format_version(),
+        format_note(store.format_version())
+    );
     println!("documents    {documents} ({with_key} with a key)");
     println!("disk         {disk_total} bytes, {:.1} per document (live SST files; run after a load has flushed)", per_doc(disk_total));
     for (cf, b) in &usage {

@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use super::{StoreArg, EXIT_PROBLEMS};
+use super::{QuietArg, StoreArg, EXIT_PROBLEMS};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -10,8 +10,12 @@ Examples:
 
 Reads the whole store and checks that every document is in the four block indexes under its
 fingerprint, that nothing else is there, that every key points to the document carrying it, and
-that the document count is right. Exit code 0 when clean, 3 when problems were found (listed),
-1 when the store cannot be read. Rebuild a damaged store with `export` and `load`.";
+that the document count is right. A damaged store (a table file that cannot be read) is a
+problem too: every damaged file is named. Exit code 0 when clean, 3 when problems or damage were
+found (listed), 1 when the store cannot be read for another reason (missing, permissions).
+Restore a damaged store from a backup (`simhash-store backup`), or rebuild it:
+  simhash-store export --salvage --store pages.db --output pages.jsonl
+  simhash-store load pages.jsonl --store rebuilt.db";
 
 /// Arguments of `verify`.
 #[derive(clap::Args, Debug)]
@@ -19,6 +23,11 @@ that the document count is right. Exit code 0 when clean, 3 when problems were f
 pub struct Args {
     #[command(flatten)]
     store: StoreArg,
+
+    // Taken as every subcommand takes it; `verify` writes nothing to standard error but errors.
+    #[command(flatten)]
+    #[allow(dead_code)]
+    quiet: QuietArg,
 }
 
 /// Runs `verify`.
@@ -26,8 +35,17 @@ pub struct Args {
 /// # Errors
 /// The store cannot be opened or read.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let store = args.store.open_read_only()?;
-    let report = store.verify()?;
+    let opened = args.store.open_read_only();
+    let report = match opened {
+        Ok(store) => store.verify()?,
+        // A store too damaged to open: name what is damaged.
+        Err(e) => match e.downcast_ref::<simhash_store::Error>() {
+            Some(simhash_store::Error::Corruption { message, .. }) => {
+                simhash_store::verify::damage_report(&args.store.store, message)?
+            }
+            _ => return Err(e),
+        },
+    };
     println!("{report}");
     if report.is_clean() {
         Ok(ExitCode::SUCCESS)

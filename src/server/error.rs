@@ -11,6 +11,9 @@ use serde::Serialize;
 /// How many seconds a client told to retry (503) should wait.
 pub const RETRY_AFTER_SECONDS: u32 = 1;
 
+/// The kind of the error answered to writes while the disk is full.
+pub const DISK_FULL: &str = "disk_full";
+
 /// An error answer: a status, a kind clients can branch on, and a message for people.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ApiError {
@@ -64,6 +67,19 @@ impl ApiError {
             StatusCode::SERVICE_UNAVAILABLE,
             "overloaded",
             "the write queue is full: retry after the time in Retry-After",
+        )
+    }
+
+    /// 503 with `Retry-After`: the disk holding the store is full. The write is not
+    /// acknowledged; writes resume by themselves once space is freed, and queries go on meanwhile.
+    pub fn disk_full() -> ApiError {
+        ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            DISK_FULL,
+            "the disk holding the store is full: this write is not acknowledged (retry it: a \
+             write by id or key replaces, never duplicates), and nothing acknowledged before \
+             it is lost; retry after the time in Retry-After (writes resume by themselves once \
+             space is freed; queries go on meanwhile)",
         )
     }
 
@@ -146,6 +162,10 @@ impl From<simhash_store::Error> for ApiError {
             ),
             E::ReadOnly { .. } => ApiError::read_only(),
             E::NoIdLeft { .. } => ApiError::no_id_left(),
+            E::DiskFull { message, .. } => {
+                eprintln!("error: {message}");
+                ApiError::disk_full()
+            }
             other => ApiError::internal("use the store", other),
         }
     }

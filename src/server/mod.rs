@@ -34,7 +34,7 @@ use tokio_rustls::TlsAcceptor;
 use auth::Auth;
 use metrics::Metrics;
 use pool::QueryPool;
-use state::{AppState, Limits};
+use state::{AppState, Limits, StoreSlot};
 
 /// Everything `serve` is configured with.
 #[derive(Debug, Clone)]
@@ -47,6 +47,8 @@ pub struct ServeConfig {
     pub auth: Auth,
     /// Open the store read-only (beside a writer) and refresh the view every `refresh`.
     pub read_only: bool,
+    /// No lines on standard error about starting and stopping (warnings and errors still).
+    pub quiet: bool,
     /// How often a read-only server reopens its view.
     pub refresh: Duration,
     /// The durability of writes.
@@ -103,13 +105,22 @@ pub fn run(config: ServeConfig) -> anyhow::Result<()> {
             config.store.display()
         )),
     })?;
-    let store = Arc::new(store);
+    // The server keeps no handle of its own on the store: the writer closes and reopens it
+    // after a full disk (`writer.rs`).
+    let slot = Arc::new(StoreSlot::new(Arc::new(store)));
     let metrics = Arc::new(Metrics::default());
     let (writer, writer_thread) = if config.read_only {
         (None, None)
     } else {
-        let (handle, thread) =
-            writer::start(Arc::clone(&store), config.queue, Arc::clone(&metrics))?;
+        let (path, durability) = (config.store.clone(), config.durability);
+        let reopen: writer::Reopen =
+            Box::new(move || Store::builder().durability(durability).open(&path));
+        let (handle, thread) = writer::start(
+            Arc::clone(&slot),
+            reopen,
+            config.queue,
+            Arc::clone(&metrics),
+        )?;
         (Some(handle), Some(thread))
     };
     let threads = match config.threads {
@@ -134,7 +145,7 @@ pub fn run(config: ServeConfig) -> anyhow::Result<()> {
         max_batch: config.max_batch,
     };
     let state = AppState::new(
-        Arc::clone(&store),
+        Arc::clone(&slot),
         writer,
         config.auth.clone(),
         limits,
@@ -151,8 +162,10 @@ pub fn run(config: ServeConfig) -> anyhow::Result<()> {
         }
     }
     served?;
-    store.flush().context("cannot flush the store")?;
-    eprintln!("simhash-store serve: stopped");
+    slot.get().flush().context("cannot flush the store")?;
+    if !config.quiet {
+        eprintln!("simhash-store serve: stopped");
+    }
     Ok(())
 }
 
@@ -169,12 +182,14 @@ async fn serve(
     // The first line on standard output names the address (with an ephemeral port, the one
     // chosen): scripts and tests read it.
     println!("listening on {scheme}://{local}");
-    eprintln!(
-        "simhash-store serve: {} documents in {}{}; listening on {scheme}://{local}",
-        state.store().len(),
-        config.store.display(),
-        if config.read_only { " (read-only)" } else { "" }
-    );
+    if !config.quiet {
+        eprintln!(
+            "simhash-store serve: {} documents in {}{}; listening on {scheme}://{local}",
+            state.store().len(),
+            config.store.display(),
+            if config.read_only { " (read-only)" } else { "" }
+        );
+    }
     if config.read_only {
         state.refresh_every(config.refresh);
     }
@@ -224,7 +239,9 @@ async fn serve(
         });
     }
     drop(listener);
-    eprintln!("simhash-store serve: stopping; finishing requests in flight");
+    if !config.quiet {
+        eprintln!("simhash-store serve: stopping; finishing requests in flight");
+    }
     tokio::select! {
         () = graceful.shutdown() => {}
         () = tokio::time::sleep(config.shutdown_grace) => {

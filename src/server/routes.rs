@@ -432,14 +432,19 @@ async fn stats(
 }
 
 /// The spread of documents over block values, as `simhash-store stats` and Python's
-/// `Store.stats` give it: per block family its `top` largest groups, the largest one's share,
-/// the shared-block factor and the entries a query drawn like the documents scans.
+/// `Store.stats` give it: per block family its `top` largest groups (the block value in hex,
+/// as `stats` prints it, and the documents), the largest one's share, the shared-block factor
+/// and the entries a query drawn like the documents scans.
 fn groups_json(groups: &BlockGroups, top: usize) -> Value {
     let blocks: Vec<Value> = (0..simhash_store::BLOCKS)
         .map(|b| {
             json!({
                 "family": format!("block{b}"),
-                "largest": groups.largest(b, top),
+                "largest": groups
+                    .largest(b, top)
+                    .into_iter()
+                    .map(|(value, documents)| json!([format!("{value:04x}"), documents]))
+                    .collect::<Vec<_>>(),
                 "max_share": groups.largest_share(b),
                 "shared_block_factor": groups.shared_block_factor(b),
                 "expected_scan": groups.expected_scan(b),

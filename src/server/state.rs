@@ -1,9 +1,10 @@
 //! What every handler shares, in one `Arc`: the store, the writer's queue, auth, limits,
 //! metrics and the query pool.
 //!
-//! A writing server holds one [`Store`] for its lifetime. A `--read-only` server holds a
-//! read-only open and replaces it with a fresh one every `--refresh` interval, so it sees the
-//! writer's commits within that delay; a query in flight keeps the view it started with.
+//! A writing server holds one writable [`Store`], which the writer replaces after a full disk
+//! (`writer.rs`). A `--read-only` server holds a read-only open and replaces it with a fresh
+//! one every `--refresh` interval, so it sees the writer's commits within that delay. Either
+//! way a query in flight keeps the store it started with ([`StoreSlot`]).
 
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
@@ -26,9 +27,38 @@ pub struct Limits {
 #[derive(Clone)]
 pub struct AppState(Arc<Shared>);
 
+/// The store the handlers read now: shared by the handlers and the writer, which may put
+/// another open of the same store in its place.
+pub struct StoreSlot(RwLock<Arc<Store>>);
+
+impl StoreSlot {
+    /// A slot holding `store`.
+    pub fn new(store: Arc<Store>) -> StoreSlot {
+        StoreSlot(RwLock::new(store))
+    }
+
+    /// The store as of now.
+    pub fn get(&self) -> Arc<Store> {
+        match self.0.read() {
+            Ok(s) => Arc::clone(&s),
+            Err(poisoned) => Arc::clone(&poisoned.into_inner()),
+        }
+    }
+
+    /// Puts `store` in the slot; requests that hold the one before keep it until they end.
+    pub fn replace(&self, store: Arc<Store>) {
+        let before = match self.0.write() {
+            Ok(mut s) => std::mem::replace(&mut *s, store),
+            Err(poisoned) => std::mem::replace(&mut *poisoned.into_inner(), store),
+        };
+        // Closed (if this was the last handle) outside the lock.
+        drop(before);
+    }
+}
+
 /// The state behind [`AppState`].
 pub struct Shared {
-    store: RwLock<Arc<Store>>,
+    store: Arc<StoreSlot>,
     /// `None` for a read-only server.
     pub writer: Option<WriterHandle>,
     /// Who may call.
@@ -49,9 +79,9 @@ impl std::ops::Deref for AppState {
 }
 
 impl AppState {
-    /// The state of a server over `store`.
+    /// The state of a server over the store in `store`.
     pub fn new(
-        store: Arc<Store>,
+        store: Arc<StoreSlot>,
         writer: Option<WriterHandle>,
         auth: Auth,
         limits: Limits,
@@ -59,7 +89,7 @@ impl AppState {
         pool: QueryPool,
     ) -> AppState {
         AppState(Arc::new(Shared {
-            store: RwLock::new(store),
+            store,
             writer,
             auth,
             limits,
@@ -70,10 +100,7 @@ impl AppState {
 
     /// The store as of now.
     pub fn store(&self) -> Arc<Store> {
-        match self.0.store.read() {
-            Ok(s) => Arc::clone(&s),
-            Err(poisoned) => Arc::clone(&poisoned.into_inner()),
-        }
+        self.0.store.get()
     }
 
     /// Read-only servers: reopens the store every `interval` until the process ends, so
@@ -93,13 +120,7 @@ impl AppState {
                 })
                 .await;
                 match reopened {
-                    Ok(Ok(fresh)) => {
-                        let fresh = Arc::new(fresh);
-                        match state.0.store.write() {
-                            Ok(mut s) => *s = fresh,
-                            Err(poisoned) => *poisoned.into_inner() = fresh,
-                        }
-                    }
+                    Ok(Ok(fresh)) => state.0.store.replace(Arc::new(fresh)),
                     Ok(Err(e)) => eprintln!("warning: cannot refresh the read-only view: {e}"),
                     Err(e) => eprintln!("warning: cannot refresh the read-only view: {e}"),
                 }

@@ -10,18 +10,34 @@
 //! as check-then-insert against the store as the earlier documents of the group leave it, so
 //! each is decided as if committed alone. The batch holds the store's write lock from the
 //! first check to the commit.
+//!
+//! A full disk: RocksDB refuses every write of its open instance after one failed for want of
+//! space, even once space is freed. So the writer answers that write, and every write after
+//! it, 503 `disk_full` (with `Retry-After`), moves the readers to a read-only open of the
+//! store (queries go on), closes its own instance once no request uses it, and tries every
+//! [`RECOVERY_INTERVAL`] to open the store for writing again: once space is freed it succeeds
+//! and writes resume, without a restart. Nothing acknowledged is lost: a write is
+//! acknowledged after its commit, and the reopened store replays its write-ahead log.
 
 use std::collections::HashSet;
 use std::sync::Arc;
+use std::time::Duration;
 
 use simhash_store::{Entry, Fingerprint, KeyHolder, Match, Sketch, StagedBatch, Store};
 use tokio::sync::{mpsc, oneshot};
 
 use super::error::ApiError;
 use super::metrics::Metrics;
+use super::state::StoreSlot;
 
 /// The most documents committed in one group.
 pub const MAX_GROUP_ITEMS: usize = 200_000;
+
+/// How often a writer stopped by a full disk tries to open the store for writing again.
+pub const RECOVERY_INTERVAL: Duration = Duration::from_millis(500);
+
+/// Opens the store for writing, as the server did at its start.
+pub type Reopen = Box<dyn Fn() -> simhash_store::Result<Store> + Send>;
 
 /// A document ready to store: fingerprinted, its key checked; the id is assigned by the
 /// writer when the client gave none.
@@ -83,6 +99,15 @@ impl WriteOp {
             WriteOp::Remove { .. } => 1,
         }
     }
+
+    /// Answers the request with `error`, unwritten.
+    fn refuse(self, error: ApiError) {
+        match self {
+            WriteOp::Insert { reply, .. } => drop(reply.send(Err(error))),
+            WriteOp::InsertIfNew { reply, .. } => drop(reply.send(Err(error))),
+            WriteOp::Remove { reply, .. } => drop(reply.send(Err(error))),
+        }
+    }
 }
 
 /// The handlers' end of the queue.
@@ -114,23 +139,32 @@ impl WriterHandle {
     }
 }
 
-/// Starts the writer thread with a queue of `capacity` requests. The thread ends once every
-/// [`WriterHandle`] is dropped and the queue is drained: everything acknowledged is then
-/// committed.
+/// Starts the writer thread over the writable store in `slot`, with a queue of `capacity`
+/// requests; `reopen` opens the store for writing again after a full disk. The thread ends
+/// once every [`WriterHandle`] is dropped and the queue is drained: everything acknowledged
+/// is then committed.
 ///
 /// # Errors
 /// A read error finding the next free id, or the thread cannot be started.
 pub fn start(
-    store: Arc<Store>,
+    slot: Arc<StoreSlot>,
+    reopen: Reopen,
     capacity: usize,
     metrics: Arc<Metrics>,
 ) -> anyhow::Result<(WriterHandle, std::thread::JoinHandle<()>)> {
     let (queue, rx) = mpsc::channel(capacity.max(1));
+    let store = slot.get();
     let next_id = first_free_id(&store)?;
     let mut writer = Writer {
         store,
         next_id,
         metrics,
+        recovery: Recovery {
+            slot,
+            reopen,
+            closing: None,
+            disk_full: false,
+        },
     };
     let thread = std::thread::Builder::new()
         .name("simhash-writer".into())
@@ -148,11 +182,24 @@ fn first_free_id(store: &Store) -> simhash_store::Result<Option<u64>> {
 }
 
 struct Writer {
+    /// The store written to; while the disk is full, the read-only open the readers use.
     store: Arc<Store>,
     /// Greater than every id stored or given out; `None` once id 2^64-1 is: no id is left
     /// (ids never wrap or saturate into a stored one).
     next_id: Option<u64>,
     metrics: Arc<Metrics>,
+    recovery: Recovery,
+}
+
+/// What the writer needs to get past a full disk.
+struct Recovery {
+    /// Where the handlers find the store.
+    slot: Arc<StoreSlot>,
+    reopen: Reopen,
+    /// The writable open that the disk stopped, until the last request using it ends.
+    closing: Option<Arc<Store>>,
+    /// Whether a write failed for want of space and the store is not writable again yet.
+    disk_full: bool,
 }
 
 /// An insert request of a group, its reply split off.
@@ -202,6 +249,10 @@ fn mixed_up() -> ApiError {
 impl Writer {
     fn run(&mut self, mut rx: mpsc::Receiver<WriteOp>) {
         while let Some(first) = rx.blocking_recv() {
+            if self.recovery.disk_full {
+                self.recover(first, &mut rx);
+                continue;
+            }
             let mut items = first.items();
             let mut ops = vec![first];
             while items < MAX_GROUP_ITEMS {
@@ -214,6 +265,73 @@ impl Writer {
                 }
             }
             self.commit_ops(ops);
+        }
+    }
+
+    /// While the disk is full: answers `first` and every request queued 503 `disk_full` and
+    /// tries to open the store for writing again, until that succeeds or the queue closes.
+    fn recover(&mut self, first: WriteOp, rx: &mut mpsc::Receiver<WriteOp>) {
+        first.refuse(ApiError::disk_full());
+        loop {
+            while let Ok(op) = rx.try_recv() {
+                op.refuse(ApiError::disk_full());
+            }
+            if self.try_reopen() {
+                eprintln!("simhash-store serve: the store takes writes again");
+                return;
+            }
+            if rx.is_closed() && rx.is_empty() {
+                return;
+            }
+            std::thread::sleep(RECOVERY_INTERVAL);
+        }
+    }
+
+    /// One step towards a writable store after a full disk; true once it is writable again.
+    fn try_reopen(&mut self) -> bool {
+        let recovery = &mut self.recovery;
+        if !self.store.is_read_only() {
+            // Queries move to a read-only open, so that the stopped instance can close.
+            let Ok(reader) = Store::builder().read_only(true).open(self.store.path()) else {
+                return false;
+            };
+            let reader = Arc::new(reader);
+            recovery.slot.replace(Arc::clone(&reader));
+            recovery.closing = Some(std::mem::replace(&mut self.store, reader));
+        }
+        if let Some(stopped) = recovery.closing.take() {
+            // RocksDB takes its lock once per process: the stopped instance must close
+            // before the store opens again.
+            match Arc::try_unwrap(stopped) {
+                Ok(stopped) => drop(stopped),
+                Err(in_use) => {
+                    recovery.closing = Some(in_use);
+                    return false;
+                }
+            }
+        }
+        let store = match (recovery.reopen)() {
+            Ok(store) => Arc::new(store),
+            Err(_) => return false,
+        };
+        match first_free_id(&store) {
+            Ok(next_id) => self.next_id = next_id,
+            Err(_) => return false,
+        }
+        recovery.slot.replace(Arc::clone(&store));
+        self.store = store;
+        recovery.disk_full = false;
+        true
+    }
+
+    /// Notes an error answered to a write: a full disk stops the writer (see [`Self::recover`]).
+    fn note(&mut self, error: &ApiError) {
+        if error.kind == super::error::DISK_FULL && !self.recovery.disk_full {
+            eprintln!(
+                "error: the disk holding the store is full: writes are answered 503 disk_full \
+                 until space is freed, queries go on"
+            );
+            self.recovery.disk_full = true;
         }
     }
 
@@ -230,7 +348,14 @@ impl Writer {
                 }
                 WriteOp::Remove { id, reply } => {
                     self.commit_group(std::mem::take(&mut run));
+                    if self.recovery.disk_full {
+                        let _ = reply.send(Err(ApiError::disk_full()));
+                        continue;
+                    }
                     let removed = self.store.remove(id).map_err(ApiError::from);
+                    if let Err(e) = &removed {
+                        self.note(e);
+                    }
                     if removed == Ok(true) {
                         self.metrics.committed(1);
                     }
@@ -248,6 +373,12 @@ impl Writer {
             return;
         }
         let (requests, replies): (Vec<Request>, Vec<Reply>) = run.into_iter().unzip();
+        if self.recovery.disk_full {
+            for reply in replies {
+                reply.send(Err(ApiError::disk_full()));
+            }
+            return;
+        }
         let next_id = self.next_id;
         let store = Arc::clone(&self.store);
         let committed = self.stage(&store, &requests).and_then(|(batch, decided)| {
@@ -256,9 +387,10 @@ impl Writer {
             self.metrics.committed(documents);
             Ok(decided)
         });
-        if committed.is_err() {
+        if let Err(e) = &committed {
             // Nothing of the group is stored: the ids it gave out are free again.
             self.next_id = next_id;
+            self.note(e);
         }
         match committed {
             Ok(decided) => {
@@ -266,7 +398,7 @@ impl Writer {
                     reply.send(Ok(answer));
                 }
             }
-            Err(_) if requests.len() > 1 => {
+            Err(_) if requests.len() > 1 && !self.recovery.disk_full => {
                 for pair in requests.into_iter().zip(replies) {
                     self.commit_group(vec![pair]);
                 }
@@ -387,10 +519,17 @@ mod tests {
     }
 
     fn writer(store: &Arc<Store>) -> Writer {
+        let path = store.path().to_path_buf();
         Writer {
             store: Arc::clone(store),
             next_id: first_free_id(store).expect("next id"),
             metrics: Arc::new(Metrics::default()),
+            recovery: Recovery {
+                slot: Arc::new(StoreSlot::new(Arc::clone(store))),
+                reopen: Box::new(move || Store::open(&path)),
+                closing: None,
+                disk_full: false,
+            },
         }
     }
 

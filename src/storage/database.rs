@@ -17,11 +17,25 @@ use crate::keys::{ALL_FAMILIES, BLOCK_FAMILIES, META_FAMILY};
 /// The size of the MANIFEST at which the writer starts a new one (see [`Database::open`]).
 const MAX_MANIFEST_BYTES: usize = 256 * 1024;
 
+/// Who opens a store's database.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Access {
+    /// The writer.
+    Write,
+    /// A reader beside a possible writer: a RocksDB secondary instance, checked by a strict
+    /// read-only open (`secondary.rs`).
+    Read,
+    /// A reader of a damaged store, for salvage: a plain read-only open that opens each table
+    /// file only when a read needs it, so that the files it can read are read
+    /// ([`Database::scan_over_damage`]).
+    Salvage,
+}
+
 /// How to open a store's database.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct OpenOptions {
-    /// A RocksDB secondary instance beside a possible writer, instead of the writer.
-    pub(crate) read_only: bool,
+    /// Who opens it.
+    pub(crate) access: Access,
     /// Whether reads go through memory maps (else positioned reads).
     pub(crate) mmap_reads: bool,
     /// The block cache's size in bytes.
@@ -53,6 +67,13 @@ pub(crate) fn error(
             path: path.to_path_buf(),
             message,
         },
+        // ENOSPC, as RocksDB words it (also when it repeats the error that stopped writes).
+        rocksdb::ErrorKind::IOError if message.contains("No space left on device") => {
+            Error::DiskFull {
+                path: path.to_path_buf(),
+                message,
+            }
+        }
         rocksdb::ErrorKind::IOError if message.contains("lock") && message.contains("LOCK") => {
             Error::Locked {
                 path: path.to_path_buf(),
@@ -99,10 +120,7 @@ impl Database {
             let present = DB::list_cf(&db_opts, path)
                 .map_err(|e| error("list column families", None, path, e))?;
             if !present.iter().any(|name| name == META_FAMILY) {
-                return Err(Error::NotAStore {
-                    path: path.to_path_buf(),
-                    reason: format!("a RocksDB database without the `{META_FAMILY}` column family"),
-                });
+                super::creation::check_unfinished(&db_opts, path, &present)?;
             }
         }
         let cache = rocksdb::Cache::new_lru_cache(options.block_cache_bytes);
@@ -116,25 +134,38 @@ impl Database {
         // it is meant to run beside a writer (which may flush, compact and delete files
         // meanwhile) and sees a consistent state of every column family. Its own small
         // files (an info log) go to a temporary directory.
-        let secondary_dir = if options.read_only {
+        let secondary_dir = if options.access == Access::Read {
             Some(tempfile::tempdir().map_err(|e| {
                 Error::io("create a temporary directory for", std::env::temp_dir(), e)
             })?)
         } else {
             None
         };
-        let rocks = match &secondary_dir {
-            Some(secondary) => {
+        let rocks = match (&secondary_dir, options.access) {
+            (Some(secondary), _) => {
                 db_opts.set_max_open_files(-1);
                 open_secondary(&db_opts, path, secondary.path(), descriptors)?
             }
-            None => DB::open_cf_descriptors(&db_opts, path, descriptors())
+            (None, Access::Salvage) => {
+                // No table file is opened by the open (RocksDB's `open_files_async`, which the
+                // crate does not wrap, opens them in the background, where a failure is only
+                // logged), and few are kept open.
+                db_opts.set_max_open_files(20);
+                let lazy = db_opts
+                    .get_options_from_string(
+                        "open_files_async=true;skip_stats_update_on_db_open=true",
+                    )
+                    .map_err(|e| error("set the salvage options", None, path, e))?;
+                DB::open_cf_descriptors_read_only(&lazy, path, descriptors(), false)
+                    .map_err(|e| error("open the store", None, path, e))?
+            }
+            (None, _) => DB::open_cf_descriptors(&db_opts, path, descriptors())
                 .map_err(|e| error("open the store", None, path, e))?,
         };
         Ok(Database {
             rocks,
             path: path.to_path_buf(),
-            read_only: options.read_only,
+            read_only: options.access != Access::Write,
             _secondary_dir: secondary_dir,
         })
     }

@@ -11,11 +11,17 @@
 //! - `journal.rs`: crash-safe ingestion of SST files across families, and its recovery.
 //! - `load_record.rs`: [`LoadRecord`], the record of a bulk load with spooled runs.
 //! - `sst/`: writing SST files outside the store, with their pages kept in the page cache.
+//! - `creation.rs`: a store directory before its store is whole (created by another
+//!   process, or a creation that stopped).
 //! - `files.rs`: syncing a directory, reading files into the page cache.
+//! - `damage.rs`: reading a damaged store's families over the table files that cannot be
+//!   read, naming them ([`Damage`]): salvage, and `verify` naming every damaged file.
 //!
 //! The layers above name RocksDB's types only through the names re-exported here: a write
 //! [`Batch`], [`ReadOptions`] and [`WriteOptions`], a column [`Family`], an iterator.
 
+mod creation;
+mod damage;
 mod database;
 mod families;
 pub(crate) mod files;
@@ -25,7 +31,9 @@ mod secondary;
 pub(crate) mod sst;
 mod view;
 
-pub(crate) use database::{error, Database, OpenOptions};
+pub(crate) use creation::holds_other_files;
+pub(crate) use damage::Damage;
+pub(crate) use database::{error, Access, Database, OpenOptions};
 pub(crate) use families::{in_key_order, Destination};
 pub(crate) use journal::{Journal, DEFAULT_TEMP_DIR};
 pub(crate) use load_record::{LoadRecord, SpoolFile, SpooledRun};

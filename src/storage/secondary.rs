@@ -19,6 +19,9 @@ struct WalListing {
     logs: BTreeSet<u64>,
     /// What `CURRENT` holds (the live MANIFEST's name); `None` when there is no `CURRENT`.
     current: Option<Vec<u8>>,
+    /// The length of the MANIFEST that `CURRENT` names: the writer appends to it before it
+    /// deletes a table file, so an unchanged length means no file was deleted in between.
+    manifest_len: Option<u64>,
 }
 
 impl WalListing {
@@ -39,7 +42,16 @@ impl WalListing {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
             Err(e) => return Err(Error::io("read", current_path, e)),
         };
-        Ok(WalListing { logs, current })
+        let manifest_len = current
+            .as_deref()
+            .and_then(|name| std::str::from_utf8(name).ok())
+            .and_then(|name| std::fs::metadata(path.join(name.trim_end())).ok())
+            .map(|m| m.len());
+        Ok(WalListing {
+            logs,
+            current,
+            manifest_len,
+        })
     }
 }
 
@@ -86,6 +98,13 @@ impl WalListing {
 /// milliseconds it retries almost every open: 96 to 100 of 100 without a hole in
 /// `tests/read_only_beside_writer.rs`.)
 ///
+/// A secondary instance also forgives damage: where a table file of the latest state cannot
+/// be opened (a damaged footer, index or properties block, or a missing file), RocksDB
+/// rolls its view back to the last state whose files all open (its point-in-time recovery),
+/// so queries would answer from an older state, without an error. So every open is checked
+/// by a strict read-only open of the same directory ([`check_tables`]), which opens every
+/// table file of the latest state and fails naming the one it cannot read.
+///
 /// After [`SECONDARY_OPEN_ATTEMPTS`] raced attempts (sleeping 2, 4, .. 64 ms between them)
 /// the open fails with [`Error::WriterBusy`] rather than return a view that may have a hole.
 pub(crate) fn open_secondary(
@@ -96,7 +115,8 @@ pub(crate) fn open_secondary(
 ) -> Result<DB> {
     retry_raced(path, SECONDARY_OPEN_ATTEMPTS, backoff, || {
         let before = WalListing::read(path)?;
-        let opened = DB::open_cf_descriptors_as_secondary(opts, path, secondary, descriptors());
+        let opened = DB::open_cf_descriptors_as_secondary(opts, path, secondary, descriptors())
+            .and_then(|db| check_tables(opts, path, &descriptors).map(|()| db));
         let after = WalListing::read(path)?;
         let min_log = match &opened {
             Ok(db) => Ok(db
@@ -112,6 +132,21 @@ pub(crate) fn open_secondary(
             }
         })
     })
+}
+
+/// Opens every table file of the store's latest state, through a strict read-only open
+/// (which, unlike a secondary one, fails on a file it cannot open instead of falling back to
+/// an older state), and closes them again.
+fn check_tables(
+    opts: &Options,
+    path: &Path,
+    descriptors: impl Fn() -> Vec<ColumnFamilyDescriptor>,
+) -> std::result::Result<(), rocksdb::Error> {
+    let mut strict = opts.clone();
+    // Every table file is opened (footer, index, filter and properties read and checked).
+    strict.set_max_open_files(-1);
+    strict.set_paranoid_checks(true);
+    DB::open_cf_descriptors_read_only(&strict, path, descriptors(), false).map(drop)
 }
 
 /// How one read-only open attempt ended.
@@ -191,9 +226,12 @@ fn race(
             Some(format!("a log was deleted, and: {e}"))
         }
         // A compaction deleted a table file the MANIFEST read during the open still listed.
+        // (A file missing while the MANIFEST did not grow was not deleted by the writer: the
+        // store is damaged.)
         Err(e)
             if e.kind() == rocksdb::ErrorKind::IOError
-                && e.to_string().contains("No such file") =>
+                && e.to_string().contains("No such file")
+                && before.manifest_len != after.manifest_len =>
         {
             Some(format!("a table file was deleted: {e}"))
         }
@@ -209,6 +247,7 @@ mod tests {
         WalListing {
             logs: logs.iter().copied().collect(),
             current: Some(current.as_bytes().to_vec()),
+            manifest_len: Some(1000),
         }
     }
 

@@ -154,7 +154,7 @@ impl Store {
     }
 
     /// Whether the store was opened read-only.
-    pub(crate) fn is_read_only(&self) -> bool {
+    pub fn is_read_only(&self) -> bool {
         self.db.is_read_only()
     }
 

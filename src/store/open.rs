@@ -15,7 +15,9 @@ use crate::keys::{self, DOCS_FAMILY, KEYS_FAMILY, META_FAMILY};
 use crate::postings::{spool, Postings, FIRST_SEGMENT};
 use crate::settings;
 use crate::simhash::{SimhashConfig, Simhasher};
-use crate::storage::{journal, Batch, Database, OpenOptions, DEFAULT_TEMP_DIR};
+use crate::storage::{
+    holds_other_files, journal, Access, Batch, Database, OpenOptions, DEFAULT_TEMP_DIR,
+};
 
 /// The on-disk format this build writes: [`Format::CURRENT`] as its number.
 pub const FORMAT_VERSION: u32 = Format::CURRENT.version();
@@ -47,6 +49,15 @@ impl Store {
         StoreBuilder::default()
     }
 
+    /// Whether `path` is a directory that holds files no store makes, so that
+    /// [`Store::open`] refuses to create a store there ([`Error::NotAStore`]). A store's
+    /// directory, and one whose store another process is creating right now (RocksDB's
+    /// files only), do not; nor does an empty directory or a path that does not exist.
+    pub fn holds_other_files(path: impl AsRef<Path>) -> bool {
+        let path = path.as_ref();
+        !path.join("CURRENT").exists() && holds_other_files(path)
+    }
+
     pub(crate) fn open_with(builder: StoreBuilder, path: &Path) -> Result<Store> {
         if path.is_file() {
             return Err(Error::NotAStore {
@@ -63,15 +74,15 @@ impl Store {
                     reason: "no store there (read-only open does not create one)".into(),
                 });
             }
-            if let Ok(mut entries) = std::fs::read_dir(path) {
-                if entries.next().is_some() {
-                    return Err(Error::NotAStore {
-                        path: path.to_path_buf(),
-                        reason: "the directory is not empty and holds no RocksDB database; \
-                                 choose an empty or new directory"
-                            .into(),
-                    });
-                }
+            // RocksDB's own files without `CURRENT` are a store that another process is
+            // creating (its lock decides below) or whose creation stopped (finished here).
+            if holds_other_files(path) {
+                return Err(Error::NotAStore {
+                    path: path.to_path_buf(),
+                    reason: "the directory is not empty and holds no RocksDB database; \
+                             choose an empty or new directory"
+                        .into(),
+                });
             }
         }
         // How queries read: from memory (mapped files, one family after another) or from
@@ -84,7 +95,11 @@ impl Store {
             path,
             exists,
             OpenOptions {
-                read_only: builder.read_only,
+                access: match (builder.read_only, builder.salvage) {
+                    (_, true) => Access::Salvage,
+                    (true, false) => Access::Read,
+                    (false, false) => Access::Write,
+                },
                 mmap_reads: mapped,
                 block_cache_bytes: builder.block_cache_bytes,
             },
@@ -109,7 +124,8 @@ impl Store {
             }
             remove_temp_dir(path)?;
         }
-        let keys_present = db.has_entries(KEYS_FAMILY)?;
+        // (A salvage reads no family before it is asked to: the keys' file may be damaged.)
+        let keys_present = builder.salvage || db.has_entries(KEYS_FAMILY)?;
         let store = Store {
             db,
             simhasher: meta.simhasher,

@@ -48,6 +48,9 @@ pub struct StoreBuilder {
     pub(crate) block_cache_bytes: usize,
     pub(crate) query_cache_bytes: usize,
     pub(crate) read_only: bool,
+    /// A read-only open of a damaged store that opens table files only when read
+    /// (`salvage.rs`); implies `read_only`.
+    pub(crate) salvage: bool,
     pub(crate) simhash_config: Option<SimhashConfig>,
     pub(crate) concurrent_reads: Option<bool>,
     pub(crate) mmap_reads: Option<bool>,
@@ -90,6 +93,7 @@ impl Default for StoreBuilder {
             block_cache_bytes: /* 256 MiB */ 256 * 1024 * 1024,
             query_cache_bytes: /* 256 MiB */ 256 * 1024 * 1024,
             read_only: false,
+            salvage: false,
             simhash_config: None,
             concurrent_reads: None,
             mmap_reads: None,

@@ -97,8 +97,7 @@ pub struct Args {
     #[arg(long)]
     json: bool,
 
-    /// No progress bar.
-    #[arg(long, short = 'q')]
+    #[arg(long, short = 'q', help = super::QUIET_HELP)]
     quiet: bool,
 }
 

@@ -40,6 +40,12 @@ agree), and both answers are scored.";
 #[derive(clap::Args, Debug)]
 #[command(after_help = EXAMPLES)]
 pub struct Args {
+    // Taken as every subcommand takes it; `demo` writes its report to standard output and
+    // shows no progress bar.
+    #[command(flatten)]
+    #[allow(dead_code)]
+    quiet: super::QuietArg,
+
     /// Pages to generate.
     #[arg(long, default_value_t = 3000)]
     pages: usize,
