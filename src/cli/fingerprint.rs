@@ -100,7 +100,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut progress = Progress::new("fingerprinting", args.input.quiet);
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
-    let mut empty = 0;
+    let mut no_features = read::NoTexts::default();
     let mut tally = read::run(&args.input, &mut progress, |mut docs| {
         docs.retain(read::Doc::is_document);
         // `None`: the text has no features.
@@ -115,7 +115,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 text_len,
             }) = result?
             else {
-                empty += 1;
+                no_features.push(read::NoText {
+                    location: d.location.clone(),
+                    reason: read::NoTextReason::NoFeatures,
+                });
                 continue;
             };
             let line = serde_json::json!({
@@ -130,8 +133,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         Ok(())
     })?;
-    tally.docs -= empty;
-    tally.empty += empty;
+    tally.docs -= no_features.count;
+    tally.empty.absorb(no_features);
     out.flush().context("cannot write to standard output")?;
     progress.finish();
     eprintln!(
@@ -139,6 +142,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         super::plural(tally.docs, "document", "documents"),
         tally.skipped_summary()
     );
+    for line in tally.empty.lines() {
+        eprintln!("  {line}");
+    }
     if let Some(bad) = tally.stopped {
         return Err(Exit {
             code: EXIT_PROBLEMS,

@@ -1,5 +1,7 @@
-//! `simhash-store load`: read inputs, then fingerprint (on all cores) and store through the
-//! library's bulk loader ([`BulkLoader::add_text`]).
+//! `simhash-store load`: read inputs, then fingerprint (on all cores, in chunks of texts) and
+//! store through the library's bulk loader ([`BulkLoader::add_entry`]). Fingerprinting here
+//! rather than in the loader keeps where each text was read, to name the ones with nothing to
+//! fingerprint.
 
 use std::cell::OnceCell;
 use std::collections::HashMap;
@@ -9,13 +11,14 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use indicatif::ProgressBar;
+use rayon::prelude::*;
 use roaring::RoaringTreemap;
 use simhash_store::bulk::{BulkPhase, BulkSummary};
 use simhash_store::readers::{ExportHeader, Location, Position};
 use simhash_store::{BulkLoader, BulkOptions, Entry, SimhashConfig, Store};
 
 use super::progress::Progress;
-use super::read::{self, Content, Doc, Tally};
+use super::read::{self, Content, Doc, NoText, NoTextReason, NoTexts, Tally};
 use super::stopped::{self, LoadState};
 use super::{
     open_for_writing, plural, ConfigArgs, Exit, InputArgs, StoreArg, EXIT_ERROR, EXIT_PROBLEMS,
@@ -83,10 +86,19 @@ pub struct Args {
 /// key wins" still leaves one document for it.
 const MAX_REMEMBERED_KEYS: usize = 1 << 20;
 
-/// Bytes of text the bulk loader gathers before it fingerprints them on all cores: about one
-/// or two batches of records (`read.rs`), so that the reading thread, which stays at most two
-/// batches ahead, keeps reading while the texts before are fingerprinted.
+/// Bytes of text gathered before they are fingerprinted on all cores (each text counts 64
+/// bytes more): about one or two batches of records (`read.rs`), so that the reading thread,
+/// which stays at most two batches ahead, keeps reading while the texts before are
+/// fingerprinted.
 const TEXT_CHUNK_BYTES: usize = /* 1 MiB */ 1 << 20;
+
+/// A text waiting to be fingerprinted, with what it is stored under.
+struct PendingText {
+    id: u64,
+    key: Option<String>,
+    location: Location,
+    text: String,
+}
 
 /// Where a load writes: the store at `path`, opened (or created) when the first record
 /// arrives, so that an export's header line can give a new store its settings.
@@ -239,6 +251,11 @@ struct Writer<'a> {
     new_ids: NewIds,
     /// The ids documents of this load gave.
     given_ids: RoaringTreemap,
+    /// Texts not fingerprinted yet, in the order they came, and their bytes (64 more each).
+    texts: Vec<PendingText>,
+    text_bytes: usize,
+    /// The texts that had no feature to fingerprint.
+    no_features: NoTexts,
 }
 
 /// Ids given to documents without one, in increasing order: runs of consecutive ids given
@@ -291,18 +308,16 @@ impl<'a> Writer<'a> {
             Err(e) => return Err(e).context("cannot read the largest id of the store"),
         };
         let watch = state.clone();
-        let options = BulkOptions::new()
-            .text_chunk_size(TEXT_CHUNK_BYTES)
-            .progress(move |p| {
-                if let Some(state) = &state {
-                    state.progress(p);
-                }
-                match p.phase {
-                    BulkPhase::Writing => bar.set_prefix("writing a sorted run"),
-                    BulkPhase::Ingesting => bar.set_prefix("ingesting"),
-                    _ => bar.set_prefix("loading"),
-                }
-            });
+        let options = BulkOptions::new().progress(move |p| {
+            if let Some(state) = &state {
+                state.progress(p);
+            }
+            match p.phase {
+                BulkPhase::Writing => bar.set_prefix("writing a sorted run"),
+                BulkPhase::Ingesting => bar.set_prefix("ingesting"),
+                _ => bar.set_prefix("loading"),
+            }
+        });
         let loader = store.bulk_loader_with(options).with_context(|| {
             format!(
                 "cannot start loading into the store at {}",
@@ -319,6 +334,9 @@ impl<'a> Writer<'a> {
             keys: HashMap::new(),
             new_ids: NewIds::default(),
             given_ids: RoaringTreemap::new(),
+            texts: Vec::new(),
+            text_bytes: 0,
+            no_features: NoTexts::default(),
         })
     }
 
@@ -373,25 +391,86 @@ impl<'a> Writer<'a> {
             }
             self.keys.insert(key.clone(), id);
         }
-        let added = match doc.content {
-            Content::Text(text) => self.loader.add_text(id, doc.key.as_deref(), &text),
-            Content::Exported(exported) => self.loader.add_entry(&Entry {
-                id,
-                fingerprint: exported.fingerprint,
-                key: doc.key,
-                text_len: exported.text_len,
-                sketch: exported.sketch,
-            }),
-            Content::ExportHeader(_) => return Ok(()),
-        };
-        added.with_context(|| format!("cannot load the document of {}", doc.location))
+        match doc.content {
+            Content::Text(text) => {
+                self.text_bytes += text.len() + 64;
+                self.texts.push(PendingText {
+                    id,
+                    key: doc.key,
+                    location: doc.location,
+                    text,
+                });
+                if self.text_bytes >= TEXT_CHUNK_BYTES {
+                    self.fingerprint_texts()?;
+                }
+                Ok(())
+            }
+            Content::Exported(exported) => {
+                // Adds keep their order, which decides which add of an id or key wins.
+                self.fingerprint_texts()?;
+                self.loader
+                    .add_entry(&Entry {
+                        id,
+                        fingerprint: exported.fingerprint,
+                        key: doc.key,
+                        text_len: exported.text_len,
+                        sketch: exported.sketch,
+                    })
+                    .with_context(|| format!("cannot load the document of {}", doc.location))
+            }
+            Content::ExportHeader(_) => Ok(()),
+        }
     }
 
-    fn finish(self) -> anyhow::Result<BulkSummary> {
+    /// Fingerprints the pending texts on all cores and adds them in order; a text with no
+    /// feature is counted and named instead.
+    fn fingerprint_texts(&mut self) -> anyhow::Result<()> {
+        let texts = std::mem::take(&mut self.texts);
+        self.text_bytes = 0;
+        let hasher = self.store.simhasher();
+        let fingerprints: Vec<_> = texts
+            .par_iter()
+            .map(|t| hasher.fingerprint_and_sketch(&t.text))
+            .collect();
+        for (t, fingerprinted) in texts.into_iter().zip(fingerprints) {
+            let (fingerprint, sketch) = match fingerprinted {
+                Ok(f) => f,
+                Err(simhash_store::Error::NoFeatures) => {
+                    self.no_features.push(NoText {
+                        location: t.location,
+                        reason: NoTextReason::NoFeatures,
+                    });
+                    continue;
+                }
+                Err(e) => {
+                    return Err(e).with_context(|| {
+                        format!("cannot fingerprint the document of {}", t.location)
+                    })
+                }
+            };
+            self.loader
+                .add_entry(&Entry {
+                    id: t.id,
+                    fingerprint,
+                    key: t.key,
+                    text_len: Some(t.text.len() as u64),
+                    sketch,
+                })
+                .with_context(|| format!("cannot load the document of {}", t.location))?;
+        }
+        Ok(())
+    }
+
+    /// Adds the pending texts and finishes the load; returns what the load did and the texts
+    /// that had no feature to fingerprint.
+    fn finish(mut self) -> anyhow::Result<(BulkSummary, NoTexts)> {
+        self.fingerprint_texts()?;
         let path = self.store.path().display().to_string();
-        self.loader
+        let summary = self
+            .loader
             .finish()
-            .with_context(|| format!("cannot write to the store at {path}"))
+            .with_context(|| format!("cannot write to the store at {path}"))?;
+        Ok((summary, self.no_features))
     }
 }
 
@@ -443,19 +522,18 @@ pub fn load_inputs(
         }
         Ok(())
     });
-    let summary = match writer {
+    let (summary, no_features) = match writer {
         Some(writer) => writer.finish()?,
         None => {
             // Nothing was read: the store is still created (or opened), as asked.
             target.store()?;
-            BulkSummary::default()
+            (BulkSummary::default(), NoTexts::default())
         }
     };
     progress.finish();
     let mut tally = result?;
-    // The bulk loader skipped the texts that have no features.
-    tally.docs -= summary.skipped;
-    tally.empty += summary.skipped;
+    tally.docs -= no_features.count;
+    tally.empty.absorb(no_features);
     Ok((tally, summary))
 }
 
@@ -494,7 +572,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             "replaced": summary.replaced,
             "removed": summary.removed,
             "superseded": summary.superseded,
-            "empty": tally.empty,
+            "empty": tally.empty.count,
+            "empty_documents": tally.empty.to_json(),
             "not_documents": tally.not_documents,
             "bad_records": tally.bad.iter().map(|(k, n)| (k.as_str(), *n)).collect::<HashMap<_, _>>(),
             "documents_before": before,
@@ -520,6 +599,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             plural(summary.removed, "stored document", "stored documents"),
         );
         println!("skipped: {}", tally.skipped_summary());
+        for line in tally.empty.lines() {
+            println!("  {line}");
+        }
         println!(
             "the store at {} holds {} (was {before})",
             args.store.store.display(),

@@ -7,12 +7,14 @@
 //! caller's sink in input order. Memory is bounded by two batches in flight.
 
 use std::collections::BTreeMap;
+use std::fmt;
 use std::path::PathBuf;
 use std::sync::mpsc;
 
 use rayon::prelude::*;
 use simhash_store::readers::{
-    BadRecord, BadRecordKind, Body, ExportHeader, ExportedDocument, Location, ReaderOptions,
+    html_to_text, BadRecord, BadRecordKind, Body, ExportHeader, ExportedDocument, Location,
+    ReaderOptions,
 };
 use simhash_store::{read_input, Error, Record, MAX_EXTERNAL_KEY_LEN};
 
@@ -56,6 +58,97 @@ impl Doc {
     }
 }
 
+/// How many documents with no text to fingerprint a summary names.
+pub const NAMED_NO_TEXT: usize = 20;
+
+/// Why a document has no text to fingerprint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoTextReason {
+    /// Its text, or the visible text of its page, is empty.
+    Empty,
+    /// Main-text extraction dropped all of its page's visible text, `chars` characters
+    /// besides whitespace.
+    AllBoilerplate { chars: usize },
+    /// Its text holds only punctuation and stop words: no feature.
+    NoFeatures,
+}
+
+impl fmt::Display for NoTextReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            NoTextReason::Empty => f.write_str("no text"),
+            NoTextReason::AllBoilerplate { chars } => write!(
+                f,
+                "main-text extraction dropped all {chars} characters of the page's visible text \
+                 as boilerplate (--keep-boilerplate keeps them)"
+            ),
+            NoTextReason::NoFeatures => f.write_str("only punctuation and stop words"),
+        }
+    }
+}
+
+/// A document that ended with no text to fingerprint: where it was read, and why.
+#[derive(Debug, Clone)]
+pub struct NoText {
+    pub location: Location,
+    pub reason: NoTextReason,
+}
+
+/// The documents that ended with no text to fingerprint: how many, and the first
+/// [`NAMED_NO_TEXT`] found.
+#[derive(Debug, Default)]
+pub struct NoTexts {
+    pub count: u64,
+    pub named: Vec<NoText>,
+}
+
+impl NoTexts {
+    pub fn push(&mut self, doc: NoText) {
+        self.count += 1;
+        if self.named.len() < NAMED_NO_TEXT {
+            self.named.push(doc);
+        }
+    }
+
+    /// Adds the documents of `other`, naming its first ones while there is room.
+    pub fn absorb(&mut self, other: NoTexts) {
+        let unnamed = other.count - other.named.len() as u64;
+        for doc in other.named {
+            self.push(doc);
+        }
+        self.count += unnamed;
+    }
+
+    /// One line per named document (`FILE:POSITION: REASON`), and one for those not named.
+    pub fn lines(&self) -> Vec<String> {
+        let mut lines: Vec<String> = self
+            .named
+            .iter()
+            .map(|d| format!("no text to fingerprint: {}: {}", d.location, d.reason))
+            .collect();
+        let unnamed = self.count - self.named.len() as u64;
+        if unnamed > 0 {
+            lines.push(format!(
+                "no text to fingerprint: {unnamed} more (the first {NAMED_NO_TEXT} are named)"
+            ));
+        }
+        lines
+    }
+
+    /// The named documents as JSON: `[{"source": "FILE:POSITION", "reason": "..."}]`.
+    pub fn to_json(&self) -> serde_json::Value {
+        self.named
+            .iter()
+            .map(|d| {
+                serde_json::json!({
+                    "source": d.location.to_string(),
+                    "reason": d.reason.to_string(),
+                })
+            })
+            .collect()
+    }
+}
+
 /// What happened to the records read.
 #[derive(Debug, Default)]
 pub struct Tally {
@@ -63,9 +156,9 @@ pub struct Tally {
     pub docs: u64,
     /// Bad records skipped, by kind.
     pub bad: BTreeMap<BadRecordKind, u64>,
-    /// Documents whose text gave no feature: the empty ones counted here, those of only
+    /// Documents with no text to fingerprint: the empty ones found here, those of only
     /// punctuation and stop words by the caller, which fingerprints.
-    pub empty: u64,
+    pub empty: NoTexts,
     /// Records that hold no document (WARC responses that are not 2xx HTML), by reason.
     pub not_documents: BTreeMap<&'static str, u64>,
     /// The bad record that stopped a `--strict` run.
@@ -98,7 +191,7 @@ impl Tally {
             "{} bad records ({}), {} with no text to fingerprint",
             self.bad_total(),
             self.bad_summary(),
-            self.empty
+            self.empty.count
         );
         if !self.not_documents.is_empty() {
             let total: u64 = self.not_documents.values().sum();
@@ -119,8 +212,23 @@ impl Tally {
 enum Outcome {
     Doc(Doc),
     Bad(BadRecord),
-    Empty,
+    Empty(NoText),
     NotADocument(&'static str),
+}
+
+/// Why `record`, whose text is empty, has no text to fingerprint: for a page, whether it had
+/// visible text that main-text extraction dropped.
+fn why_empty(record: &Record, opts: &ReaderOptions) -> NoTextReason {
+    if let Body::Html { bytes, charset } = &record.body {
+        if opts.extract_main_text {
+            let chars = html_to_text(bytes, charset.as_deref(), false)
+                .map_or(0, |all| all.chars().filter(|c| !c.is_whitespace()).count());
+            if chars > 0 {
+                return NoTextReason::AllBoilerplate { chars };
+            }
+        }
+    }
+    NoTextReason::Empty
 }
 
 fn extract(record: Record, opts: &ReaderOptions) -> Outcome {
@@ -144,14 +252,28 @@ fn extract(record: Record, opts: &ReaderOptions) -> Outcome {
         Body::ExportHeader(header) => Content::ExportHeader(header),
         Body::Text(text) => Content::Text(text),
         _ => match record.text(opts) {
+            Ok(Some(text)) if text.trim().is_empty() => {
+                return Outcome::Empty(NoText {
+                    reason: why_empty(&record, opts),
+                    location: record.location.clone(),
+                })
+            }
             Ok(Some(text)) => Content::Text(text.into_owned()),
-            Ok(None) => return Outcome::Empty,
+            Ok(None) => {
+                return Outcome::Empty(NoText {
+                    reason: NoTextReason::Empty,
+                    location: record.location,
+                })
+            }
             Err(bad) => return Outcome::Bad(bad),
         },
     };
     if matches!(&content, Content::Text(text) if text.trim().is_empty()) {
         // No features for certain: counted here, so it takes no id.
-        return Outcome::Empty;
+        return Outcome::Empty(NoText {
+            reason: NoTextReason::Empty,
+            location: record.location,
+        });
     }
     Outcome::Doc(Doc {
         key: record.key,
@@ -239,7 +361,7 @@ pub fn run(
             for outcome in outcomes {
                 match outcome {
                     Outcome::Doc(d) => docs.push(d),
-                    Outcome::Empty => tally.empty += 1,
+                    Outcome::Empty(doc) => tally.empty.push(doc),
                     Outcome::NotADocument(reason) => {
                         *tally.not_documents.entry(reason).or_default() += 1
                     }

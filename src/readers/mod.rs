@@ -152,21 +152,22 @@ impl Record {
     ///
     /// # Errors
     /// A [`BadRecordKind::Undecodable`] record when the bytes do not decode in the declared
-    /// charset (or, undeclared, in UTF-8 or GB18030).
+    /// charset, UTF-8 or GB18030; a [`BadRecordKind::Binary`] one when they are binary data
+    /// rather than text.
     pub fn text(
         &self,
         opts: &ReaderOptions,
     ) -> std::result::Result<Option<Cow<'_, str>>, BadRecord> {
-        let bad = |message: String| BadRecord {
+        let bad = |(kind, message): html::NotText| BadRecord {
             location: self.location.clone(),
-            kind: BadRecordKind::Undecodable,
+            kind,
             message,
         };
         match &self.body {
             Body::Text(s) => Ok(Some(Cow::Borrowed(s.as_str()))),
-            Body::Plain(bytes) => decode_text(bytes).map(Some).map_err(bad),
+            Body::Plain(bytes) => html::decode_plain(bytes).map(Some).map_err(bad),
             Body::Html { bytes, charset } => {
-                html_to_text(bytes, charset.as_deref(), opts.extract_main_text)
+                html::page_text(bytes, charset.as_deref(), opts.extract_main_text)
                     .map(|s| Some(Cow::Owned(s)))
                     .map_err(bad)
             }
@@ -233,11 +234,14 @@ pub enum BadRecordKind {
     TooLarge,
     /// A file that could not be opened or read.
     Unreadable,
+    /// Binary data, not text: bytes that decode, but to mostly control characters (an image,
+    /// an executable, an archive given as a text or HTML file).
+    Binary,
 }
 
 impl BadRecordKind {
     /// A short name for summaries: `undecodable`, `malformed header`, `malformed JSON`, `truncated`,
-    /// `wrong JSON type`, `too large`, `unreadable`.
+    /// `wrong JSON type`, `too large`, `unreadable`, `binary`.
     pub fn as_str(self) -> &'static str {
         match self {
             BadRecordKind::Undecodable => "undecodable",
@@ -247,6 +251,7 @@ impl BadRecordKind {
             BadRecordKind::WrongJsonType => "wrong JSON type",
             BadRecordKind::TooLarge => "too large",
             BadRecordKind::Unreadable => "unreadable",
+            BadRecordKind::Binary => "binary",
         }
     }
 }

@@ -84,6 +84,9 @@ struct Run {
     same_below: u32,
     /// For each [`Scope`], the nearest entry at or below this one that bounds it.
     bound: [u32; SCOPES],
+    /// The innermost doubtful element (see [`OpenElements::push`]) open at or below this entry
+    /// with no main element between, 0 if none.
+    doubt: u32,
 }
 
 /// An element closed, as the text extraction sees it.
@@ -95,6 +98,8 @@ pub(super) struct Closed {
     pub(super) visible: bool,
     /// Whether a main element is still open.
     pub(super) in_main: bool,
+    /// The doubtful element text is now in ([`OpenElements::doubt`]).
+    pub(super) doubt: u32,
 }
 
 /// The open elements, with counts of the hiding, main and link ones.
@@ -117,6 +122,7 @@ impl OpenElements {
                 count: 1,
                 same_below: 0,
                 bound: [0; SCOPES],
+                doubt: 0,
             }],
             top_of: FxHashMap::default(),
             hidden: 0,
@@ -138,6 +144,12 @@ impl OpenElements {
     /// Whether text here is inside a visible link.
     pub(super) fn in_link(&self) -> bool {
         self.link > 0
+    }
+
+    /// The innermost doubtful element that text here is in, with no main element between
+    /// (a main element inside a doubtful one is out of its reach); 0 if none.
+    pub(super) fn doubt(&self) -> u32 {
+        self.top().doubt
     }
 
     fn top(&self) -> &Run {
@@ -175,11 +187,13 @@ impl OpenElements {
         self.top().bound[scope.index()]
     }
 
-    /// Opens an element; `bounds` has bit [`Scope::bit`] set for each scope it bounds. Past [`MAX_RUNS`] entries it is
-    /// only counted.
-    pub(super) fn push(&mut self, name: LocalName, flags: u8, bounds: u8) {
+    /// Opens an element; `bounds` has bit [`Scope::bit`] set for each scope it bounds;
+    /// `doubtful` is the caller's number for it (not 0) if it is a doubtful element, whose
+    /// content the caller keeps or drops once the page is read, else 0. Past [`MAX_RUNS`]
+    /// entries the oldest are forgotten.
+    pub(super) fn push(&mut self, name: LocalName, flags: u8, bounds: u8, doubtful: u32) {
         let last = self.runs.len() - 1;
-        if last > 0 {
+        if last > 0 && doubtful == 0 {
             let top = &mut self.runs[last];
             if top.name == name && top.flags == flags && top.count < u32::MAX {
                 top.count += 1;
@@ -197,6 +211,13 @@ impl OpenElements {
         for (i, b) in bound.iter_mut().enumerate() {
             *b = if bounds & (1 << i) != 0 { at } else { below[i] };
         }
+        let doubt = if flags & flags::MAIN != 0 {
+            0
+        } else if doubtful != 0 {
+            doubtful
+        } else {
+            self.top().doubt
+        };
         let same_below = self.top_of.insert(name.clone(), at).unwrap_or(0);
         self.runs.push(Run {
             name,
@@ -204,6 +225,7 @@ impl OpenElements {
             count: 1,
             same_below,
             bound,
+            doubt,
         });
     }
 
@@ -282,16 +304,17 @@ impl OpenElements {
         let n = n.min(run.count);
         run.count -= n;
         let (flags, empty) = (run.flags, run.count == 0);
+        if empty {
+            self.drop_top();
+        }
         if n > 0 {
             self.uncount(flags, u64::from(n));
             closed(Closed {
                 flags,
                 visible: flags & flags::HIDES == 0 && self.hidden == 0,
                 in_main: self.main > 0,
+                doubt: self.doubt(),
             });
-        }
-        if empty {
-            self.drop_top();
         }
     }
 
@@ -358,9 +381,9 @@ mod tests {
         let mut s = OpenElements::new();
         let div = LocalName::from("div");
         for _ in 0..100_000 {
-            s.push(div.clone(), flags::BLOCK, NONE);
+            s.push(div.clone(), flags::BLOCK, NONE, 0);
         }
-        s.push(LocalName::from("nav"), flags::HIDES, NONE);
+        s.push(LocalName::from("nav"), flags::HIDES, NONE, 0);
         assert_eq!(s.runs.len(), 3);
         assert!(s.hidden());
         let mut closes = 0;
@@ -384,12 +407,13 @@ mod tests {
             LocalName::from("a"),
             LocalName::from("table"),
         );
-        s.push(p.clone(), flags::BLOCK, NONE);
-        s.push(a.clone(), flags::LINK, NONE);
+        s.push(p.clone(), flags::BLOCK, NONE, 0);
+        s.push(a.clone(), flags::LINK, NONE, 0);
         s.push(
             table.clone(),
             flags::BLOCK,
             Scope::Default.bit() | Scope::Button.bit() | Scope::List.bit() | Scope::Table.bit(),
+            0,
         );
         assert_eq!(s.in_scope(&p, Scope::Button), None);
         assert_eq!(s.in_scope(&table, Scope::Table), Some(3));
@@ -407,10 +431,10 @@ mod tests {
     fn past_the_cap_the_oldest_are_forgotten() {
         let mut s = OpenElements::new();
         let (div, span) = (LocalName::from("div"), LocalName::from("span"));
-        s.push(LocalName::from("nav"), flags::HIDES, NONE);
+        s.push(LocalName::from("nav"), flags::HIDES, NONE, 0);
         for _ in 0..MAX_RUNS {
-            s.push(div.clone(), 0, Scope::Special.bit());
-            s.push(span.clone(), 0, NONE);
+            s.push(div.clone(), 0, Scope::Special.bit(), 0);
+            s.push(span.clone(), 0, NONE, 0);
         }
         assert!(s.runs.len() <= MAX_RUNS);
         // The hiding `nav` at the bottom is forgotten; the elements near the top still close.
@@ -425,5 +449,34 @@ mod tests {
             s.close_to(at, &mut |_| closes += 1);
         }
         assert!(closes > MAX_RUNS / 4 && s.current().is_none(), "{closes}");
+    }
+
+    #[test]
+    fn doubtful_elements_reach_down_to_a_main_element() {
+        let mut s = OpenElements::new();
+        let (div, main, p) = (
+            LocalName::from("div"),
+            LocalName::from("main"),
+            LocalName::from("p"),
+        );
+        s.push(div.clone(), flags::BLOCK, NONE, 1);
+        s.push(div.clone(), flags::BLOCK, NONE, 0);
+        assert_eq!(s.doubt(), 1);
+        // A second doubtful `div` is not merged into the run of the first.
+        s.push(div.clone(), flags::BLOCK, NONE, 2);
+        assert_eq!((s.doubt(), s.runs.len()), (2, 3));
+        s.push(main.clone(), flags::BLOCK | flags::MAIN, NONE, 0);
+        s.push(p.clone(), flags::BLOCK, NONE, 0);
+        assert_eq!(s.doubt(), 0);
+        let mut after = Vec::new();
+        let at = s.topmost(&main).unwrap();
+        s.close_to(at, &mut |c| after.push(c.doubt));
+        assert_eq!(after, [0, 2]);
+        let at = s.topmost(&div).unwrap();
+        s.close_to(at, &mut |c| after.push(c.doubt));
+        assert_eq!(after, [0, 2, 1]);
+        s.close_current(&mut |c| after.push(c.doubt));
+        s.close_current(&mut |c| after.push(c.doubt));
+        assert_eq!(after, [0, 2, 1, 1, 0]);
     }
 }

@@ -175,7 +175,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         tally.docs,
         tally.docs as f64 / load_time.as_secs_f64().max(1e-6),
         tally.bad_total(),
-        tally.empty,
+        tally.empty.count,
         if args.keep_boilerplate {
             ", boilerplate kept"
         } else {

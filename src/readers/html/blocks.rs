@@ -26,15 +26,18 @@ pub(super) fn joins_without_space(before: char, after: char) -> bool {
     unspaced(before) && unspaced(after)
 }
 
-/// Drops the boilerplate blocks: outside the main elements (when they hold text), link lists,
-/// short lines repeated within the page, and the lines the fingerprinter's
+/// Drops the boilerplate blocks: outside the main elements (when they hold text), in doubtful
+/// elements that do not hold most of the text left ([`drop_doubtful`]), link lists, short lines
+/// repeated within the page, and the lines the fingerprinter's
 /// [`drop_boilerplate`](crate::SimhashConfig::drop_boilerplate) leaves out (with its rules:
-/// what is short, and a page of nothing but such lines keeps them).
-pub(super) fn filter_boilerplate(blocks: &mut Vec<Block>) {
+/// what is short, and a page of nothing but such lines keeps them). `doubtful` gives the
+/// doubtful element each doubtful element is in (see `Extraction::doubtful`).
+pub(super) fn filter_boilerplate(blocks: &mut Vec<Block>, doubtful: &[u32]) {
     let main_chars: usize = blocks.iter().filter(|b| b.in_main).map(|b| b.chars).sum();
     if main_chars > 0 {
         blocks.retain(|b| b.in_main);
     }
+    drop_doubtful(blocks, doubtful);
     // Link lists: blocks that are mostly links.
     blocks.retain(|b| b.link_chars * 2 <= b.chars);
     // Short lines repeated within the page ("Read more", "Share", separators).
@@ -54,4 +57,38 @@ pub(super) fn filter_boilerplate(blocks: &mut Vec<Block>) {
     if blocks.iter().any(|b| !boilerplate::is_boilerplate(&b.text)) {
         blocks.retain(|b| !boilerplate::is_boilerplate(&b.text));
     }
+}
+
+/// Drops the blocks of the doubtful elements (wrappers whose `id` or `class` names
+/// boilerplate) that hold at most half of the text of `blocks`, counted without link text.
+/// A wrapper that holds most of it is the page's content whatever its class says (Sphinx's
+/// Read-the-Docs theme wraps every page in `wy-grid-for-nav`; `ad-free`, `nav-open` are
+/// wrappers too), while real boilerplate (a sidebar, a share box, an advert) holds a small
+/// part. An element inside a dropped one holds less than it, so it is dropped too.
+fn drop_doubtful(blocks: &mut Vec<Block>, doubtful: &[u32]) {
+    if doubtful.is_empty() {
+        return;
+    }
+    // `held[n]`: the text in doubtful element `n` (numbered from 1), its inner ones included.
+    let mut held = vec![0usize; doubtful.len() + 1];
+    let mut total = 0usize;
+    for b in blocks.iter() {
+        let own = b.chars.saturating_sub(b.link_chars);
+        total += own;
+        if let Some(h) = held.get_mut(b.doubt as usize) {
+            *h += own;
+        }
+    }
+    // An element is numbered after the one it is in: adding from the last one up gives each
+    // its inner ones' text before it is added to its own outer one.
+    for n in (1..held.len()).rev() {
+        let outer = doubtful.get(n - 1).map_or(0, |&o| o as usize);
+        let inner = held.get(n).copied().unwrap_or(0);
+        if outer != 0 && outer < n {
+            if let Some(h) = held.get_mut(outer) {
+                *h += inner;
+            }
+        }
+    }
+    blocks.retain(|b| b.doubt == 0 || held.get(b.doubt as usize).is_some_and(|&h| h * 2 > total));
 }

@@ -188,7 +188,54 @@ pub(super) fn attr<'a>(tag: &'a Tag, name: &str) -> Option<&'a str> {
         .map(|a| &*a.value)
 }
 
-pub(super) fn is_boilerplate(tag: &Tag) -> bool {
+/// Elements whose `id` or `class` naming boilerplate is evidence, not a verdict: wrappers that
+/// may hold a whole page (`<div class="wy-grid-for-nav">` of Sphinx's Read-the-Docs theme, a
+/// `<div class="ad-free">`), and custom elements (a `-` in the name).
+pub(super) const WRAPPER_NAMES: &[&str] = &[
+    "div", "section", "article", "center", "figure", "table", "tbody", "tr", "td", "th",
+];
+
+/// What main-text extraction makes of an element, from its name and attributes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Role {
+    /// Text like any other.
+    Text,
+    /// `<main>`, `<article>` or `role="main"`: the main content, whatever the classes around.
+    Main,
+    /// Its content is dropped: site furniture (`nav`, `footer`, ...), hidden, an ARIA role of
+    /// furniture, or an element that is not a wrapper whose `id` or `class` names boilerplate.
+    Dropped,
+    /// A wrapper whose `id` or `class` names boilerplate: its content is dropped unless it
+    /// holds most of the text around it (`blocks.rs`, `drop_doubtful`).
+    Doubtful,
+}
+
+/// The [`Role`] of an element of `kind` ([`kind_of`]) in main-text extraction.
+pub(super) fn role_of(tag: &Tag, kind: u32) -> Role {
+    if kind & (kind::INVISIBLE | kind::FURNITURE) != 0 || is_hidden(tag) {
+        return Role::Dropped;
+    }
+    let name: &str = &tag.name;
+    if name == "main" || attr(tag, "role") == Some("main") {
+        return Role::Main;
+    }
+    if names_boilerplate(tag) {
+        return if WRAPPER_NAMES.contains(&name) || name.contains('-') {
+            Role::Doubtful
+        } else {
+            Role::Dropped
+        };
+    }
+    if name == "article" {
+        Role::Main
+    } else {
+        Role::Text
+    }
+}
+
+/// Hidden (`hidden`, `aria-hidden`, `display: none`, `visibility: hidden`) or an ARIA role of
+/// site furniture.
+fn is_hidden(tag: &Tag) -> bool {
     if attr(tag, "hidden").is_some() || attr(tag, "aria-hidden") == Some("true") {
         return true;
     }
@@ -202,12 +249,15 @@ pub(super) fn is_boilerplate(tag: &Tag) -> bool {
             return true;
         }
     }
-    if matches!(
+    matches!(
         attr(tag, "role"),
         Some("navigation" | "banner" | "contentinfo" | "complementary")
-    ) {
-        return true;
-    }
+    )
+}
+
+/// Whether the `id` or `class` names boilerplate: a token of [`BOILERPLATE_TOKENS`] or a
+/// substring of [`BOILERPLATE_SUBSTRINGS`].
+fn names_boilerplate(tag: &Tag) -> bool {
     let names = attr(tag, "id").into_iter().chain(attr(tag, "class"));
     for name in names {
         let name = name.to_ascii_lowercase();
@@ -222,8 +272,4 @@ pub(super) fn is_boilerplate(tag: &Tag) -> bool {
         }
     }
     false
-}
-
-pub(super) fn is_main(tag: &Tag) -> bool {
-    matches!(&*tag.name, "main" | "article") || attr(tag, "role") == Some("main")
 }

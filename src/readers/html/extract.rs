@@ -25,6 +25,9 @@ pub(super) struct Extraction {
     open: OpenElements,
     blocks: Vec<Block>,
     current: Block,
+    /// The doubtful elements opened, in order: element `n` (numbered from 1) is at `n - 1`,
+    /// with the number of the doubtful element it is in (0 if none).
+    doubtful: Vec<u32>,
     /// `<!doctype html>` seen (not quirks mode): `<table>` closes an open `p`.
     no_quirks: bool,
 }
@@ -40,6 +43,7 @@ impl Extraction {
             flush(blocks, current);
         }
         current.in_main = closed.in_main;
+        current.doubt = closed.doubt;
     }
 
     fn close_to(&mut self, at: u32) {
@@ -69,6 +73,7 @@ impl Extraction {
             flush(&mut self.blocks, &mut self.current);
         }
         self.current.in_main = self.open.in_main();
+        self.current.doubt = self.open.doubt();
     }
 
     fn text(&mut self, text: &str) {
@@ -204,9 +209,7 @@ impl Extraction {
             self.close_current();
         }
         if kind & kind::VOID != 0 {
-            let hides = kind & kind::INVISIBLE != 0
-                || (self.main_text && (kind & kind::FURNITURE != 0 || is_boilerplate(tag)));
-            if !hides {
+            if self.role(tag, kind) == Role::Text {
                 self.empty_element(kind & kind::BLOCK != 0);
             }
             return TokenSinkResult::Continue;
@@ -252,8 +255,8 @@ impl Extraction {
                 | Scope::Special.bit()
                 | Scope::SpecialNotAdp.bit();
         }
-        let hides = kind & kind::INVISIBLE != 0
-            || (self.main_text && (kind & kind::FURNITURE != 0 || is_boilerplate(tag)));
+        let role = self.role(tag, kind);
+        let hides = role == Role::Dropped;
         let visible = !hides && !self.open.hidden();
         let mut element_flags = if foreign { flags::FOREIGN } else { 0 };
         if hides {
@@ -262,20 +265,48 @@ impl Extraction {
         if kind & kind::BLOCK != 0 {
             element_flags |= flags::BLOCK;
         }
+        let mut doubtful = 0;
         if visible {
             if kind & kind::BLOCK != 0 {
                 flush(&mut self.blocks, &mut self.current);
             }
-            if is_main(tag) {
-                element_flags |= flags::MAIN;
+            match role {
+                Role::Main => element_flags |= flags::MAIN,
+                Role::Doubtful => {
+                    // Numbered from 1, as the open elements number them. A page of 2^32
+                    // doubtful elements would be over 16 GiB; past that many, the rest are
+                    // counted with the last one.
+                    doubtful = match u32::try_from(self.doubtful.len() + 1) {
+                        Ok(n) => {
+                            self.doubtful.push(self.open.doubt());
+                            n
+                        }
+                        Err(_) => u32::MAX,
+                    };
+                }
+                Role::Text | Role::Dropped => {}
             }
             if name == "a" {
                 element_flags |= flags::LINK;
             }
         }
-        self.open.push(tag.name.clone(), element_flags, bounds);
+        self.open
+            .push(tag.name.clone(), element_flags, bounds, doubtful);
         if visible {
             self.current.in_main = self.open.in_main();
+            self.current.doubt = self.open.doubt();
+        }
+    }
+
+    /// The element's role: in main-text extraction [`role_of`]; otherwise only invisible
+    /// elements are dropped.
+    fn role(&self, tag: &Tag, kind: u32) -> Role {
+        if self.main_text {
+            role_of(tag, kind)
+        } else if kind & kind::INVISIBLE != 0 {
+            Role::Dropped
+        } else {
+            Role::Text
         }
     }
 
@@ -391,6 +422,7 @@ pub(super) fn extract(source: &str, main_text: bool) -> String {
             open: OpenElements::new(),
             blocks: Vec::new(),
             current: Block::default(),
+            doubtful: Vec::new(),
             no_quirks: false,
         }),
     };
@@ -404,7 +436,7 @@ pub(super) fn extract(source: &str, main_text: bool) -> String {
     let mut blocks = std::mem::take(&mut state.blocks);
     flush(&mut blocks, &mut state.current);
     if main_text {
-        filter_boilerplate(&mut blocks);
+        filter_boilerplate(&mut blocks, &state.doubtful);
     }
     let texts: Vec<&str> = blocks.iter().map(|b| b.text.as_str()).collect();
     texts.join("\n")

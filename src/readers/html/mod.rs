@@ -3,8 +3,10 @@
 //! **Charset.** As browsers do: a byte-order mark wins, then the charset declared outside the
 //! page (HTTP `Content-Type`), then a `<meta charset>` or `<meta http-equiv="Content-Type">` in
 //! the first 4 KiB. A declared charset whose decoding leaves more than 1% of characters
-//! undecodable is passed over for the next one (servers often declare UTF-8 for GBK pages);
-//! with nothing declared, UTF-8 then GB18030 (which also reads GBK and GB2312) are tried.
+//! undecodable is passed over for the next one, and after the declared ones UTF-8 then
+//! GB18030 (which also reads GBK and GB2312) are tried: servers and templates often declare
+//! UTF-8 for GBK pages. Bytes that decode to mostly control characters are binary data, not
+//! a page, and are refused.
 //!
 //! **Main text.** Site boilerplate (menus, headers, footers, "related links", copyright lines)
 //! makes unrelated pages of one site look alike, so it is dropped before fingerprinting:
@@ -12,9 +14,15 @@
 //!   `header`, `footer`, `aside`, `form`, `button`, `select`, `iframe`, `svg`, `head`, and
 //!   anything `hidden`;
 //! - elements whose `id` or `class` names boilerplate (`nav`, `menu`, `sidebar`, `footer`,
-//!   `breadcrumb`, `cookie`, `share`, `social`, `related`, `comment`, `advert`, `ad`, …);
+//!   `breadcrumb`, `cookie`, `share`, `social`, `related`, `comment`, `advert`, `ad`, …),
+//!   except wrappers (`div`, `section`, `article`, table parts, custom elements): for those
+//!   the name is evidence, and a wrapper that holds more than half of the text left (without
+//!   link text) keeps it, since page-wide wrappers carry such names (`wy-grid-for-nav` of
+//!   Sphinx's Read-the-Docs theme, `ad-free`, `nav-open`);
 //! - when the page has `<main>`, `<article>` or `role="main"` with text in it, everything
-//!   outside them;
+//!   outside them. A main element is kept whatever the classes around it (a wrapper's name
+//!   does not reach into it), and `<main>` or `role="main"` whatever its own class; an
+//!   `<article>` whose class names boilerplate (a comment) is a wrapper, not main text;
 //! - text blocks (paragraphs, list items, cells, divs) that are mostly link text (link lists),
 //!   and short lines repeated within the page;
 //! - the lines that the fingerprinter's
@@ -38,9 +46,9 @@
 //! 2,048 held entries the oldest half is forgotten (their end tags are then ignored, and they
 //! no longer hide or mark main text).
 //!
-//! The files: `charset.rs` decodes; `elements.rs` says what each element and `id`/`class`
-//! means; `extract.rs` follows the tokens to text blocks; `blocks.rs` drops the boilerplate
-//! blocks; `tests.rs`.
+//! The files: `charset.rs` decodes and tells binary data from text; `elements.rs` says what
+//! each element and `id`/`class` means; `extract.rs` follows the tokens to text blocks;
+//! `blocks.rs` drops the boilerplate blocks; `tests.rs`.
 
 mod blocks;
 mod charset;
@@ -51,6 +59,7 @@ mod tests;
 
 use charset::decode_html;
 pub use charset::decode_text;
+pub(crate) use charset::{decode_plain, NotText};
 use extract::extract;
 
 /// The text of an HTML page: decoded with its declared charset (`declared` is the one from
@@ -70,13 +79,22 @@ use extract::extract;
 /// ```
 ///
 /// # Errors
-/// A message naming the problem when the page does not decode in its declared charset (or,
-/// with none declared, in UTF-8 or GB18030).
+/// A message naming the problem when the page decodes neither in its declared charset nor in
+/// UTF-8 or GB18030, or when it is binary data rather than text.
 pub fn html_to_text(
     bytes: &[u8],
     declared: Option<&str>,
     main_text: bool,
 ) -> Result<String, String> {
+    page_text(bytes, declared, main_text).map_err(|(_, message)| message)
+}
+
+/// [`html_to_text`], with the kind of problem.
+pub(crate) fn page_text(
+    bytes: &[u8],
+    declared: Option<&str>,
+    main_text: bool,
+) -> Result<String, NotText> {
     let source = decode_html(bytes, declared)?;
     Ok(extract(&source, main_text))
 }
@@ -91,4 +109,7 @@ struct Block {
     link_chars: usize,
     /// Whether the block is inside `<main>`, `<article>` or `role="main"`.
     in_main: bool,
+    /// The innermost doubtful element the block is in, with no main element between (the
+    /// number `Extraction::doubtful` gives it), 0 if none.
+    doubt: u32,
 }

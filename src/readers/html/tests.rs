@@ -202,3 +202,124 @@ fn chinese_punctuation_joins_without_spaces() {
         "第一句话。“第二句”，第三句\u{20000}字 and words， more"
     );
 }
+
+/// A paragraph of `n` characters of words.
+fn paragraph(n: usize) -> String {
+    let words = "Trains in the north ran an hour late on Monday after a storm brought down trees ";
+    words.repeat(n / words.len() + 1)[..n]
+        .trim_end()
+        .to_string()
+}
+
+#[test]
+fn main_content_is_kept_whatever_the_classes_around_it() {
+    let text = paragraph(220);
+    for wrapper in ["ad-free", "wy-body-for-nav", "nav-open", "page has-sidebar"] {
+        let page = format!(
+            "<html><body><div class=\"{wrapper}\"><div role=\"main\"><p>{text}</p></div></div></body></html>"
+        );
+        assert_eq!(
+            html_to_text(page.as_bytes(), None, true).unwrap(),
+            text,
+            "{wrapper}"
+        );
+        // Without a main element, the wrapper holds the whole page: it is the content.
+        let page = format!("<div class=\"{wrapper}\"><h1>Trains</h1><p>{text}</p></div>");
+        assert_eq!(
+            html_to_text(page.as_bytes(), None, true).unwrap(),
+            format!("Trains\n{text}"),
+            "{wrapper}"
+        );
+    }
+    // A `<main>` or `role="main"` keeps its text whatever its own class says.
+    let page = format!("<p>outside</p><main class=\"main-with-sidebar\"><p>{text}</p></main>");
+    assert_eq!(html_to_text(page.as_bytes(), None, true).unwrap(), text);
+}
+
+#[test]
+fn doubtful_wrappers_that_hold_little_are_dropped() {
+    let text = paragraph(220);
+    // Inside a wrapper that is kept, a sidebar and an advert that hold little go.
+    let page = format!(
+        "<div class=\"nav-open\"><div class=\"sidebar\"><p>Popular stories chosen for you this week</p></div>\
+         <p>{text}</p><div class=\"ad-slot\"><p>Buy the new phone today at a low price</p></div></div>"
+    );
+    assert_eq!(html_to_text(page.as_bytes(), None, true).unwrap(), text);
+    // Inside a main element, so do the comments (each comment is boilerplate by its class,
+    // the thread's wrapper too).
+    let comments: String = (0..8)
+        .map(|i| {
+            format!(
+                "<article class=\"comment\"><p>Comment {i}: {}</p></article>",
+                paragraph(90)
+            )
+        })
+        .collect();
+    let page = format!(
+        "<main><article><h1>Trains</h1><p>{text}</p></article><div id=\"comments\">{comments}</div></main>"
+    );
+    assert_eq!(
+        html_to_text(page.as_bytes(), None, true).unwrap(),
+        format!("Trains\n{text}")
+    );
+    // A doubtful element that is not a wrapper (a list, a paragraph, an inline element)
+    // drops its content whatever it holds.
+    let page = format!("<ul class=\"nav\"><li>{text}</li></ul><p>The short article.</p>");
+    assert_eq!(
+        html_to_text(page.as_bytes(), None, true).unwrap(),
+        "The short article."
+    );
+    // Furniture elements, hidden ones and furniture roles stay verdicts.
+    let page = format!("<nav><main><p>{text}</p></main></nav><p>The short article.</p>");
+    assert_eq!(
+        html_to_text(page.as_bytes(), None, true).unwrap(),
+        "The short article."
+    );
+}
+
+#[test]
+fn gbk_behind_a_false_utf8_declaration() {
+    let article = "气象台预计，周二上午起城市北部将有大雨，请市民注意出行安全。";
+    let gbk = |page: &str| encoding_rs::GBK.encode(page).0.into_owned();
+    let meta_utf8 = gbk(&format!(
+        "<html><head><meta charset=\"utf-8\"></head><body><p>{article}</p></body></html>"
+    ));
+    let plain = gbk(&format!("<p>{article}</p>"));
+    // The page's own declaration, the header's, or both say UTF-8.
+    for (page, header) in [
+        (&meta_utf8[..], None),
+        (&plain[..], Some("utf-8")),
+        (&meta_utf8[..], Some("UTF-8")),
+    ] {
+        assert_eq!(html_to_text(page, header, true).unwrap(), article);
+    }
+    // A UTF-8 page declared as GBK is read as UTF-8.
+    let page = format!("<meta charset=\"gbk\"><p>{article}</p>");
+    assert_eq!(html_to_text(page.as_bytes(), None, true).unwrap(), article);
+}
+
+#[test]
+fn binary_data_is_not_text() {
+    let ramp: Vec<u8> = (0..=255u8).cycle().take(256 * 40).collect();
+    let (kind, message) = super::page_text(&ramp, None, true).unwrap_err();
+    assert_eq!(kind, crate::readers::BadRecordKind::Binary, "{message}");
+    assert!(message.starts_with("binary data, not text"), "{message}");
+    let (kind, _) = decode_plain(&ramp).unwrap_err();
+    assert_eq!(kind, crate::readers::BadRecordKind::Binary);
+    assert!(decode_text(&ramp).unwrap_err().starts_with("binary data"));
+    // Half NUL: UTF-16 without a byte-order mark, or binary; either way not text.
+    let utf16: Vec<u8> = "plain words".bytes().flat_map(|b| [b, 0]).collect();
+    assert_eq!(
+        decode_plain(&utf16).unwrap_err().0,
+        crate::readers::BadRecordKind::Binary
+    );
+    // A few NULs and control characters are text with separators; so are tabs, form feeds,
+    // backspaces (overstruck manual pages) and escapes (coloured logs).
+    for text in [
+        &b"rivers\0and\0bridges of the north\0"[..],
+        b"a\tb\x0cc\x08c\x1b[1mbold\x1b[0m words of a log line\r\n",
+        b"one \x01 control character among many words of ordinary text",
+    ] {
+        assert!(decode_plain(text).is_ok(), "{text:?}");
+    }
+}
