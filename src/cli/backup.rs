@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use super::StoreArg;
+use super::{QuietArg, StoreArg};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -27,6 +27,10 @@ the service with --backup-dir and POST /v1/backup (docs/service.md).";
 pub struct Args {
     #[command(flatten)]
     store: StoreArg,
+
+    // (`backup` writes its one line, the result, on standard output, -q or not.)
+    #[command(flatten)]
+    _quiet: QuietArg,
 
     /// The new directory to write the backup to (must not exist).
     #[arg(value_name = "DEST")]
