@@ -7,7 +7,8 @@
 //! gives every document whose record can be read, and rebuilds the documents whose record was
 //! lost from the four block indexes (each holds every document's id and fingerprint) and the
 //! keys family (each document's external key). A rebuilt document has its id, fingerprint and
-//! key, but no text length or sketch. The store is not written.
+//! key, but no text length or sketch. The store is not written. Memory: 8 bytes per readable
+//! record while the block indexes are read, and the rebuilt documents.
 //!
 //! ```no_run
 //! use simhash_store::salvage::Salvage;

@@ -41,8 +41,9 @@ CHUNK = 10_000
 
 
 class ServiceError(Error):
-    """The service failed or refused the request: unauthorized (401), overloaded or shutting
-    down (503), a server error (5xx), a timeout, or no connection. ``status`` is the HTTP
+    """The service failed or refused the request: unauthorized (401), overloaded, shutting
+    down or a full disk (503, kinds ``overloaded``, ``shutting_down``, ``disk_full``), a
+    server error (5xx), a timeout, or no connection. ``status`` is the HTTP
     status (0 for a network failure), ``kind`` the error's kind in the response body."""
 
     def __init__(self, message: str, status: int = 0, kind: str = "network") -> None:

@@ -160,6 +160,7 @@ def test_every_error_kind_of_the_service_has_a_class():
         "unauthorized",
         "timeout",
         "overloaded",
+        "disk_full",
         "shutting_down",
         "internal",
         "backups_off",

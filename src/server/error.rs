@@ -11,9 +11,6 @@ use serde::Serialize;
 /// How many seconds a client told to retry (503) should wait.
 pub const RETRY_AFTER_SECONDS: u32 = 1;
 
-/// The kind of the error answered to writes while the disk is full.
-pub const DISK_FULL: &str = "disk_full";
-
 /// An error answer: a status, a kind clients can branch on, and a message for people.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ApiError {
@@ -75,12 +72,17 @@ impl ApiError {
     pub fn disk_full() -> ApiError {
         ApiError::new(
             StatusCode::SERVICE_UNAVAILABLE,
-            DISK_FULL,
+            "disk_full",
             "the disk holding the store is full: this write is not acknowledged (retry it: a \
              write by id or key replaces, never duplicates), and nothing acknowledged before \
              it is lost; retry after the time in Retry-After (writes resume by themselves once \
              space is freed; queries go on meanwhile)",
         )
+    }
+
+    /// Whether this is [`ApiError::disk_full`].
+    pub fn is_disk_full(&self) -> bool {
+        self.kind == ApiError::disk_full().kind
     }
 
     /// 503: the server is shutting down.

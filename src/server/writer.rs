@@ -326,7 +326,7 @@ impl Writer {
 
     /// Notes an error answered to a write: a full disk stops the writer (see [`Self::recover`]).
     fn note(&mut self, error: &ApiError) {
-        if error.kind == super::error::DISK_FULL && !self.recovery.disk_full {
+        if error.is_disk_full() && !self.recovery.disk_full {
             eprintln!(
                 "error: the disk holding the store is full: writes are answered 503 disk_full \
                  until space is freed, queries go on"
