@@ -10,6 +10,7 @@ use std::fs;
 use std::path::Path;
 
 use common::cli::{ok, run, Result};
+use common::files::copy_dir;
 use common::Rng;
 
 const DOCS: u64 = 2000;
@@ -23,16 +24,6 @@ fn sst_files(dir: &Path) -> Vec<String> {
         .collect();
     v.sort();
     v
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    fs::create_dir_all(to).expect("mkdir");
-    for entry in fs::read_dir(from).expect("list") {
-        let entry = entry.expect("entry");
-        if entry.file_type().expect("type").is_file() {
-            fs::copy(entry.path(), to.join(entry.file_name())).expect("copy");
-        }
-    }
 }
 
 /// `export`'s document lines, without the header.

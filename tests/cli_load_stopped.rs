@@ -13,6 +13,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::cli::{ok, run, Result};
+use common::files::Tmpfs;
 use simhash_store::Store;
 
 /// JSON Lines of `n` documents with keys, ids from `first`.
@@ -112,30 +113,14 @@ fn ctrl_c_says_the_store_is_unchanged() -> Result {
     Ok(())
 }
 
-struct Mount(std::path::PathBuf);
-
-impl Drop for Mount {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg(&self.0).status();
-    }
-}
-
 #[test]
 fn a_full_disk_says_what_the_store_holds() -> Result {
     let dir = tempfile::tempdir()?;
-    let mnt = dir.path().join("mnt");
-    std::fs::create_dir(&mnt)?;
-    let mounted = Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "size=4m", "tmpfs"])
-        .arg(&mnt)
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !mounted {
-        eprintln!("SKIPPED a_full_disk_says_what_the_store_holds: mounting a tmpfs needs root");
+    let Some(tmpfs) = Tmpfs::mount(dir.path(), "4m", "a_full_disk_says_what_the_store_holds")
+    else {
         return Ok(());
-    }
-    let _mount = Mount(mnt.clone());
+    };
+    let mnt = tmpfs.path().to_path_buf();
     let store = mnt.join("store");
     three_documents(&store, dir.path())?;
     // 200,000 fingerprints with keys: far more than 4 MiB of SST files.

@@ -15,6 +15,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use common::families::ALL_FAMILIES;
+use common::files::copy_dir;
 use common::Rng;
 use simhash_store::salvage::Salvage;
 use simhash_store::verify::Problem;
@@ -99,16 +100,6 @@ fn sst_families(path: &Path) -> BTreeMap<String, String> {
             )
         })
         .collect()
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    fs::create_dir_all(to).expect("mkdir");
-    for entry in fs::read_dir(from).expect("list") {
-        let entry = entry.expect("entry");
-        if entry.file_type().expect("type").is_file() {
-            fs::copy(entry.path(), to.join(entry.file_name())).expect("copy");
-        }
-    }
 }
 
 /// The offsets damaged in a file of `len` bytes, each with the region it is in (the blocks

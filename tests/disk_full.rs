@@ -2,33 +2,21 @@
 //! acknowledged before the error is lost. Needs root to mount a small tmpfs; skipped (with a
 //! message) otherwise.
 
+mod common;
+
 use std::process::Command;
 
+use common::files::Tmpfs;
+
 use simhash_store::{Durability, Entry, Error, Fingerprint, Result, Store};
-
-struct Mount(std::path::PathBuf);
-
-impl Drop for Mount {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg(&self.0).status();
-    }
-}
 
 #[test]
 fn disk_full_then_recover() -> Result<()> {
     let dir = tempfile::tempdir().expect("tempdir");
-    let mnt = dir.path().join("mnt");
-    std::fs::create_dir(&mnt).expect("mkdir");
-    let mounted = Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "size=24m", "tmpfs"])
-        .arg(&mnt)
-        .status()
-        .is_ok_and(|s| s.success());
-    if !mounted {
-        eprintln!("SKIPPED disk_full_then_recover: mounting a tmpfs needs root");
+    let Some(tmpfs) = Tmpfs::mount(dir.path(), "24m", "disk_full_then_recover") else {
         return Ok(());
-    }
-    let _mount = Mount(mnt.clone());
+    };
+    let mnt = tmpfs.path().to_path_buf();
     let store_dir = mnt.join("store");
     let mut acked = 0u64;
     let err = {

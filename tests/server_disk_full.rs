@@ -3,22 +3,15 @@
 //! same process), with every acknowledged write kept.
 //! Needs root to mount a small tmpfs; skipped (with a message) otherwise.
 
+mod common;
 mod server_support;
 
-use std::process::Command;
 use std::time::{Duration, Instant};
 
+use common::files::Tmpfs;
 use serde_json::json;
 use server_support::Server;
 use simhash_store::Store;
-
-struct Mount(std::path::PathBuf);
-
-impl Drop for Mount {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
-    }
-}
 
 fn fingerprint(id: u64) -> u64 {
     id.wrapping_mul(0x9e37_79b9_7f4a_7c15)
@@ -53,18 +46,10 @@ fn fill(dir: &std::path::Path) -> std::path::PathBuf {
 #[test]
 fn a_full_disk_refuses_writes_with_503_then_writes_resume_once_space_is_freed() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let mnt = dir.path().join("mnt");
-    std::fs::create_dir(&mnt).expect("mkdir");
-    let mounted = Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "size=48m", "tmpfs"])
-        .arg(&mnt)
-        .status()
-        .is_ok_and(|s| s.success());
-    if !mounted {
-        eprintln!("SKIPPED a_full_disk_...: mounting a tmpfs needs root");
+    let Some(tmpfs) = Tmpfs::mount(dir.path(), "48m", "a_full_disk_refuses_writes") else {
         return;
-    }
-    let _mount = Mount(mnt.clone());
+    };
+    let mnt = tmpfs.path().to_path_buf();
     let store_dir = mnt.join("store");
     let server = Server::start(&store_dir, &["--durability", "sync"]);
 

@@ -8,6 +8,9 @@ pub mod families;
 /// Block families read with RocksDB alone (split groups).
 pub mod raw;
 
+/// Copies of store directories, and small file systems to fill.
+pub mod files;
+
 /// Stores of format 6, which this build reads but does not write.
 pub mod legacy;
 
