@@ -6,7 +6,7 @@
 //! upsert plan, the ingestion of a run under the journal, the merge of spooled runs) goes
 //! through one type, `Ingestion` (`src/store/ingestion.rs`).
 //!
-//! - `runs.rs`: the in-memory run; the store's upsert planner (`src/store/upsert/`, the
+//! - `runs.rs`: the in-memory run; the store's upsert planner (`src/store/write/plan/`, the
 //!   same as for [`Store::insert_batch`]) computes its net effect on the store.
 //! - `prefault.rs`: the run's memory faulted in ahead of the adds, on another core.
 //! - `sst/`: sorting and writing a run's SST files (through the storage layer's SST writer,

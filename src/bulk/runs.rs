@@ -1,5 +1,5 @@
 //! A run: the documents gathered in memory up to the budget, packed for sorting. The store's
-//! upsert planner (`src/store/upsert/`) reads it through [`Adds`] and plans its net
+//! upsert planner (`src/store/write/plan/`) reads it through [`Adds`] and plans its net
 //! effect on the store, which `sst/` writes.
 
 use rayon::prelude::*;

@@ -10,7 +10,7 @@
 //!   recovery of an interrupted one when the store opens.
 //! - `backup.rs`: [`Store::backup`], a consistent copy of an open store.
 //! - `read.rs`: documents by id, by external key, in id order.
-//! - `write.rs`: [`Entry`], inserts (upserts) and removals; `upsert/`: the upsert planner
+//! - `write/`: [`Entry`], inserts (upserts) and removals; `write/plan/`: the upsert planner
 //!   that inserts, the bulk loader and staged batches share.
 //! - `sketches.rs`: whether the store keeps sketches, and the checks of sketches given to it.
 //! - [`View`] (`src/storage/view.rs`): the consistent read view that queries, `verify` and
@@ -26,7 +26,6 @@ mod open;
 mod options;
 mod read;
 mod sketches;
-mod upsert;
 mod write;
 
 use std::path::Path;
@@ -48,7 +47,7 @@ pub(crate) use ingestion::Ingestion;
 pub use open::{FORMAT_VERSION, MIN_FORMAT_VERSION};
 use options::Clock;
 pub use options::{Durability, StoreBuilder};
-pub(crate) use upsert::{check_key, Adds, KeyWrite, PendingAdds, UpsertPlan};
+pub(crate) use write::plan::{check_key, Adds, KeyWrite, PendingAdds, UpsertPlan};
 pub use write::Entry;
 
 /// A persistent near-duplicate index: documents (a `u64` id, a

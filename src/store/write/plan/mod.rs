@@ -1,6 +1,6 @@
 //! The upsert planner: what storing a sequence of adds does to the store. One plan serves
-//! [`Store::insert_batch`] (written as one atomic write batch, `write.rs`) and the bulk loader
-//! (written as the SST files of a run, `src/bulk/sst/`).
+//! [`Store::insert_batch`] and the bulk loader; `../apply.rs` writes it, into one atomic
+//! write batch or into the SST files of a run.
 //!
 //! The plan is what applying the adds one by one, in order, would do, computed with sorts
 //! and batched lookups instead of one read-modify-write per add:
@@ -40,7 +40,7 @@ pub(crate) use pending::PendingAdds;
 pub(crate) use resolve::SeqSet;
 use resolve::*;
 
-use super::Store;
+use crate::store::Store;
 use crate::codec::{self, Document};
 use crate::error::{Error, Result};
 use crate::keys::{self, DOCS_FAMILY, KEYS_FAMILY, MAX_EXTERNAL_KEY_LEN};

@@ -1,11 +1,14 @@
-//! Writes: upserts and removals, each one atomic `WriteBatch` across all column families.
-//! Upserts are planned by the upsert planner (`upsert/`), which the bulk loader shares.
+//! Writes: upserts and removals, each one atomic batch across all column families.
+//!
+//! - `plan/`: the upsert planner, which inserts, the bulk loader and staged batches share.
 
 use std::sync::atomic::Ordering;
 
 use crate::storage::Batch as WriteBatch;
 
-use super::upsert::{check_key, Adds, KeyWrite};
+pub(crate) mod plan;
+
+use plan::{check_key, Adds, KeyWrite};
 use super::Store;
 use crate::codec::{self, Document};
 use crate::error::Result;
