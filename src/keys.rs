@@ -55,6 +55,20 @@ pub(crate) const ALL_FAMILIES: [&str; 7] = [
 /// Longest external key accepted, in bytes.
 pub const MAX_EXTERNAL_KEY_LEN: usize = 4096;
 
+/// Whether `key` is an external key the store accepts: 1..=[`MAX_EXTERNAL_KEY_LEN`] bytes.
+/// The one check of a key's length: inserts, staged batches, the bulk loader and the
+/// service's requests call it.
+///
+/// ```
+/// use simhash_store::{external_key_fits, MAX_EXTERNAL_KEY_LEN};
+/// assert!(external_key_fits("https://example.com/a"));
+/// assert!(!external_key_fits(""));
+/// assert!(!external_key_fits(&"k".repeat(MAX_EXTERNAL_KEY_LEN + 1)));
+/// ```
+pub fn external_key_fits(key: &str) -> bool {
+    !key.is_empty() && key.len() <= MAX_EXTERNAL_KEY_LEN
+}
+
 /// Meta key of the on-disk format version.
 pub(crate) const META_FORMAT_VERSION: &[u8] = b"format_version";
 /// Meta key of the fingerprint configuration.

@@ -105,7 +105,7 @@ pub use codec::Document;
 pub use dedup::{Clusters, InsertOutcome, KeyHolder, Pair, StagedBatch};
 pub use error::{Error, Result};
 pub use fingerprint::{Fingerprint, BLOCKS};
-pub use keys::MAX_EXTERNAL_KEY_LEN;
+pub use keys::{external_key_fits, MAX_EXTERNAL_KEY_LEN};
 pub use query::{Match, Strategy, MAX_DISTANCE};
 #[cfg(feature = "readers")]
 pub use readers::{read_input, Record};

@@ -7,7 +7,7 @@
 //! read as its 64 bits in two's complement, as Spark and Arrow store them).
 
 use serde::{Deserialize, Serialize};
-use simhash_store::{Fingerprint, Match, MAX_DISTANCE, MAX_EXTERNAL_KEY_LEN};
+use simhash_store::{external_key_fits, Fingerprint, Match, MAX_DISTANCE, MAX_EXTERNAL_KEY_LEN};
 
 /// The distance a request uses when it gives no `k`.
 pub const DEFAULT_K: u32 = 3;
@@ -75,7 +75,7 @@ impl DocumentIn {
     /// long.
     pub fn content(&self) -> Result<Content<'_>, String> {
         if let Some(key) = &self.key {
-            if key.is_empty() || key.len() > MAX_EXTERNAL_KEY_LEN {
+            if !external_key_fits(key) {
                 return Err(format!(
                     "a key must be 1 to {MAX_EXTERNAL_KEY_LEN} bytes, this one is {}",
                     key.len()

@@ -8,13 +8,13 @@ use crate::storage::Batch as WriteBatch;
 
 pub(crate) mod plan;
 
-use plan::{check_key, Adds, KeyWrite};
 use super::Store;
 use crate::codec::{self, Document};
 use crate::error::Result;
 use crate::fingerprint::Fingerprint;
 use crate::keys::{self, DOCS_FAMILY, KEYS_FAMILY, META_FAMILY};
 use crate::sketch::Sketch;
+use plan::{check_key, Adds, KeyWrite};
 
 /// A document to store: its id, fingerprint and optional external key, text length and
 /// [`Sketch`] (kept only by a store that keeps sketches).

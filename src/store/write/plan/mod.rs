@@ -40,10 +40,10 @@ pub(crate) use pending::PendingAdds;
 pub(crate) use resolve::SeqSet;
 use resolve::*;
 
-use crate::store::Store;
 use crate::codec::{self, Document};
 use crate::error::{Error, Result};
 use crate::keys::{self, DOCS_FAMILY, KEYS_FAMILY, MAX_EXTERNAL_KEY_LEN};
+use crate::store::Store;
 
 /// Ids or keys read from the store per multi-get.
 const LOOKUP_BATCH: usize = 4096;
@@ -51,9 +51,9 @@ const LOOKUP_BATCH: usize = 4096;
 /// skips the lookups of ids outside it (an append of new ids reads nothing).
 const RANGE_CHECK_MIN: usize = LOOKUP_BATCH;
 
-/// Checks an external key: 1..=[`MAX_EXTERNAL_KEY_LEN`] bytes.
+/// Checks the external key of document `id` ([`keys::external_key_fits`]).
 pub(crate) fn check_key(id: u64, key: &str) -> Result<()> {
-    if key.is_empty() || key.len() > MAX_EXTERNAL_KEY_LEN {
+    if !keys::external_key_fits(key) {
         return Err(Error::InvalidArgument(format!(
             "document {id}: an external key must have 1..={MAX_EXTERNAL_KEY_LEN} bytes, this one has {}",
             key.len()
