@@ -180,6 +180,7 @@ pub(crate) fn encode_document_into(doc: &DocumentRef<'_>, out: &mut Vec<u8>) {
     }
 }
 
+#[cfg(test)]
 pub(crate) fn encode_document(doc: &Document) -> Vec<u8> {
     let mut out = Vec::with_capacity(32 + SKETCH_BYTES + doc.key.as_ref().map_or(0, String::len));
     encode_document_into(&doc.view(), &mut out);

@@ -452,17 +452,16 @@ impl BulkLoader<'_> {
             blocks: keep_pages,
             docs: keep_pages && ingestion.may_have_keys(),
         };
-        let written = sst::write_run(
-            &buf,
-            &net,
-            &dir,
-            &prefix,
+        let files = sst::RunFiles {
+            dir: &dir,
+            prefix: &prefix,
             dest,
             segment,
             chunks,
             kept,
-            ingestion.now_micros(),
-        )?;
+            now: ingestion.now_micros(),
+        };
+        let written = sst::write_run(&buf, &net, files)?;
         if spooled {
             buf.clear();
             self.buf = buf;

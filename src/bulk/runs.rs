@@ -8,7 +8,7 @@ use super::prefault::Ahead;
 use crate::codec::DocumentRef;
 use crate::fingerprint::Fingerprint;
 use crate::sketch::Sketch;
-use crate::store::Adds;
+use crate::store::{apply, Adds};
 
 /// `text_len` of a document that has none.
 const NO_TEXT_LEN: u64 = u64::MAX;
@@ -275,6 +275,14 @@ impl Adds for RunBuffer {
 
     fn has_keys(&self) -> bool {
         self.keyed > 0
+    }
+}
+
+impl apply::Documents for RunBuffer {
+    #[inline]
+    fn document(&self, seq: u32, added: u64) -> Option<(u64, DocumentRef<'_>)> {
+        let rec = self.recs.get(seq as usize)?;
+        Some((rec.id, RunBuffer::document(self, seq, rec, added)))
     }
 }
 

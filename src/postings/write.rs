@@ -2,7 +2,7 @@
 //! groups split (format 9, the only one this build writes): a single write's deltas, and the
 //! chunks of a group that a bulk run, its merge and a fold write ([`GroupWriter`]).
 
-use crate::storage::{Batch as WriteBatch, ReadOptions};
+use crate::storage::{BatchSink, ReadOptions, Sink};
 
 use super::chunk::{self, MAX_ENTRIES};
 use super::{in_key_order, Db, Packed};
@@ -28,19 +28,12 @@ pub(crate) fn block_families_empty(db: Db<'_>) -> Result<bool> {
 
 impl Packed {
     /// Adds document `id` with fingerprint `fp` to the four block families in `batch`.
-    pub(crate) fn put(
-        &self,
-        db: Db<'_>,
-        batch: &mut WriteBatch,
-        fp: Fingerprint,
-        id: u64,
-    ) -> Result<()> {
+    pub(crate) fn put(&self, batch: &mut BatchSink<'_>, fp: Fingerprint, id: u64) -> Result<()> {
+        let value = codec::encode_delta(Delta::Added);
         for i in 0..BLOCKS {
-            batch.put_cf(
-                db.family(i)?,
-                keys::delta_key(i, fp, id),
-                codec::encode_delta(Delta::Added),
-            );
+            let Ok(()) = batch
+                .block_family(i)?
+                .put(&keys::delta_key(i, fp, id), &value);
         }
         Ok(())
     }
@@ -48,20 +41,14 @@ impl Packed {
     /// Removes document `id` with fingerprint `fp` from the four block families in `batch`.
     /// The removal hides the entry in every chunk written so far (the caller holds the write
     /// lock, so no bulk run writes a segment meanwhile).
-    pub(crate) fn delete(
-        &self,
-        db: Db<'_>,
-        batch: &mut WriteBatch,
-        fp: Fingerprint,
-        id: u64,
-    ) -> Result<()> {
-        let watermark = self.next_segment();
+    pub(crate) fn delete(&self, batch: &mut BatchSink<'_>, fp: Fingerprint, id: u64) -> Result<()> {
+        let value = codec::encode_delta(Delta::Removed {
+            watermark: self.next_segment(),
+        });
         for i in 0..BLOCKS {
-            batch.put_cf(
-                db.family(i)?,
-                keys::delta_key(i, fp, id),
-                codec::encode_delta(Delta::Removed { watermark }),
-            );
+            let Ok(()) = batch
+                .block_family(i)?
+                .put(&keys::delta_key(i, fp, id), &value);
         }
         Ok(())
     }

@@ -10,6 +10,8 @@
 //! - `view.rs`: [`View`], a consistent read view (a snapshot, or a read-only store as opened).
 //! - `journal.rs`: crash-safe ingestion of SST files across families, and its recovery.
 //! - `load_record.rs`: [`LoadRecord`], the record of a bulk load with spooled runs.
+//! - `sink.rs`: [`Sink`], one family's puts and deletes, into a write batch ([`BatchSink`],
+//!   committed atomically) or an SST file (`SstWriter`, `sst/writer.rs`: keys in order).
 //! - `sst/`: writing SST files outside the store, with their pages kept in the page cache.
 //! - `creation.rs`: a store directory before its store is whole (created by another
 //!   process, or a creation that stopped).
@@ -28,6 +30,7 @@ pub(crate) mod files;
 pub(crate) mod journal;
 mod load_record;
 mod secondary;
+mod sink;
 pub(crate) mod sst;
 mod view;
 
@@ -37,7 +40,8 @@ pub(crate) use database::{error, Access, Database, OpenOptions};
 pub(crate) use families::{in_key_order, Destination};
 pub(crate) use journal::{Journal, DEFAULT_TEMP_DIR};
 pub(crate) use load_record::{LoadRecord, SpoolFile, SpooledRun};
-pub(crate) use sst::{FillError, FillResult, Keep, SstWriter};
+pub(crate) use sink::{BatchSink, Persist, Sink};
+pub(crate) use sst::{FillError, FillResult, Keep};
 pub(crate) use view::View;
 
 /// A batch of writes, applied atomically ([`Database::write`]).

@@ -38,7 +38,7 @@ use crate::error::{Error, Result};
 use crate::keys::BLOCK_FAMILIES;
 use crate::postings::Postings;
 use crate::simhash::Simhasher;
-use crate::storage::{Database, Family, FamilyIter, WriteOptions};
+use crate::storage::{Database, Family, FamilyIter, Persist, WriteOptions};
 
 pub use crate::format::Format;
 pub(crate) use crate::storage::View;
@@ -47,6 +47,7 @@ pub(crate) use ingestion::Ingestion;
 pub use open::{FORMAT_VERSION, MIN_FORMAT_VERSION};
 use options::Clock;
 pub use options::{Durability, StoreBuilder};
+pub(crate) use write::apply;
 pub(crate) use write::plan::{check_key, Adds, KeyWrite, PendingAdds, UpsertPlan};
 pub use write::Entry;
 
@@ -372,6 +373,15 @@ impl Store {
                 found: self.format.version(),
                 current: Format::CURRENT.version(),
             })
+    }
+
+    /// How a committed write batch is made durable: the store's [`Durability`].
+    pub(crate) fn persist(&self) -> Persist {
+        match self.durability {
+            Durability::Sync => Persist::Synced,
+            Durability::Buffered => Persist::Logged,
+            Durability::NoWal => Persist::Unlogged,
+        }
     }
 
     pub(crate) fn write_options(&self) -> WriteOptions {

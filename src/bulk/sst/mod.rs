@@ -27,7 +27,6 @@ use rayon::prelude::*;
 
 use super::prefault;
 use super::runs::RunBuffer;
-use crate::codec;
 use crate::error::Result;
 use crate::fingerprint::{Fingerprint, BLOCKS};
 use crate::keys::{self, BLOCK_FAMILIES, DOCS_FAMILY, KEYS_FAMILY};
@@ -35,8 +34,8 @@ use crate::pigeonhole::BLOCK_VALUES;
 use crate::postings::spool::SpoolWriter;
 
 use crate::storage::sst::{write_file, KEPT_FILE_ENTRIES};
-use crate::storage::{Destination, FillError, Keep, RocksError, SstWriter};
-use crate::store::{KeyWrite, UpsertPlan};
+use crate::storage::{Destination, FillError, Keep};
+use crate::store::{apply, UpsertPlan};
 
 use crate::postings::run_chunks::{write_packed, ChunkOut};
 use radix::*;
@@ -116,12 +115,31 @@ pub(crate) struct Kept {
     pub(crate) docs: bool,
 }
 
-/// Writes the run's SST files into `dir`, names prefixed by `prefix`, and returns them in
-/// ingestion order: `docs`, `keys`, then `block0..3`. `now` is the `added` time of new
-/// documents. The block families get removals of the documents the run replaces, numbered
-/// `segment`, and the run's entries as chunks of segment `segment` ([`write_packed`]), in the
-/// SST files or in spool files (`chunks`). `kept` says whose pages stay in the page cache as
-/// they are written ([`KeptPages`]): for a run whose files are read back.
+/// Where and how [`write_run`] writes a run's files.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RunFiles<'a> {
+    /// The directory of the files ...
+    pub(crate) dir: &'a Path,
+    /// ... and the prefix of their names.
+    pub(crate) prefix: &'a str,
+    /// The store the files are for (their options).
+    pub(crate) dest: Destination,
+    /// The run's segment: its chunks' number, and the watermark of its removals.
+    pub(crate) segment: u32,
+    /// Where its block entries go.
+    pub(crate) chunks: Chunks,
+    /// Whose pages stay in the page cache as they are written ([`KeptPages`]): for a run
+    /// whose files are read back.
+    pub(crate) kept: Kept,
+    /// The `added` time of new documents.
+    pub(crate) now: u64,
+}
+
+/// Writes the run's SST files as `files` says, and returns them in ingestion order: `docs`,
+/// `keys`, then `block0..3`. Documents and keys are written by the one translation of a plan
+/// into writes (`store::apply`). The block families get removals of the documents the run
+/// replaces, numbered `segment`, and the run's entries as chunks of segment `segment`
+/// ([`write_packed`]), in the SST files or in spool files (`chunks`).
 ///
 /// Tasks: one per thread and block family (its range written as files of at most
 /// [`KEPT_FILE_ENTRIES`] when kept), more for a family of more than
@@ -131,18 +149,16 @@ pub(crate) struct Kept {
 /// until none is left, so no thread waits at the end of a family. A thread sorts the block
 /// keys of its task itself, into buffers it keeps: at most one part per thread is in memory
 /// (32 bytes per key of the part: the keys and the radix sort's scratch).
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn write_run(
-    buf: &RunBuffer,
-    net: &UpsertPlan,
-    dir: &Path,
-    prefix: &str,
-    dest: Destination,
-    segment: u32,
-    chunks: Chunks,
-    kept: Kept,
-    now: u64,
-) -> Result<Written> {
+pub(crate) fn write_run(buf: &RunBuffer, net: &UpsertPlan, files: RunFiles<'_>) -> Result<Written> {
+    let RunFiles {
+        dir,
+        prefix,
+        dest,
+        segment,
+        chunks,
+        kept,
+        now,
+    } = files;
     let starts = block_starts(buf, &net.survivors);
     let block_deletes: Vec<Vec<u128>> = (0..BLOCKS)
         .map(|i| {
@@ -158,7 +174,6 @@ pub(crate) fn write_run(
     let doc_deletes: Vec<u128> = net.doc_deletes.iter().map(|&id| u128::from(id)).collect();
     let rec = |s: u32| buf.recs.get(s as usize);
     let doc_id = |&s: &u32| rec(s).map_or(0, |r| u128::from(r.id));
-    let added = |s: u32| net.added(s, now);
 
     // `keys` (one file that cannot be split) first, then the large block parts, and the
     // small docs parts last, so that they fill the end.
@@ -190,17 +205,7 @@ pub(crate) fn write_run(
                     dest,
                     net.key_writes.len(),
                     Keep::Nothing,
-                    |w| {
-                        for write in &net.key_writes {
-                            match write {
-                                KeyWrite::Put(key, id) => {
-                                    w.put(key.bytes(buf), keys::id_value(*id))?
-                                }
-                                KeyWrite::Delete(key) => w.delete(key.bytes(buf))?,
-                            }
-                        }
-                        Ok(())
-                    },
+                    |w| Ok(apply::keys(&net.key_writes, buf, w)?),
                 )?;
                 (
                     size.map(|s| (KEYS_FAMILY, path, s)).into_iter().collect(),
@@ -295,7 +300,7 @@ pub(crate) fn write_run(
             }
             Task::Docs(p, ref pr, ref dr) => {
                 let path = dir.join(format!("{prefix}-{DOCS_FAMILY}-{p:03}.sst"));
-                let (puts, deletes) = (&net.survivors[pr.clone()], &doc_deletes[dr.clone()]);
+                let (puts, deletes) = (&net.survivors[pr.clone()], &net.doc_deletes[dr.clone()]);
                 let size = write_file(
                     DOCS_FAMILY,
                     &path,
@@ -303,22 +308,14 @@ pub(crate) fn write_run(
                     puts.len() + deletes.len(),
                     Keep::all_if(kept.docs),
                     |w| {
-                        Ok(merge_into(
-                            w,
+                        Ok(apply::docs(
+                            net,
+                            buf,
                             puts,
                             deletes,
-                            doc_id,
-                            &|w, scratch, &s| match rec(s) {
-                                Some(r) => {
-                                    codec::encode_document_into(
-                                        &buf.document(s, r, added(s)),
-                                        scratch,
-                                    );
-                                    w.put(keys::doc_key(r.id), &scratch[..])
-                                }
-                                None => Ok(()),
-                            },
-                            |w, id| w.delete(keys::doc_key(id as u64)),
+                            now,
+                            &mut Vec::new(),
+                            w,
                         )?)
                     },
                 )?;

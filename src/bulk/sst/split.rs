@@ -1,4 +1,4 @@
-//! Cutting a sorted range into pieces for the threads, and merging puts with deletes.
+//! Cutting a sorted range into pieces for the threads.
 
 use super::*;
 
@@ -45,10 +45,6 @@ pub(super) fn split<T>(
     out
 }
 
-/// Writes a put of `T`; the vector is a scratch buffer for the value, reused across puts.
-pub(super) type PutFn<'f, T> =
-    dyn Fn(&mut SstWriter<'_>, &mut Vec<u8>, &T) -> std::result::Result<(), RocksError> + Sync + 'f;
-
 /// Cuts a block family's sorted `keys` and `deletes` (all of block values below `hi`) into
 /// pieces of whole groups, each of about `max` keys at most (more only where one group holds
 /// more): (keys range, deletes range) per piece, in order, together covering both.
@@ -78,32 +74,4 @@ pub(super) fn pieces(
         (k, d) = (end, d_end);
     }
     out
-}
-
-/// Writes puts and deletes merged in key order.
-pub(super) fn merge_into<T>(
-    w: &mut SstWriter<'_>,
-    puts: &[T],
-    deletes: &[u128],
-    key: impl Fn(&T) -> u128,
-    put: &PutFn<'_, T>,
-    delete: impl Fn(&mut SstWriter<'_>, u128) -> std::result::Result<(), RocksError>,
-) -> std::result::Result<(), RocksError> {
-    let mut scratch = Vec::new();
-    let mut d = deletes.iter().peekable();
-    for p in puts {
-        let k = key(p);
-        while let Some(&&dk) = d.peek() {
-            if dk >= k {
-                break;
-            }
-            delete(w, dk)?;
-            d.next();
-        }
-        put(w, &mut scratch, p)?;
-    }
-    for &dk in d {
-        delete(w, dk)?;
-    }
-    Ok(())
 }

@@ -157,6 +157,20 @@ impl SstWriter<'_> {
     }
 }
 
+impl crate::storage::Sink for SstWriter<'_> {
+    type Error = rocksdb::Error;
+
+    #[inline]
+    fn put(&mut self, key: &[u8], value: &[u8]) -> std::result::Result<(), rocksdb::Error> {
+        SstWriter::put(self, key, value)
+    }
+
+    #[inline]
+    fn delete(&mut self, key: &[u8]) -> std::result::Result<(), rocksdb::Error> {
+        SstWriter::delete(self, key)
+    }
+}
+
 /// Writes one SST file of `family` at `path`; `fill` adds the entries in key order. Returns
 /// the file size, or `None` (and no file) if `fill` added nothing. `keep` says which of the
 /// file's pages stay in the page cache as they are written ([`KeptPages`]).

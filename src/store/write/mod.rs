@@ -1,20 +1,22 @@
 //! Writes: upserts and removals, each one atomic batch across all column families.
 //!
-//! - `plan/`: the upsert planner, which inserts, the bulk loader and staged batches share.
+//! - `plan/`: the upsert planner, which inserts, the bulk loader and staged batches share;
+//! - `apply.rs`: a plan's writes, into a write batch or a bulk run's SST files.
+
+pub(crate) mod apply;
+pub(crate) mod plan;
 
 use std::sync::atomic::Ordering;
 
-use crate::storage::Batch as WriteBatch;
-
-pub(crate) mod plan;
-
 use super::Store;
-use crate::codec::{self, Document};
+use crate::codec::{self, Document, DocumentRef};
 use crate::error::Result;
 use crate::fingerprint::Fingerprint;
 use crate::keys::{self, DOCS_FAMILY, KEYS_FAMILY, META_FAMILY};
 use crate::sketch::Sketch;
-use plan::{check_key, Adds, KeyWrite};
+use crate::storage::{BatchSink, Sink};
+use apply::Documents;
+use plan::{check_key, Adds};
 
 /// A document to store: its id, fingerprint and optional external key, text length and
 /// [`Sketch`] (kept only by a store that keeps sketches).
@@ -126,6 +128,20 @@ impl Adds for Entries {
     }
 }
 
+impl Documents for Entries {
+    fn document(&self, seq: u32, added: u64) -> Option<(u64, DocumentRef<'_>)> {
+        let entry = self.entries.get(seq as usize)?;
+        let doc = DocumentRef {
+            fingerprint: entry.fingerprint,
+            key: entry.key.as_deref(),
+            text_len: entry.text_len,
+            added,
+            sketch: entry.sketch.as_ref(),
+        };
+        Some((entry.id, doc))
+    }
+}
+
 impl Store {
     /// Stores document `id` with fingerprint `fp`. An upsert: if `id` exists, its old
     /// fingerprint's index entries are removed in the same atomic batch (its external key and
@@ -186,42 +202,18 @@ impl Store {
         let entries = Entries::new(self, entries)?;
         let plan = self.plan_upserts(&entries)?;
         self.note_keys(&plan);
-        let now = self.now_micros();
-        let (docs, keys_cf) = (self.cf(DOCS_FAMILY)?, self.cf(KEYS_FAMILY)?);
-        let mut batch = WriteBatch::default();
-        let (packed, blocks) = (self.packed()?, self.blocks_db());
-        let mut touched = Vec::with_capacity(plan.block_deletes.len() + plan.survivors.len());
-        for &(id, fp) in &plan.block_deletes {
-            let fp = Fingerprint(fp);
-            packed.delete(blocks, &mut batch, fp, id)?;
-            touched.push(fp);
-        }
-        for &id in &plan.doc_deletes {
-            batch.delete_cf(docs, keys::doc_key(id));
-        }
-        for write in &plan.key_writes {
-            match write {
-                KeyWrite::Put(key, id) => {
-                    batch.put_cf(keys_cf, key.bytes(&entries), keys::id_value(*id))
-                }
-                KeyWrite::Delete(key) => batch.delete_cf(keys_cf, key.bytes(&entries)),
-            }
-        }
-        for &s in &plan.survivors {
-            let Some(entry) = entries.entries.get(s as usize) else {
-                continue;
-            };
-            packed.put(blocks, &mut batch, entry.fingerprint, entry.id)?;
-            touched.push(entry.fingerprint);
-            let doc = Document {
-                fingerprint: entry.fingerprint,
-                key: entry.key.clone(),
-                text_len: entry.text_len,
-                added: plan.added(s, now),
-                sketch: entry.sketch,
-            };
-            batch.put_cf(docs, keys::doc_key(entry.id), codec::encode_document(&doc));
-        }
+        let mut batch = BatchSink::new(&self.db);
+        let touched = apply::block_deltas(&plan, &entries, self.packed()?, &mut batch)?;
+        let Ok(()) = apply::docs(
+            &plan,
+            &entries,
+            &plan.survivors,
+            &plan.doc_deletes,
+            self.now_micros(),
+            &mut Vec::new(),
+            &mut batch.family(DOCS_FAMILY)?,
+        );
+        let Ok(()) = apply::keys(&plan.key_writes, &entries, &mut batch.family(KEYS_FAMILY)?);
         self.commit_batch(batch, plan.count_after(self.len()), &touched)
     }
 
@@ -258,13 +250,12 @@ impl Store {
     /// Deletes stored document `id` (`old`), its block entries and its key if the key still
     /// names it. The caller holds the write lock.
     fn remove_document(&self, id: u64, old: &Document) -> Result<()> {
-        let mut batch = WriteBatch::default();
-        self.packed()?
-            .delete(self.blocks_db(), &mut batch, old.fingerprint, id)?;
-        batch.delete_cf(self.cf(DOCS_FAMILY)?, keys::doc_key(id));
+        let mut batch = BatchSink::new(&self.db);
+        self.packed()?.delete(&mut batch, old.fingerprint, id)?;
+        let Ok(()) = batch.family(DOCS_FAMILY)?.delete(&keys::doc_key(id));
         if let Some(key) = &old.key {
             if self.id_for_key(key)? == Some(id) {
-                batch.delete_cf(self.cf(KEYS_FAMILY)?, key.as_bytes());
+                let Ok(()) = batch.family(KEYS_FAMILY)?.delete(key.as_bytes());
             }
         }
         self.commit_batch(batch, self.len().saturating_sub(1), &[old.fingerprint])
@@ -275,19 +266,14 @@ impl Store {
     /// count once the batch is written. The caller holds the write lock.
     fn commit_batch(
         &self,
-        mut batch: WriteBatch,
+        mut batch: BatchSink<'_>,
         count: u64,
         touched: &[Fingerprint],
     ) -> Result<()> {
-        batch.put_cf(
-            self.cf(META_FAMILY)?,
-            keys::META_DOC_COUNT,
-            codec::encode_u64(count),
-        );
+        batch.put(META_FAMILY, keys::META_DOC_COUNT, &codec::encode_u64(count))?;
         // Only a store of the packed layout takes writes (`check_writable`).
         let packed = self.packed()?;
-        self.db
-            .write(batch, &self.write_options(), "write a batch")?;
+        batch.commit(self.persist(), "write a batch")?;
         self.doc_count.store(count, Ordering::SeqCst);
         let mut due = Vec::new();
         for &fp in touched {
