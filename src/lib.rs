@@ -111,7 +111,7 @@ pub use query::{Match, Strategy, MAX_DISTANCE};
 pub use readers::{read_input, Record};
 pub use simhash::{SimhashConfig, Simhasher};
 pub use sketch::Sketch;
-pub use store::{Backup, Durability, Entry, Store, StoreBuilder};
+pub use store::{Backup, Durability, Entry, IdAssigner, Store, StoreBuilder};
 pub use verified::VerifiedMatch;
 pub use verify::VerifyReport;
 

@@ -15,7 +15,7 @@ use rayon::prelude::*;
 use roaring::RoaringTreemap;
 use simhash_store::bulk::{BulkPhase, BulkSummary};
 use simhash_store::readers::{ExportHeader, Location, Position};
-use simhash_store::{BulkLoader, BulkOptions, Entry, SimhashConfig, Store};
+use simhash_store::{BulkLoader, BulkOptions, Entry, IdAssigner, SimhashConfig, Store};
 
 use super::progress::Progress;
 use super::read::{self, Content, Doc, NoText, NoTextReason, NoTexts, Tally};
@@ -242,9 +242,8 @@ impl<'a> Target<'a> {
 struct Writer<'a> {
     store: &'a Store,
     loader: BulkLoader<'a>,
-    /// Greater than every id stored or given in this load; `None` once id 2^64-1 is: no
-    /// new id is left (ids never wrap into a stored one).
-    next_id: Option<u64>,
+    /// The ids of documents that give none.
+    ids: IdAssigner,
     /// Keys added in this load and their ids (not yet visible through `id_for_key`).
     keys: HashMap<String, u64>,
     /// The ids this load gave documents without one, and where.
@@ -302,11 +301,8 @@ impl<'a> Writer<'a> {
         bar: ProgressBar,
         state: Option<Arc<LoadState>>,
     ) -> anyhow::Result<Writer<'a>> {
-        let next_id = match store.next_id() {
-            Ok(id) => Some(id),
-            Err(simhash_store::Error::NoIdLeft { .. }) => None,
-            Err(e) => return Err(e).context("cannot read the largest id of the store"),
-        };
+        let ids =
+            IdAssigner::for_store(store).context("cannot read the largest id of the store")?;
         let watch = state.clone();
         let options = BulkOptions::new().progress(move |p| {
             if let Some(state) = &state {
@@ -330,7 +326,7 @@ impl<'a> Writer<'a> {
         Ok(Writer {
             store,
             loader,
-            next_id,
+            ids,
             keys: HashMap::new(),
             new_ids: NewIds::default(),
             given_ids: RoaringTreemap::new(),
@@ -354,31 +350,26 @@ impl<'a> Writer<'a> {
                 );
             }
             self.given_ids.insert(id);
-            self.next_id = match (self.next_id, id.checked_add(1)) {
-                (Some(next), Some(after)) => Some(next.max(after)),
-                _ => None,
-            };
+            self.ids.give(id);
             return Ok(id);
         }
-        if let Some(key) = &doc.key {
-            if let Some(&id) = self.keys.get(key) {
-                return Ok(id);
-            }
-            match self.store.id_for_key(key)? {
-                // A stored document whose id this load gave another document is replaced by
-                // that one: this key's document is new.
-                Some(id) if !self.given_ids.contains(id) => return Ok(id),
-                _ => {}
-            }
-        }
-        let Some(id) = self.next_id else {
+        let holder = match &doc.key {
+            Some(key) => match self.keys.get(key) {
+                Some(&id) => return Ok(id),
+                None => self.store.id_for_key(key)?,
+            },
+            None => None,
+        };
+        // A stored document whose id this load gave another document is replaced by that
+        // one: this key's document is new.
+        let given = &self.given_ids;
+        let Some(id) = self.ids.for_key(holder, |id| given.contains(id)) else {
             anyhow::bail!(
                 "{}: no new id is left for this document: the store holds, or this load gave, id 18446744073709551615 \
                  (2^64-1), the largest there is, and ids never wrap to a stored one; give the documents ids explicitly",
                 doc.location
             );
         };
-        self.next_id = id.checked_add(1);
         self.new_ids.push(id, &doc.location);
         Ok(id)
     }

@@ -23,7 +23,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use simhash_store::{Entry, Fingerprint, KeyHolder, Match, Sketch, StagedBatch, Store};
+use simhash_store::{Entry, Fingerprint, IdAssigner, KeyHolder, Match, Sketch, StagedBatch, Store};
 use tokio::sync::{mpsc, oneshot};
 
 use super::error::ApiError;
@@ -154,10 +154,10 @@ pub fn start(
 ) -> anyhow::Result<(WriterHandle, std::thread::JoinHandle<()>)> {
     let (queue, rx) = mpsc::channel(capacity.max(1));
     let store = slot.get();
-    let next_id = first_free_id(&store)?;
+    let ids = IdAssigner::for_store(&store)?;
     let mut writer = Writer {
         store,
-        next_id,
+        ids,
         metrics,
         recovery: Recovery {
             slot,
@@ -172,21 +172,11 @@ pub fn start(
     Ok((WriterHandle { queue }, thread))
 }
 
-/// The store's next free id; `None` if it holds id 2^64-1, after which there is none.
-fn first_free_id(store: &Store) -> simhash_store::Result<Option<u64>> {
-    match store.next_id() {
-        Ok(id) => Ok(Some(id)),
-        Err(simhash_store::Error::NoIdLeft { .. }) => Ok(None),
-        Err(e) => Err(e),
-    }
-}
-
 struct Writer {
     /// The store written to; while the disk is full, the read-only open the readers use.
     store: Arc<Store>,
-    /// Greater than every id stored or given out; `None` once id 2^64-1 is: no id is left
-    /// (ids never wrap or saturate into a stored one).
-    next_id: Option<u64>,
+    /// The ids of documents that give none.
+    ids: IdAssigner,
     metrics: Arc<Metrics>,
     recovery: Recovery,
 }
@@ -314,8 +304,8 @@ impl Writer {
             Ok(store) => Arc::new(store),
             Err(_) => return false,
         };
-        match first_free_id(&store) {
-            Ok(next_id) => self.next_id = next_id,
+        match IdAssigner::for_store(&store) {
+            Ok(ids) => self.ids = ids,
             Err(_) => return false,
         }
         recovery.slot.replace(Arc::clone(&store));
@@ -379,7 +369,7 @@ impl Writer {
             }
             return;
         }
-        let next_id = self.next_id;
+        let ids = self.ids;
         let store = Arc::clone(&self.store);
         let committed = self.stage(&store, &requests).and_then(|(batch, decided)| {
             let documents = batch.len() as u64;
@@ -389,7 +379,7 @@ impl Writer {
         });
         if let Err(e) = &committed {
             // Nothing of the group is stored: the ids it gave out are free again.
-            self.next_id = next_id;
+            self.ids = ids;
             self.note(e);
         }
         match committed {
@@ -457,10 +447,7 @@ impl Writer {
     fn reserve_given_ids(&mut self, docs: &[Prepared]) -> HashSet<u64> {
         let given: HashSet<u64> = docs.iter().filter_map(|d| d.id).collect();
         for &id in &given {
-            self.next_id = match (self.next_id, id.checked_add(1)) {
-                (Some(next), Some(after)) => Some(next.max(after)),
-                _ => None,
-            };
+            self.ids.give(id);
         }
         given
     }
@@ -482,10 +469,9 @@ impl Writer {
             (None, Some(key)) => match batch.key_holder(key)? {
                 Some(KeyHolder::Staged { id, at }) if at >= start => id,
                 // A holder whose id the request gives to another document is replaced by it.
-                Some(holder) if !given.contains(&holder.id()) => holder.id(),
-                _ => self.fresh_id()?,
+                holder => self.new_id(holder.map(|h| h.id()), given)?,
             },
-            (None, None) => self.fresh_id()?,
+            (None, None) => self.new_id(None, given)?,
         };
         Ok(Entry {
             id,
@@ -496,11 +482,12 @@ impl Writer {
         })
     }
 
-    /// A new id, past every id stored or given; fails once none is left.
-    fn fresh_id(&mut self) -> Result<u64, ApiError> {
-        let id = self.next_id.ok_or_else(ApiError::no_id_left)?;
-        self.next_id = id.checked_add(1);
-        Ok(id)
+    /// The id of a document whose key `holder` holds, unless the request gives that id
+    /// to another document; else a new one. Fails once no new id is left.
+    fn new_id(&mut self, holder: Option<u64>, given: &HashSet<u64>) -> Result<u64, ApiError> {
+        self.ids
+            .for_key(holder, |id| given.contains(&id))
+            .ok_or_else(ApiError::no_id_left)
     }
 }
 
@@ -522,7 +509,7 @@ mod tests {
         let path = store.path().to_path_buf();
         Writer {
             store: Arc::clone(store),
-            next_id: first_free_id(store).expect("next id"),
+            ids: IdAssigner::for_store(store).expect("next id"),
             metrics: Arc::new(Metrics::default()),
             recovery: Recovery {
                 slot: Arc::new(StoreSlot::new(Arc::clone(store))),

@@ -48,6 +48,7 @@ pub use open::{FORMAT_VERSION, MIN_FORMAT_VERSION};
 use options::Clock;
 pub use options::{Durability, StoreBuilder};
 pub(crate) use write::apply;
+pub use write::ids::IdAssigner;
 pub(crate) use write::plan::{check_key, Adds, KeyWrite, PendingAdds, UpsertPlan};
 pub use write::Entry;
 

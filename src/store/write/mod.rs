@@ -1,9 +1,11 @@
 //! Writes: upserts and removals, each one atomic batch across all column families.
 //!
 //! - `plan/`: the upsert planner, which inserts, the bulk loader and staged batches share;
-//! - `apply.rs`: a plan's writes, into a write batch or a bulk run's SST files.
+//! - `apply.rs`: a plan's writes, into a write batch or a bulk run's SST files;
+//! - `ids.rs`: [`IdAssigner`](ids::IdAssigner), the ids of documents that give none.
 
 pub(crate) mod apply;
+pub(crate) mod ids;
 pub(crate) mod plan;
 
 use std::sync::atomic::Ordering;
