@@ -387,6 +387,10 @@ class Store:
         """One more than the largest stored id (0 for an empty store). Raises
         ``InvalidArgumentError`` if the store holds id 2**64-1: no id is left after it, and ids
         never wrap to a stored one."""
+    def assign_id(self, key: Optional[str] = None) -> int:
+        """The id a document that gives none is stored under: the id of the document holding
+        external key ``key``, else the next free id (as ``simhash-store load`` and the service
+        assign them). Raises ``InvalidArgumentError`` when a new id is needed and none is left."""
     def documents(self) -> DocumentIterator:
         """``(id, fingerprint, key)`` of every document, in id order, streamed from one snapshot
         (later writes are not seen)."""

@@ -61,7 +61,7 @@ class SimhashIndex:
         self.store = Store.open(path if path is not None else self._tmp.name)
         objs = list(objs)
         if objs:
-            start = self.store.next_id()
+            start = self.store.assign_id()
             self.store.bulk_load(
                 (start + i, str(obj_id), _value(sh)) for i, (obj_id, sh) in enumerate(objs)
             )
@@ -73,9 +73,7 @@ class SimhashIndex:
     def add(self, obj_id: str, simhash: Fingerprintish) -> None:
         """Adds (or replaces) the object ``obj_id``."""
         key = str(obj_id)
-        existing = self.store.id_for_key(key)
-        doc_id = existing if existing is not None else self.store.next_id()
-        self.store.insert(doc_id, _value(simhash), key=key)
+        self.store.insert(self.store.assign_id(key), _value(simhash), key=key)
 
     def delete(self, obj_id: str, simhash: Fingerprintish = None) -> None:
         """Removes the object ``obj_id`` (``simhash`` is accepted for compatibility)."""

@@ -1,4 +1,4 @@
-//! `Store`'s stored documents: one by id or key, the next free id, and all of them streamed
+//! `Store`'s stored documents: one by id or key, the next free id and the id of a new one, and all of them streamed
 //! or as arrays; `Document` and `DocumentIterator`.
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -7,7 +7,7 @@ use numpy::{IntoPyArray, PyArray1};
 use pyo3::exceptions::PyStopIteration;
 use pyo3::prelude::*;
 
-use simhash_store::{Document, Error, Store};
+use simhash_store::{Document, Error, IdAssigner, Store};
 
 use crate::args::{text_arg, u64_arg};
 use crate::errors::IntoPy;
@@ -46,6 +46,27 @@ impl PyStore {
     fn next_id(&self, py: Python<'_>) -> PyResult<u64> {
         let store = self.store()?;
         py.detach(|| store.next_id()).py()
+    }
+
+    /// The id a document that gives none is stored under: the id of the document holding
+    /// external key ``key``, else the next free id (as ``simhash-store load`` and the service
+    /// assign them). Raises ``InvalidArgumentError`` when a new id is needed and none is left.
+    #[pyo3(signature = (key=None))]
+    fn assign_id(&self, py: Python<'_>, key: Option<&Bound<'_, PyAny>>) -> PyResult<u64> {
+        let key = key.map(|k| text_arg(k, "key")).transpose()?;
+        let store = self.store()?;
+        py.detach(|| {
+            let holder = match &key {
+                Some(key) => store.id_for_key(key)?,
+                None => None,
+            };
+            IdAssigner::for_store(&store)?
+                .for_key(holder, |_| false)
+                .ok_or_else(|| Error::NoIdLeft {
+                    path: store.path().to_path_buf(),
+                })
+        })
+        .py()
     }
 
     /// ``(id, fingerprint, key)`` of every document, in id order, streamed from one snapshot

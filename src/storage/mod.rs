@@ -19,8 +19,10 @@
 //! - `damage.rs`: reading a damaged store's families over the table files that cannot be
 //!   read, naming them ([`Damage`]): salvage, and `verify` naming every damaged file.
 //!
-//! The layers above name RocksDB's types only through the names re-exported here: a write
-//! [`Batch`], [`ReadOptions`] and [`WriteOptions`], a column [`Family`], an iterator.
+//! The layers above write through a [`Sink`] (a [`BatchSink`] committed with a [`Persist`],
+//! or a bulk run's SST files), and name RocksDB's types only through the names re-exported
+//! here: [`ReadOptions`], a column [`Family`], an iterator, and the raw [`Batch`] and
+//! [`WriteOptions`] that the folds of the block families (`postings/fold.rs`) still write.
 
 mod creation;
 mod damage;

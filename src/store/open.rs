@@ -17,7 +17,7 @@ use crate::postings::{spool, Postings, FIRST_SEGMENT};
 use crate::settings;
 use crate::simhash::{SimhashConfig, Simhasher};
 use crate::storage::{
-    holds_other_files, journal, Access, Batch, Database, OpenOptions, DEFAULT_TEMP_DIR,
+    holds_other_files, journal, Access, BatchSink, Database, OpenOptions, Persist, DEFAULT_TEMP_DIR,
 };
 
 /// The on-disk format this build writes: [`Format::CURRENT`] as its number.
@@ -256,22 +256,19 @@ impl Meta {
         let config = requested.unwrap_or_default();
         let simhasher = Simhasher::new(config.clone())?;
         let format = Format::CURRENT;
-        let meta = db.family(META_FAMILY)?;
-        let mut batch = Batch::default();
-        batch.put_cf(meta, keys::META_SIMHASHER, settings::encode(&config));
-        batch.put_cf(meta, keys::META_DOC_COUNT, codec::encode_u64(0));
-        batch.put_cf(
-            meta,
-            keys::META_NEXT_SEGMENT,
-            codec::encode_u32(FIRST_SEGMENT),
-        );
+        let mut batch = BatchSink::new(db);
+        batch.put(
+            META_FAMILY,
+            keys::META_SIMHASHER,
+            &settings::encode(&config),
+        )?;
+        batch.put(META_FAMILY, keys::META_DOC_COUNT, &codec::encode_u64(0))?;
+        let segment = codec::encode_u32(FIRST_SEGMENT);
+        batch.put(META_FAMILY, keys::META_NEXT_SEGMENT, &segment)?;
         // The version goes last in the same atomic batch: its presence means "initialised".
-        batch.put_cf(
-            meta,
-            keys::META_FORMAT_VERSION,
-            codec::encode_u32(format.version()),
-        );
-        db.write_synced(batch, "initialise the store")?;
+        let version = codec::encode_u32(format.version());
+        batch.put(META_FAMILY, keys::META_FORMAT_VERSION, &version)?;
+        batch.commit(Persist::Synced, "initialise the store")?;
         Ok(Meta {
             format,
             simhasher,
