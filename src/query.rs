@@ -8,15 +8,12 @@
 //! reported by one family only. When the probes would cost more than reading everything
 //! (large `k` on a small store), the query scans family `block0` in full instead.
 
-use crate::storage::ReadOptions;
 use rayon::prelude::*;
 
-use crate::codec;
 use crate::error::{Error, Result};
 use crate::fingerprint::{Fingerprint, BLOCKS};
-use crate::keys::{self, DOCS_FAMILY};
 use crate::pigeonhole::{self, query_radii};
-use crate::postings::{malformed_error, SplitCopies};
+use crate::postings::{malformed_error, GroupScan, SplitCopies};
 use crate::store::Store;
 use crate::store::View;
 
@@ -214,11 +211,7 @@ impl Store {
         found: &mut Vec<(u64, Fingerprint, u32)>,
     ) -> Result<()> {
         self.postings().for_each_group(
-            self.blocks_db(),
-            snapshot,
-            0,
-            0..1 << 16,
-            ReadOptions::default(),
+            GroupScan::all(self.blocks_db(), snapshot, 0),
             SplitCopies::Trusted,
             &mut malformed_error,
             |_, group| {
@@ -240,24 +233,17 @@ impl Store {
         snapshot: &View<'_>,
         found: Vec<(u64, Fingerprint, u32)>,
     ) -> Result<Vec<Match>> {
-        let docs = self.cf(DOCS_FAMILY)?;
+        let docs = self.db().docs()?;
         let keys_present = self.may_have_keys();
         found
             .into_iter()
             .map(|(id, fingerprint, distance)| {
                 // One point read per match: a query has few, and RocksDB's MultiGet costs more
                 // than single reads below a few dozen keys.
-                let doc_key = keys::doc_key(id);
-                let value = if keys_present {
-                    snapshot
-                        .get_pinned_cf(docs, doc_key)
-                        .map_err(|e| self.rocks_err("read", Some(DOCS_FAMILY), e))?
+                let key = if keys_present {
+                    docs.get(snapshot, id)?.and_then(|doc| doc.key)
                 } else {
                     None
-                };
-                let key = match value {
-                    Some(bytes) => codec::decode_document(&bytes, &doc_key)?.key,
-                    None => None,
                 };
                 Ok(Match {
                     id,

@@ -21,19 +21,24 @@
 //! [`Batch`], [`ReadOptions`] and [`WriteOptions`], a column [`Family`], an iterator.
 
 mod creation;
+mod cursor;
 mod damage;
 mod database;
+mod docs;
 mod families;
 pub(crate) mod files;
 pub(crate) mod journal;
 mod load_record;
+mod owners;
 mod secondary;
 pub(crate) mod sst;
 mod view;
 
 pub(crate) use creation::holds_other_files;
+pub(crate) use cursor::{Cursor, FamilyRef, Reading};
 pub(crate) use damage::Damage;
 pub(crate) use database::{error, Access, Database, OpenOptions};
+pub(crate) use docs::Docs;
 pub(crate) use families::{in_key_order, Destination};
 pub(crate) use journal::{Journal, DEFAULT_TEMP_DIR};
 pub(crate) use load_record::{LoadRecord, SpoolFile, SpooledRun};
@@ -50,7 +55,5 @@ pub(crate) type WriteOptions = rocksdb::WriteOptions;
 pub(crate) type Family = rocksdb::ColumnFamily;
 /// The RocksDB instance under a [`Database`].
 pub(crate) type Rocks = rocksdb::DB;
-/// An iterator over a column family ([`Database::iter`]).
-pub(crate) type FamilyIter<'a> = rocksdb::DBIteratorWithThreadMode<'a, Rocks>;
 /// RocksDB's error, before [`error`] makes it the crate's.
 pub(crate) type RocksError = rocksdb::Error;

@@ -39,7 +39,7 @@ use crate::error::{Error, Result};
 use crate::keys::BLOCK_FAMILIES;
 use crate::postings::Postings;
 use crate::simhash::Simhasher;
-use crate::storage::{Database, Family, FamilyIter, WriteOptions};
+use crate::storage::{Database, Family, WriteOptions};
 
 pub use crate::format::Format;
 pub(crate) use crate::storage::View;
@@ -330,24 +330,9 @@ impl Store {
         self.db.family(name)
     }
 
-    /// The error for a failed RocksDB `operation` on `cf`.
-    pub(crate) fn rocks_err(
-        &self,
-        operation: &'static str,
-        cf: Option<&'static str>,
-        e: crate::storage::RocksError,
-    ) -> Error {
-        self.db.error(operation, cf, e)
-    }
-
     /// The value of `key` in `family`.
     pub(crate) fn get_raw(&self, family: &'static str, key: &[u8]) -> Result<Option<Vec<u8>>> {
         self.db.get(family, key)
-    }
-
-    /// Every entry of `family`, in key order.
-    pub(crate) fn raw_iter(&self, family: &'static str) -> Result<FamilyIter<'_>> {
-        self.db.iter(family)
     }
 
     /// Fails unless the store takes writes: opened read-only ([`Error::ReadOnly`]), or of an
