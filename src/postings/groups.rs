@@ -379,16 +379,10 @@ pub(crate) fn read_group(
         values,
         reading: Reading::new(),
     };
-    for_each_group(
-        layout,
-        scan,
-        false,
-        &mut malformed_error,
-        |_, group| {
-            out.extend_from_slice(group);
-            Ok::<(), Error>(())
-        },
-    )
+    for_each_group(layout, scan, false, &mut malformed_error, |_, group| {
+        out.extend_from_slice(group);
+        Ok::<(), Error>(())
+    })
 }
 
 /// Adds one key of family `i` (and its value) in `layout` to `parts`.

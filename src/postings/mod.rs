@@ -52,7 +52,7 @@ pub(crate) use crate::storage::in_key_order;
 pub(crate) use cache::PostingsCache;
 pub(crate) use fold::FoldCounters;
 pub(crate) use groups::{malformed_error, GroupScan, Posting, SplitCopies};
-pub(crate) use probe::Reads;
+pub(crate) use probe::{Probe, Reads};
 pub(crate) use write::{block_families_empty, GroupWriter, SPLIT_GROUPS_ABOVE};
 
 /// The database that postings code reads and writes through (the storage layer's).

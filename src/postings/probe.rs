@@ -70,35 +70,41 @@ pub(crate) struct Reads {
 /// read of a group larger than it.
 pub(crate) const GROUP_READAHEAD: usize = 2 << 20;
 
+/// A query's probe of the block families: every document within `k` of `q` in `view` of
+/// `db`, probing in each family `i` the groups within `radii[i]` of the query's block
+/// ([`pigeonhole::query_radii`]; none if `None`), each document from one family only.
+#[derive(Clone, Copy)]
+pub(crate) struct Probe<'v, 'db> {
+    pub(crate) db: Db<'db>,
+    pub(crate) view: &'v View<'db>,
+    /// The query cache's epoch, read before `view` was taken (entries layout).
+    pub(crate) epoch: u64,
+    pub(crate) q: Fingerprint,
+    pub(crate) k: u32,
+    pub(crate) radii: [Option<u32>; BLOCKS],
+    /// How the packed layout reads.
+    pub(crate) reads: Reads,
+}
+
 impl Postings {
-    /// Pushes (id, fingerprint, distance) of every document within `k` of `q` in `view` of
-    /// `db` onto `found`, probing in each family `i` the groups within `radii[i]` of the
-    /// query's block ([`pigeonhole::query_radii`]; none if `None`), each document from one
-    /// family only. `epoch` is the query cache's, read before `view` was taken (entries
-    /// layout). The packed layout reads as `reads` says.
-    #[allow(clippy::too_many_arguments)]
+    /// Pushes (id, fingerprint, distance) of every document that `probe` finds onto `found`.
     pub(crate) fn probe(
         &self,
-        db: Db<'_>,
-        view: &View<'_>,
-        epoch: u64,
-        q: Fingerprint,
-        k: u32,
-        radii: &[Option<u32>; BLOCKS],
-        reads: Reads,
+        probe: Probe<'_, '_>,
         found: &mut Vec<(u64, Fingerprint, u32)>,
     ) -> Result<()> {
+        let Probe {
+            q, radii, reads, ..
+        } = probe;
         match self {
-            Postings::Entries { cache } => {
-                probe_entries(db, cache.as_ref(), view, epoch, q, k, radii, found)
-            }
+            Postings::Entries { cache } => probe_entries(probe, cache.as_ref(), found),
             Postings::Packed(_) => {
                 // The block values each family reads (none for a family without a radius).
                 let values = |i: usize| {
                     radii[i].map(|radius| pigeonhole::values_within(q.blocks()[i], radius))
                 };
                 let read = |i: usize, values: &[u16], found: &mut Vec<_>| {
-                    probe_packed(db, view, i, q, k, radii, values, reads, found)
+                    probe_packed(probe, i, values, found)
                 };
                 match reads.concurrent.then(io_pool).flatten() {
                     Some(pool) => {
@@ -191,21 +197,24 @@ fn bad_key(family: &'static str, key: &[u8]) -> Error {
 }
 
 /// [`Postings::probe`] in the entries layout, through the query cache (if any).
-#[allow(clippy::too_many_arguments)]
 fn probe_entries(
-    db: Db<'_>,
+    probe: Probe<'_, '_>,
     cache: Option<&PostingsCache>,
-    snapshot: &View<'_>,
-    epoch: u64,
-    q: Fingerprint,
-    k: u32,
-    radii: &[Option<u32>; BLOCKS],
     found: &mut Vec<(u64, Fingerprint, u32)>,
 ) -> Result<()> {
+    let Probe {
+        db,
+        view: snapshot,
+        epoch,
+        q,
+        k,
+        radii,
+        ..
+    } = probe;
     let qb = q.blocks();
     let mut check = |fp: Fingerprint, id: u64, i: usize| {
         let d = fp.distance(q);
-        if d <= k && pigeonhole::query_reporting_family(fp.0, q.0, radii) == Some(i) {
+        if d <= k && pigeonhole::query_reporting_family(fp.0, q.0, &radii) == Some(i) {
             found.push((id, fp, d));
         }
     };
@@ -254,22 +263,25 @@ fn probe_entries(
 /// probing in family `i` each block value of `values` (sorted); only documents that family
 /// `i` reports ([`pigeonhole::query_reporting_family`] with `radii`, so each document comes
 /// from one family). Packed layout only.
-#[allow(clippy::too_many_arguments)]
 fn probe_packed(
-    db: Db<'_>,
-    view: &View<'_>,
+    probe: Probe<'_, '_>,
     i: usize,
-    q: Fingerprint,
-    k: u32,
-    radii: &[Option<u32>; BLOCKS],
     values: &[u16],
-    reads: Reads,
     found: &mut Vec<(u64, Fingerprint, u32)>,
 ) -> Result<()> {
+    let Probe {
+        db,
+        view,
+        q,
+        k,
+        radii,
+        reads,
+        ..
+    } = probe;
     let family = BLOCK_FAMILIES[i];
     let cf = db.block(i)?;
     let (q_value, q_rem) = keys::split(i, q);
-    let first_family = |fp: Fingerprint| pigeonhole::query_reporting_family(fp.0, q.0, radii);
+    let first_family = |fp: Fingerprint| pigeonhole::query_reporting_family(fp.0, q.0, &radii);
     // With whole-group reads, an iterator per group bounded to its chunks (so that RocksDB
     // trims its read-ahead to them, leaving their ids); otherwise one iterator seeking from
     // group to group.
@@ -470,8 +482,7 @@ impl SplitRead<'_, '_> {
                         .with_max_len(1)
                         .map(|&range| {
                             let mut part = Vec::new();
-                            self.read_range(range, reporting, &mut part)
-                                .map(|()| part)
+                            self.read_range(range, reporting, &mut part).map(|()| part)
                         })
                         .collect()
                 });

@@ -2,12 +2,20 @@
 //! postings, the store, the bulk loader, queries) reads and writes through what it exports.
 //!
 //! - `database.rs`: [`Database`], a store's RocksDB instance: opening it (a writer, or a
-//!   read-only secondary instance: `secondary.rs`), its column families, reads, synced
-//!   writes, flushes, compaction, ingestion of SST files, checkpoints (the copies backups
-//!   are), and RocksDB's errors as the crate's.
+//!   read-only secondary instance: `secondary.rs`), its column families, synced writes,
+//!   flushes, compaction, ingestion of SST files, checkpoints (the copies backups are), the
+//!   memtables' entry counts, and RocksDB's errors as the crate's.
+//! - `cursor.rs`: reads of one family: [`FamilyRef`] (a family's handle, which names it in
+//!   errors), [`Reading`] (bounds, read-ahead, the block cache), [`Cursor`] (a positioned
+//!   iterator whose errors name the family and the operation) and `Pinned` (a value read
+//!   in place). They wrap RocksDB's types without copying.
+//! - `view.rs`: [`View`], a consistent read view (a snapshot, or the latest state of a
+//!   read-only store or of the writer under its write lock), with cursors and point reads.
+//! - `docs.rs`: [`Docs`], the `docs` family read as documents (by id, sorted multi-gets, the
+//!   first and last ids, all in id order); `owners.rs`: `Owners`, the `keys` family read as
+//!   the owners of external keys.
 //! - `families.rs`: every column family's RocksDB options, for the store and for the SST
 //!   files written outside it: one function each.
-//! - `view.rs`: [`View`], a consistent read view (a snapshot, or a read-only store as opened).
 //! - `journal.rs`: crash-safe ingestion of SST files across families, and its recovery.
 //! - `load_record.rs`: [`LoadRecord`], the record of a bulk load with spooled runs.
 //! - `sst/`: writing SST files outside the store, with their pages kept in the page cache.
@@ -17,8 +25,10 @@
 //! - `damage.rs`: reading a damaged store's families over the table files that cannot be
 //!   read, naming them ([`Damage`]): salvage, and `verify` naming every damaged file.
 //!
-//! The layers above name RocksDB's types only through the names re-exported here: a write
-//! [`Batch`], [`ReadOptions`] and [`WriteOptions`], a column [`Family`], an iterator.
+//! The layers above read only through the types above. They still name RocksDB's write
+//! types through the names re-exported here: a write [`Batch`] and its [`WriteOptions`], a
+//! column [`Family`] handle to put into a batch, and where a batch or an SST file is built by
+//! hand the RocksDB instance ([`Rocks`]), its error ([`RocksError`]) and [`ReadOptions`].
 
 mod creation;
 mod cursor;

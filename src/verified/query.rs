@@ -58,9 +58,8 @@ impl Store {
     ) -> Result<Vec<VerifiedMatch>> {
         self.require_sketches()?;
         verification.check()?;
-        let epoch = self.postings().cache().map_or(0, |c| c.epoch());
-        let snapshot = self.view();
-        let candidates = self.candidates(&snapshot, epoch, fp, verification.k, Strategy::Auto)?;
+        let source = self.query_source();
+        let candidates = source.candidates(fp, verification.k, Strategy::Auto)?;
         if candidates.is_empty() {
             return Ok(Vec::new());
         }
@@ -68,7 +67,7 @@ impl Store {
         let mut found = Vec::new();
         for (id, fingerprint, distance) in candidates {
             // One point read per candidate, for its sketch and key together.
-            let Some(doc) = docs.get(&snapshot, id)? else {
+            let Some(doc) = docs.get(&source.view, id)? else {
                 continue;
             };
             let Some(stored) = doc.sketch else { continue };
