@@ -8,6 +8,7 @@
 //! reported by one family only. When the probes would cost more than reading everything
 //! (large `k` on a small store), the query scans family `block0` in full instead.
 
+use crate::distance::{self, MAX_DISTANCE};
 use crate::error::{Error, Result};
 use crate::fingerprint::{Fingerprint, BLOCKS};
 use crate::pigeonhole::{self, query_radii};
@@ -26,9 +27,6 @@ pub struct Match {
     /// Its external key, if it has one.
     pub key: Option<String>,
 }
-
-/// The largest meaningful distance.
-pub const MAX_DISTANCE: u32 = 64;
 
 /// How [`Store::query_with`](crate::Store::query_with) answers a query. Every strategy gives the same, exact answer;
 /// they differ only in cost.
@@ -117,7 +115,7 @@ impl Source<'_> {
         k: u32,
         strategy: Strategy,
     ) -> Result<Vec<(u64, Fingerprint, u32)>> {
-        let k = k.min(MAX_DISTANCE);
+        let k = distance::clamped(k);
         let mut found = Vec::new();
         let plan = match strategy {
             Strategy::Auto => plan(k, self.documents),

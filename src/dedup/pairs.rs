@@ -20,7 +20,6 @@ use crate::error::{Error, Result};
 use crate::fingerprint::BLOCKS;
 use crate::pigeonhole;
 use crate::postings::{malformed_error, GroupScan, Posting, SplitCopies};
-use crate::query::MAX_DISTANCE;
 use crate::store::Store;
 
 /// Default number of documents held in memory per chunk of a group.
@@ -331,7 +330,7 @@ impl<'a> PairScan<'a> {
             ))
             .into());
         }
-        let k = self.k.min(MAX_DISTANCE);
+        let k = crate::distance::clamped(self.k);
         let radius = pigeonhole::radius(k);
         let store = self.store;
         let ctx = Ctx {

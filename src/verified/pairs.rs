@@ -135,7 +135,7 @@ impl<'a> VerifiedPairScan<'a> {
         } = self;
         store.require_sketches()?;
         verification.check()?;
-        let k = verification.k.min(crate::query::MAX_DISTANCE);
+        let k = crate::distance::clamped(verification.k);
         let mut verified = ScanStats {
             k,
             pairs: 0,
