@@ -38,7 +38,7 @@ use crate::storage::sst::{write_file, KEPT_FILE_ENTRIES};
 use crate::storage::{Destination, FillError, Keep, RocksError, SstWriter};
 use crate::store::{KeyWrite, UpsertPlan};
 
-use crate::postings::run_chunks::{write_packed, ChunkOut};
+use crate::postings::run_chunks::{write_packed, ChunkOut, Segment};
 use radix::*;
 use split::*;
 
@@ -231,11 +231,14 @@ pub(crate) fn write_run(
                             let keep = Keep::all_if(kept.blocks);
                             let size = write_file(family, &path, dest, count, keep, |w| {
                                 let w = std::cell::RefCell::new(w);
-                                write_packed(
-                                    i,
+                                let chunks = Segment {
                                     segment,
                                     final_chunks,
                                     split_above,
+                                };
+                                write_packed(
+                                    i,
+                                    chunks,
                                     keys,
                                     deletes,
                                     &mut |k, v| Ok(w.borrow_mut().put(k, v)?),
@@ -252,9 +255,7 @@ pub(crate) fn write_run(
                             write_file(family, &path, dest, deletes.len(), Keep::Nothing, |w| {
                                 write_packed(
                                     i,
-                                    segment,
-                                    false,
-                                    usize::MAX,
+                                    Segment::unsplit(segment),
                                     &[],
                                     deletes,
                                     &mut |k, v| Ok(w.put(k, v)?),
@@ -265,9 +266,7 @@ pub(crate) fn write_run(
                         let mut spool = SpoolWriter::create(&spool_path, lo as u32, hi as u32)?;
                         let filled = write_packed(
                             i,
-                            segment,
-                            false,
-                            usize::MAX,
+                            Segment::unsplit(segment),
                             keys,
                             &[],
                             &mut |_, _| Ok(()),

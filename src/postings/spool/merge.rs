@@ -13,6 +13,7 @@ use crate::failpoint::{self, Point};
 use crate::fingerprint::BLOCKS;
 use crate::keys::{self, PackedKey, BLOCK_FAMILIES};
 use crate::postings::chunk;
+use crate::postings::run_chunks::Segment;
 use crate::postings::{GroupWriter, Packed, Postings};
 use crate::storage::sst::{self, kept_pages, Keep, KEPT_FILE_ENTRIES};
 use crate::storage::{
@@ -80,7 +81,7 @@ pub(crate) fn merge(
     let plan = MergePlan {
         runs: record.runs.clone(),
         dir: &dir,
-        into: MergedSegment {
+        into: Segment {
             segment,
             split_above,
             final_chunks: record.final_chunks,
@@ -267,23 +268,15 @@ impl FamilyIngestion<'_> {
     }
 }
 
-/// What a merge writes: chunks of segment `segment`, groups of more than `split_above` entries
-/// split (`postings::GroupWriter`), final chunks (`LoadRecord::final_chunks`) where the
-/// group has no chunks in the store.
-#[derive(Clone, Copy)]
-struct MergedSegment {
-    segment: u32,
-    split_above: usize,
-    final_chunks: bool,
-}
-
 /// How a merge writes every family.
 struct MergePlan<'a> {
     /// The load's runs whose ingestion began.
     runs: Vec<SpooledRun>,
     /// Where the merged files are written.
     dir: &'a Path,
-    into: MergedSegment,
+    /// What it writes: final chunks (`LoadRecord::final_chunks`) only where the group has no
+    /// chunks in the store.
+    into: Segment,
     /// Parts of each family: the unit of parallel work and of files ([`parts`]).
     parts: u32,
     /// Parts of each family, the first ones, whose chunks are read back into the page cache
@@ -355,11 +348,11 @@ fn merge_part(
     db: &Database,
     runs: &[SpooledRun],
     i: usize,
-    MergedSegment {
+    Segment {
         segment,
         split_above,
         final_chunks,
-    }: MergedSegment,
+    }: Segment,
     (lo, hi): (u32, u32),
     keep: Keep,
     path: &Path,
