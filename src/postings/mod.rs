@@ -66,7 +66,7 @@ impl<'a> Db<'a> {
         Db { database }
     }
 
-    /// The RocksDB instance, for a write batch.
+    /// The RocksDB instance, for `write.rs`'s scan ([`Db::cursor`] serves it).
     pub(crate) fn rocks(self) -> &'a Rocks {
         self.database.rocks()
     }

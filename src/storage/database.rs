@@ -182,8 +182,9 @@ impl Database {
         self.read_only
     }
 
-    /// The RocksDB instance, for the writes of a batch ([`super::Batch`]) that still name
-    /// its column families.
+    /// The RocksDB instance: for this layer's reads, and for the one reader above it that
+    /// still iterates it directly (`postings/write.rs`, which checks whether the block
+    /// families are empty; [`Database::cursor`] serves it).
     pub(crate) fn rocks(&self) -> &DB {
         &self.rocks
     }
