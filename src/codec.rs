@@ -6,15 +6,15 @@
 //! | family | value | encoding |
 //! |---|---|---|
 //! | `block0..3`, formats 1-6 | empty | — |
-//! | `block0..3`, formats 7 and 8: a chunk | up to 4,096 entries, bit-packed | [`crate::postings`] (`chunk.rs`) |
+//! | `block0..3`, formats 7 to 9: a chunk | up to 4,096 entries, bit-packed | [`crate::postings`] (`chunk.rs`) |
 //! | `block0..3`, formats 8 and 9: a chunk's ids | its entries' ids, bit-packed | [`crate::postings`] (`chunk.rs`) |
-//! | `block0..3`, formats 7 and 8: a delta | [`Delta`] | empty: added; 4 bytes big-endian: removed from the chunks of segments below this number |
+//! | `block0..3`, formats 7 to 9: a delta | [`Delta`] | empty: added; 4 bytes big-endian: removed from the chunks of segments below this number |
 //! | `docs` | [`Document`] | bincode: fingerprint (varint u64) · key (option: 0, or 1 · varint length · UTF-8) · text_len (option: 0, or 1 · varint u64) · added (varint u64, µs since the Unix epoch) · sketch (only in a store that keeps sketches: its [`SKETCH_BYTES`] bytes, no tag; a record that ends after `added` has none) |
 //! | `keys` | document id | 8 bytes big-endian (see [`crate::keys`], which lays out every key) |
 //! | `meta` `format_version` | u32 | 4 bytes big-endian |
 //! | `meta` `simhasher` | fingerprint settings | format 6 on: JSON naming every setting and the content hash of each built-in word list they use (`settings/record.rs`); formats 1 to 5: bincode of the configuration's fields in order, without names (`settings/legacy.rs`) |
 //! | `meta` `doc_count` | u64 | 8 bytes big-endian |
-//! | `meta` `next_segment` (formats 7 and 8) | u32 | 4 bytes big-endian: the segment number the next bulk run writes its chunks in |
+//! | `meta` `next_segment` (formats 7 to 9) | u32 | 4 bytes big-endian: the segment number the next bulk run writes its chunks in |
 //! | `meta` `bulk_journal` (while a bulk run is ingested) | journal | bincode: doc_count (varint u64) · files (varint count · each: family, path as varint length · UTF-8) |
 
 use serde::{Deserialize, Serialize};
@@ -249,7 +249,7 @@ pub(crate) fn decode_u32(bytes: &[u8], key: &[u8]) -> Result<u32> {
         })
 }
 
-/// The value of a delta key (formats 7 and 8): what a single write did to one document's entry.
+/// The value of a delta key (formats 7 to 9): what a single write did to one document's entry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Delta {
     /// The entry was added.

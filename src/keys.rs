@@ -5,8 +5,8 @@
 //! | family          | key                                                            | value                 |
 //! |-----------------|----------------------------------------------------------------|-----------------------|
 //! | `block0..block3`, formats 1-6 | block *i* (2 B) · the other three blocks in order (6 B) · id (8 B) | empty |
-//! | `block0..block3`, formats 7 and 8: a delta | block *i* (2 B) · `0x00` · the other three blocks in order (6 B) · id (8 B) | empty (added), or a removal: segment watermark (4 B) |
-//! | `block0..block3`, formats 7 and 8: a chunk | block *i* (2 B) · `0x01` · `u32::MAX` − segment (4 B) · chunk number (4 B) | a packed chunk ([`crate::postings`]) |
+//! | `block0..block3`, formats 7 to 9: a delta | block *i* (2 B) · `0x00` · the other three blocks in order (6 B) · id (8 B) | empty (added), or a removal: segment watermark (4 B) |
+//! | `block0..block3`, formats 7 to 9: a chunk | block *i* (2 B) · `0x01` · `u32::MAX` − segment (4 B) · chunk number (4 B) | a packed chunk ([`crate::postings`]) |
 //! | `block0..block3`, formats 8 and 9: a chunk's ids | block *i* (2 B) · `0x02` · `u32::MAX` − segment (4 B) · chunk number (4 B) | the chunk's packed ids |
 //! | `block0..block3`, format 9: a split segment's mark | block *i* (2 B) · `0x01` · `u32::MAX` − segment (4 B) · `80000000` | empty |
 //! | `block0..block3`, format 9: a chunk of a split group's part | block *i* (2 B) · `0x03` · `u32::MAX` − segment (4 B) · `1` · part (2 bits) · part value (12 bits) · chunk (17 bits) | a packed chunk, ids inline |
@@ -15,7 +15,7 @@
 //! | `meta`          | ASCII name (`format_version`, `simhasher`, `doc_count`)        | see [`crate::codec`]  |
 //!
 //! A block key sorts first by the block value, so all documents sharing block *i* form one
-//! contiguous range: the range a query scans. In formats 7 and 8 that range holds the value's
+//! contiguous range: the range a query scans. In formats 7 to 9 that range holds the value's
 //! deltas (single writes not yet folded into chunks) first, then its packed chunks, the newest
 //! segment first: whatever chunk is written later sorts before the chunks already there, so a
 //! chunk written as its group's last chunk stays the last (`postings::chunk`, the final flag).
@@ -80,12 +80,12 @@ pub(crate) const META_BULK_JOURNAL: &[u8] = b"bulk_journal";
 /// Meta key of a bulk load whose runs are spooled, present from its first spooled run until
 /// its merge is ingested (`src/storage/load_record.rs`).
 pub(crate) const META_BULK_LOAD: &[u8] = b"bulk_load";
-/// Meta key of the next chunk segment number (formats 7 and 8).
+/// Meta key of the next chunk segment number (formats 7 to 9).
 pub(crate) const META_NEXT_SEGMENT: &[u8] = b"next_segment";
 
-/// Length of a chunk key (and of an ids key) in a block family (formats 7 and 8).
+/// Length of a chunk key (and of an ids key) in a block family (formats 7 to 9).
 pub(crate) const CHUNK_KEY_LEN: usize = 11;
-/// Length of a delta key in a block family (formats 7 and 8).
+/// Length of a delta key in a block family (formats 7 to 9).
 pub(crate) const DELTA_KEY_LEN: usize = 17;
 const DELTA_KIND: u8 = 0x00;
 const CHUNK_KIND: u8 = 0x01;
@@ -105,7 +105,7 @@ pub(crate) fn join(i: usize, value: u16, remainder: u64) -> Fingerprint {
     Fingerprint(pigeonhole::join(i, value, remainder))
 }
 
-/// Key of chunk `chunk` of segment `segment` of block value `value` (formats 7 and 8): later
+/// Key of chunk `chunk` of segment `segment` of block value `value` (formats 7 to 9): later
 /// segments sort first.
 #[inline]
 pub(crate) fn chunk_key(value: u16, segment: u32, chunk: u32) -> [u8; CHUNK_KEY_LEN] {
@@ -213,7 +213,7 @@ fn kind_prefix(value: u16, kind: u8) -> [u8; 3] {
     [hi, lo, kind]
 }
 
-/// Key of the delta of document `id` with fingerprint `fp` in block family `i` (formats 7 and 8).
+/// Key of the delta of document `id` with fingerprint `fp` in block family `i` (formats 7 to 9).
 #[inline]
 pub(crate) fn delta_key(i: usize, fp: Fingerprint, id: u64) -> [u8; DELTA_KEY_LEN] {
     let legacy = block_key(i, fp, id);

@@ -77,6 +77,7 @@
 pub mod bulk;
 mod codec;
 pub mod dedup;
+mod distance;
 mod error;
 mod failpoint;
 mod fingerprint;
@@ -103,10 +104,11 @@ pub mod verify;
 pub use bulk::{BulkLoader, BulkOptions};
 pub use codec::Document;
 pub use dedup::{Clusters, InsertOutcome, KeyHolder, Pair, StagedBatch};
+pub use distance::{DEFAULT_K, MAX_DISTANCE};
 pub use error::{Error, Result};
 pub use fingerprint::{Fingerprint, BLOCKS};
 pub use keys::{external_key_fits, MAX_EXTERNAL_KEY_LEN};
-pub use query::{Match, Strategy, MAX_DISTANCE};
+pub use query::{Match, Strategy};
 #[cfg(feature = "readers")]
 pub use readers::{read_input, Record};
 pub use simhash::{SimhashConfig, Simhasher};

@@ -8,17 +8,12 @@
 //! reported by one family only. When the probes would cost more than reading everything
 //! (large `k` on a small store), the query scans family `block0` in full instead.
 
-use crate::storage::ReadOptions;
-use rayon::prelude::*;
-
-use crate::codec;
+use crate::distance::{self, MAX_DISTANCE};
 use crate::error::{Error, Result};
 use crate::fingerprint::{Fingerprint, BLOCKS};
-use crate::keys::{self, DOCS_FAMILY};
 use crate::pigeonhole::{self, query_radii};
-use crate::postings::{malformed_error, SplitCopies};
-use crate::store::Store;
-use crate::store::View;
+use crate::postings::{malformed_error, Db, GroupScan, Postings, Probe, Reads, SplitCopies};
+use crate::storage::{Database, View};
 
 /// One stored document within the queried distance.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -33,15 +28,12 @@ pub struct Match {
     pub key: Option<String>,
 }
 
-/// The largest meaningful distance.
-pub const MAX_DISTANCE: u32 = 64;
-
-/// How [`Store::query_with`] answers a query. Every strategy gives the same, exact answer;
+/// How [`Store::query_with`](crate::Store::query_with) answers a query. Every strategy gives the same, exact answer;
 /// they differ only in cost.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub enum Strategy {
-    /// Choose by a cost model from `k` and the number of documents (what [`Store::query`] does).
+    /// Choose by a cost model from `k` and the number of documents (what [`Store::query`](crate::Store::query) does).
     #[default]
     Auto,
     /// Always probe the block families (multi-index hashing), whatever `k`.
@@ -84,118 +76,66 @@ pub(crate) fn plan(k: u32, n: u64) -> Plan {
     }
 }
 
-impl Store {
-    /// Every stored document within Hamming distance `k` of `fp`, sorted by distance then id,
-    /// each document once. Exact for every `k`: equal to comparing `fp` with every stored
-    /// fingerprint. Reads one consistent snapshot, so a concurrent write is seen whole or not
-    /// at all.
-    ///
-    /// `k = 3` scans four key ranges of about `len() / 65536` keys each, smaller `k` fewer
-    /// (one at `k = 0`). Larger `k` also probes neighbouring block values (20 ranges in all
-    /// at `k = 4`, 52 at `k = 6`, 68 at `k = 7`), or reads everything when that is cheaper.
-    ///
-    /// ```
-    /// use simhash_store::{Fingerprint, Store};
-    /// let dir = tempfile::tempdir()?;
-    /// let store = Store::open(dir.path())?;
-    /// store.insert(1, Fingerprint(0b1111))?;
-    /// store.insert(2, Fingerprint(0b0111))?;
-    /// store.insert(3, Fingerprint(u64::MAX))?;
-    /// let found = store.query(Fingerprint(0b1111), 3)?;
-    /// assert_eq!(found.iter().map(|m| (m.id, m.distance)).collect::<Vec<_>>(), [(1, 0), (2, 1)]);
-    /// # Ok::<_, simhash_store::Error>(())
-    /// ```
-    ///
-    /// # Errors
-    /// RocksDB read errors; [`Error::Decode`] for a damaged entry.
-    pub fn query(&self, fp: Fingerprint, k: u32) -> Result<Vec<Match>> {
-        self.query_with(fp, k, Strategy::Auto)
+/// What one query reads, lent by the store ([`Store::query`](crate::Store::query)): its
+/// database and block families, one consistent view of them, and what the store knew when
+/// the view was taken.
+pub(crate) struct Source<'a> {
+    pub(crate) db: &'a Database,
+    pub(crate) postings: &'a Postings,
+    /// The query cache's epoch, read before `view` was taken (`src/postings/cache.rs`).
+    pub(crate) epoch: u64,
+    pub(crate) view: View<'a>,
+    /// The number of documents, which chooses the plan.
+    pub(crate) documents: u64,
+    /// How the block families are read.
+    pub(crate) reads: Reads,
+    /// Whether a document may have an external key, read after `view` was taken (so a
+    /// write that `view` sees is seen here too); without one, `docs` is not read.
+    pub(crate) may_have_keys: bool,
+}
+
+impl Source<'_> {
+    /// Every document within `k` of `fp`, sorted by distance then id, with external keys.
+    pub(crate) fn query(&self, fp: Fingerprint, k: u32, strategy: Strategy) -> Result<Vec<Match>> {
+        let found = self.candidates(fp, k, strategy)?;
+        self.with_keys(found)
     }
 
-    /// [`Store::query`] with a chosen [`Strategy`], for benchmarks and tests: the answer is
-    /// the same for every strategy.
-    ///
-    /// # Errors
-    /// As [`Store::query`].
-    pub fn query_with(&self, fp: Fingerprint, k: u32, strategy: Strategy) -> Result<Vec<Match>> {
-        // The query cache's epoch is read before the snapshot is taken (src/postings/cache.rs).
-        let epoch = self.postings().cache().map_or(0, |c| c.epoch());
-        let snapshot = self.view();
-        let found = self.candidates(&snapshot, epoch, fp, k, strategy)?;
-        self.with_keys(&snapshot, found)
+    /// Reads the block families into the query cache (see
+    /// [`Store::preload_query_cache`](crate::Store::preload_query_cache)).
+    pub(crate) fn preload_cache(&self) -> Result<u64> {
+        self.postings.preload_cache(Db::new(self.db), &self.view)
     }
 
-    /// Fingerprints `text` with [`Store::simhasher`] and queries it.
-    ///
-    /// # Errors
-    /// [`Error::NoFeatures`] for a text with nothing to fingerprint; as [`Store::query`].
-    pub fn query_text(&self, text: &str, k: u32) -> Result<Vec<Match>> {
-        self.query(self.simhasher().fingerprint(text)?, k)
-    }
-
-    /// Answers many queries on all cores (rayon's global pool); results in input order.
-    ///
-    /// # Errors
-    /// The first error of any query.
-    pub fn query_batch(&self, fps: &[Fingerprint], k: u32) -> Result<Vec<Vec<Match>>> {
-        fps.par_iter().map(|fp| self.query(*fp, k)).collect()
-    }
-
-    /// Reads the block families into the query cache ([`crate::StoreBuilder::query_cache_size`])
-    /// until it is full or holds every key range, so that queries are fast from the start
-    /// instead of after they have touched each range once. Returns the number of ranges
-    /// cached (at most 4 x 65,536). About one second per million documents; queries and
-    /// writes may run meanwhile.
-    ///
-    /// Only stores of formats 1 to 6 have a query cache: a store of the packed layout (every
-    /// new store) reads its packed chunks faster than the cache would, and this returns 0.
-    ///
-    /// ```
-    /// use simhash_store::{Fingerprint, Store};
-    /// let dir = tempfile::tempdir()?;
-    /// let store = Store::open(dir.path())?;
-    /// store.insert(1, Fingerprint(0xdead_beef))?;
-    /// assert_eq!(store.preload_query_cache()?, 0);
-    /// assert_eq!(store.query(Fingerprint(0xdead_beef), 3)?.len(), 1);
-    /// # Ok::<_, simhash_store::Error>(())
-    /// ```
-    ///
-    /// # Errors
-    /// RocksDB read errors; [`Error::Decode`] for a damaged entry.
-    pub fn preload_query_cache(&self) -> Result<u64> {
-        self.postings()
-            .preload_cache(self.blocks_db(), &self.view())
-    }
-
-    /// (id, fingerprint, distance) of every document within `k` of `fp` in `snapshot` (taken
-    /// in query-cache epoch `epoch`), sorted by distance then id, without external keys.
+    /// (id, fingerprint, distance) of every document within `k` of `fp`, sorted by distance
+    /// then id, without external keys.
     pub(crate) fn candidates(
         &self,
-        snapshot: &View<'_>,
-        epoch: u64,
         fp: Fingerprint,
         k: u32,
         strategy: Strategy,
     ) -> Result<Vec<(u64, Fingerprint, u32)>> {
-        let k = k.min(MAX_DISTANCE);
+        let k = distance::clamped(k);
         let mut found = Vec::new();
         let plan = match strategy {
-            Strategy::Auto => plan(k, self.len()),
+            Strategy::Auto => plan(k, self.documents),
             Strategy::Probe => Plan::Probe {
                 radii: query_radii(k),
             },
             Strategy::FullScan => Plan::FullScan,
         };
         match plan {
-            Plan::FullScan => self.full_scan(snapshot, fp, k, &mut found)?,
-            Plan::Probe { radii } => self.postings().probe(
-                self.blocks_db(),
-                snapshot,
-                epoch,
-                fp,
-                k,
-                &radii,
-                self.reads(),
+            Plan::FullScan => self.full_scan(fp, k, &mut found)?,
+            Plan::Probe { radii } => self.postings.probe(
+                Probe {
+                    db: Db::new(self.db),
+                    view: &self.view,
+                    epoch: self.epoch,
+                    q: fp,
+                    k,
+                    radii,
+                    reads: self.reads,
+                },
                 &mut found,
             )?,
         }
@@ -208,17 +148,12 @@ impl Store {
 
     fn full_scan(
         &self,
-        snapshot: &View<'_>,
         q: Fingerprint,
         k: u32,
         found: &mut Vec<(u64, Fingerprint, u32)>,
     ) -> Result<()> {
-        self.postings().for_each_group(
-            self.blocks_db(),
-            snapshot,
-            0,
-            0..1 << 16,
-            ReadOptions::default(),
+        self.postings.for_each_group(
+            GroupScan::all(Db::new(self.db), &self.view, 0),
             SplitCopies::Trusted,
             &mut malformed_error,
             |_, group| {
@@ -233,31 +168,19 @@ impl Store {
         )
     }
 
-    /// Looks up the external keys of `found` in the same snapshot (none in a store without
-    /// keys: [`Store::may_have_keys`]).
-    fn with_keys(
-        &self,
-        snapshot: &View<'_>,
-        found: Vec<(u64, Fingerprint, u32)>,
-    ) -> Result<Vec<Match>> {
-        let docs = self.cf(DOCS_FAMILY)?;
-        let keys_present = self.may_have_keys();
+    /// Looks up the external keys of `found` in the same view (none in a store without
+    /// keys: [`Source::may_have_keys`]).
+    fn with_keys(&self, found: Vec<(u64, Fingerprint, u32)>) -> Result<Vec<Match>> {
+        let docs = self.db.docs()?;
         found
             .into_iter()
             .map(|(id, fingerprint, distance)| {
                 // One point read per match: a query has few, and RocksDB's MultiGet costs more
                 // than single reads below a few dozen keys.
-                let doc_key = keys::doc_key(id);
-                let value = if keys_present {
-                    snapshot
-                        .get_pinned_cf(docs, doc_key)
-                        .map_err(|e| self.rocks_err("read", Some(DOCS_FAMILY), e))?
+                let key = if self.may_have_keys {
+                    docs.get(&self.view, id)?.and_then(|doc| doc.key)
                 } else {
                     None
-                };
-                let key = match value {
-                    Some(bytes) => codec::decode_document(&bytes, &doc_key)?.key,
-                    None => None,
                 };
                 Ok(Match {
                     id,

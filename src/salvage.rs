@@ -32,8 +32,8 @@ use crate::codec::{self, Document};
 use crate::error::{Error, Result};
 use crate::fingerprint::{Fingerprint, BLOCKS};
 use crate::keys::{self, ALL_FAMILIES, DOCS_FAMILY, KEYS_FAMILY};
-use crate::postings::SplitCopies;
-use crate::storage::{Damage, ReadOptions};
+use crate::postings::{GroupScan, SplitCopies};
+use crate::storage::{Damage, Reading};
 use crate::store::{Store, StoreBuilder};
 
 /// Where a salvaged document came from.
@@ -163,12 +163,15 @@ impl Salvage {
         let mut fingerprints: BTreeMap<u64, Fingerprint> = BTreeMap::new();
         for i in 0..BLOCKS {
             let mut read = |values: std::ops::Range<u32>| {
-                store.postings().for_each_group(
-                    store.blocks_db(),
-                    &view,
-                    i,
+                let scan = GroupScan {
+                    db: store.blocks_db(),
+                    view: &view,
+                    family: i,
                     values,
-                    ReadOptions::default(),
+                    reading: Reading::new(),
+                };
+                store.postings().for_each_group(
+                    scan,
                     SplitCopies::Trusted,
                     // A malformed entry is skipped: another family may hold the document.
                     &mut |_, _, _| Ok(()),

@@ -3,13 +3,12 @@
 use std::fmt;
 use std::path::Path;
 
-use crate::storage::ReadOptions;
-
 use crate::codec;
 use crate::error::{Error, Result};
 use crate::fingerprint::{Fingerprint, BLOCKS};
 use crate::keys::{self, BLOCK_FAMILIES, DOCS_FAMILY, KEYS_FAMILY};
-use crate::postings::SplitCopies;
+use crate::postings::{GroupScan, SplitCopies};
+use crate::storage::{Docs, View};
 use crate::store::Store;
 
 /// At most this many problems are listed; the rest are only counted.
@@ -212,12 +211,13 @@ impl Store {
     fn check_consistency(&self) -> Result<VerifyReport> {
         let snapshot = self.view();
         let mut report = VerifyReport::default();
-        let docs_cf = self.cf(DOCS_FAMILY)?;
+        let docs = self.db().docs()?;
+        let owners = self.db().owners()?;
         // Over the documents that decode: their number and the sum of their entry checksums.
         let (mut valid_documents, mut documents_sum) = (0u64, 0u64);
 
         // Documents and their keys.
-        let mut it = snapshot.raw_iterator_cf_opt(docs_cf, ReadOptions::default());
+        let mut it = docs.cursor(&snapshot);
         it.seek_to_first();
         while let (Some(key), Some(value)) = (it.key(), it.value()) {
             report.documents += 1;
@@ -229,10 +229,12 @@ impl Store {
                     valid_documents += 1;
                     documents_sum = documents_sum.wrapping_add(entry_checksum(doc.fingerprint, id));
                     if let Some(ext) = &doc.key {
-                        let owner = snapshot
-                            .get_cf(self.cf(KEYS_FAMILY)?, ext.as_bytes())
-                            .map_err(|e| self.rocks_err("read", Some(KEYS_FAMILY), e))?;
-                        if owner.as_deref().and_then(keys::decode_id_value) != Some(id) {
+                        // A value that is not an id is reported by the keys pass.
+                        let owner = match owners.owner_of(&snapshot, ext.as_bytes()) {
+                            Err(Error::Decode { .. }) => None,
+                            owner => owner?,
+                        };
+                        if owner != Some(id) {
                             report.push(Problem::MissingKey {
                                 id,
                                 key: ext.clone(),
@@ -253,11 +255,10 @@ impl Store {
             }
             it.next();
         }
-        it.status()
-            .map_err(|e| self.rocks_err("scan", Some(DOCS_FAMILY), e))?;
+        it.status()?;
 
         // Keys point to documents that carry them.
-        let mut it = snapshot.raw_iterator_cf_opt(self.cf(KEYS_FAMILY)?, ReadOptions::default());
+        let mut it = owners.cursor(&snapshot);
         it.seek_to_first();
         while let (Some(key), Some(value)) = (it.key(), it.value()) {
             report.keys += 1;
@@ -269,7 +270,7 @@ impl Store {
                     message: "value is not an 8-byte id".into(),
                 }),
                 Some(id) => {
-                    let doc = self.snapshot_doc(&snapshot, id)?;
+                    let doc = snapshot_doc(docs, &snapshot, id)?;
                     if doc.and_then(|d| d.key).as_deref() != Some(ext.as_str()) {
                         report.push(Problem::DanglingKey { key: ext, id });
                     }
@@ -277,8 +278,7 @@ impl Store {
             }
             it.next();
         }
-        it.status()
-            .map_err(|e| self.rocks_err("scan", Some(KEYS_FAMILY), e))?;
+        it.status()?;
 
         // Each block family: every entry matches its document, and there are as many valid
         // entries as documents. Valid entries have distinct ids (the key is determined by the
@@ -287,11 +287,7 @@ impl Store {
             // The fast check: as many entries as documents, with the same checksum.
             let (mut entries, mut sum, mut damaged) = (0u64, 0u64, false);
             self.postings().for_each_group(
-                self.blocks_db(),
-                &snapshot,
-                i,
-                0..1 << 16,
-                ReadOptions::default(),
+                GroupScan::all(self.blocks_db(), &snapshot, i),
                 SplitCopies::Checked,
                 &mut |_, _, _| {
                     damaged = true;
@@ -317,11 +313,7 @@ impl Store {
             let mut malformed = Vec::new();
             let mut orphans = Vec::new();
             self.postings().for_each_group(
-                self.blocks_db(),
-                &snapshot,
-                i,
-                0..1 << 16,
-                ReadOptions::default(),
+                GroupScan::all(self.blocks_db(), &snapshot, i),
                 SplitCopies::Checked,
                 &mut |family, key, message| {
                     malformed.push(Problem::Malformed {
@@ -334,7 +326,7 @@ impl Store {
                 |_, group| {
                     for &(fingerprint, id) in group {
                         report.block_entries[i] += 1;
-                        let doc = self.snapshot_doc(&snapshot, id)?;
+                        let doc = snapshot_doc(docs, &snapshot, id)?;
                         if doc.map(|d| d.fingerprint) == Some(fingerprint) {
                             valid += 1;
                         } else {
@@ -356,7 +348,7 @@ impl Store {
                 // Name the missing ones: one group read per document (or run of documents
                 // in the same group).
                 let (mut group, mut group_value) = (Vec::new(), None);
-                let mut it = snapshot.raw_iterator_cf_opt(docs_cf, ReadOptions::default());
+                let mut it = docs.cursor(&snapshot);
                 it.seek_to_first();
                 while let (Some(key), Some(value)) = (it.key(), it.value()) {
                     if let (Some(id), Ok(doc)) = (
@@ -384,15 +376,12 @@ impl Store {
                     }
                     it.next();
                 }
-                it.status()
-                    .map_err(|e| self.rocks_err("scan", Some(DOCS_FAMILY), e))?;
+                it.status()?;
             }
         }
 
-        let recorded = match snapshot
-            .get_cf(self.cf(keys::META_FAMILY)?, keys::META_DOC_COUNT)
-            .map_err(|e| self.rocks_err("read", Some(keys::META_FAMILY), e))?
-        {
+        let meta = self.db().handle(keys::META_FAMILY)?;
+        let recorded = match snapshot.get(meta, keys::META_DOC_COUNT)? {
             Some(bytes) => codec::decode_u64(&bytes, keys::META_DOC_COUNT)?,
             None => 0,
         };
@@ -404,21 +393,14 @@ impl Store {
         }
         Ok(report)
     }
+}
 
-    fn snapshot_doc(
-        &self,
-        snapshot: &crate::store::View<'_>,
-        id: u64,
-    ) -> Result<Option<codec::Document>> {
-        let key = keys::doc_key(id);
-        match snapshot
-            .get_cf(self.cf(DOCS_FAMILY)?, key)
-            .map_err(|e| self.rocks_err("read", Some(DOCS_FAMILY), e))?
-        {
-            // An undecodable document is reported by the documents pass.
-            Some(bytes) => Ok(codec::decode_document(&bytes, &key).ok()),
-            None => Ok(None),
-        }
+/// Document `id` in `snapshot`, if stored and it decodes (an undecodable document is
+/// reported by the documents pass).
+fn snapshot_doc(docs: Docs<'_>, snapshot: &View<'_>, id: u64) -> Result<Option<codec::Document>> {
+    match docs.get(snapshot, id) {
+        Err(Error::Decode { .. }) => Ok(None),
+        found => found,
     }
 }
 

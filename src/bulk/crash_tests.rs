@@ -123,10 +123,8 @@ fn check_compact(store: &Store, finals: bool) -> TestResult {
     use crate::keys::{decode_packed_key, PackedKey};
     use crate::postings::chunk::Chunk;
     for i in 0..crate::fingerprint::BLOCKS {
-        let mut it = store
-            .db()
-            .rocks()
-            .raw_iterator_cf(store.db().block_family(i)?);
+        let db = store.db();
+        let mut it = db.cursor(db.block_handle(i)?, crate::storage::Reading::new());
         it.seek_to_first();
         // (value, segment, whether the last chunk seen is final)
         let mut last: Option<(u16, u32, bool)> = None;

@@ -11,8 +11,7 @@ use simhash_store::{read_input, Error, Fingerprint};
 
 use super::{usage, QuietArg, StoreArg};
 
-/// The default distance of a plain query.
-const DEFAULT_K: u32 = 3;
+use simhash_store::DEFAULT_K;
 
 const EXAMPLES: &str = "\
 Examples:

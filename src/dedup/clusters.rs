@@ -5,9 +5,8 @@ use std::collections::HashMap;
 use std::fmt;
 use std::str::FromStr;
 
-use crate::codec::{self, Document};
+use crate::codec::Document;
 use crate::error::{Error, Result};
-use crate::keys::{self, DOCS_FAMILY};
 use crate::store::Store;
 
 /// Which document of a cluster is kept; every other member goes on the drop list.
@@ -241,18 +240,15 @@ impl Clusters {
     /// # Errors
     /// RocksDB read errors; [`Error::Decode`] for a damaged document.
     pub fn choose_representatives(&mut self, store: &Store, rule: Representative) -> Result<()> {
-        let docs_cf = store.cf(DOCS_FAMILY)?;
+        let stored = store.db().docs()?;
         let mut docs: HashMap<u64, Document> = HashMap::with_capacity(self.member_index.len());
+        let mut ids = Vec::with_capacity(LOOKUP_BATCH);
         for batch in self.member_index.chunks(LOOKUP_BATCH) {
-            let doc_keys: Vec<[u8; 8]> = batch.iter().map(|&(id, _)| keys::doc_key(id)).collect();
-            let values = store
-                .db()
-                .rocks()
-                .multi_get_cf(doc_keys.iter().map(|k| (docs_cf, k)));
-            for ((&(id, _), value), doc_key) in batch.iter().zip(values).zip(&doc_keys) {
-                let value = value.map_err(|e| store.rocks_err("read", Some(DOCS_FAMILY), e))?;
-                if let Some(bytes) = value {
-                    docs.insert(id, codec::decode_document(&bytes, doc_key)?);
+            ids.clear();
+            ids.extend(batch.iter().map(|&(id, _)| id));
+            for (&id, doc) in ids.iter().zip(stored.multi_get(&ids, "read")?) {
+                if let Some(doc) = doc {
+                    docs.insert(id, doc);
                 }
             }
         }

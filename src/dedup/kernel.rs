@@ -300,12 +300,7 @@ impl PairKernel {
     /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) when `k` is over 64 or
     /// `family` is not a block family.
     pub fn new(k: u32, family: usize) -> crate::Result<PairKernel> {
-        if k > crate::MAX_DISTANCE {
-            return Err(crate::Error::InvalidArgument(format!(
-                "k must be in 0..={}, got {k}",
-                crate::MAX_DISTANCE
-            )));
-        }
+        crate::distance::checked(k)?;
         if family >= BLOCKS {
             return Err(crate::Error::InvalidArgument(format!(
                 "block family must be in 0..{BLOCKS}, got {family}"

@@ -10,7 +10,7 @@ use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{sync_channel, SyncSender};
 
-use crate::storage::ReadOptions;
+use crate::storage::Reading;
 use rayon::prelude::*;
 
 use crate::dedup::clusters::{ClusterBuilder, Clusters};
@@ -19,8 +19,7 @@ use crate::dedup::Pair;
 use crate::error::{Error, Result};
 use crate::fingerprint::BLOCKS;
 use crate::pigeonhole;
-use crate::postings::{malformed_error, Posting, SplitCopies};
-use crate::query::MAX_DISTANCE;
+use crate::postings::{malformed_error, GroupScan, Posting, SplitCopies};
 use crate::store::Store;
 
 /// Default number of documents held in memory per chunk of a group.
@@ -216,10 +215,8 @@ impl Ctx<'_> {
     fn scan(&self, task: Task, sink: &mut Sink<'_>) -> std::result::Result<(), Stop> {
         let family = task.family;
         let kernel = &self.kernels[family];
-        let mut opts = ReadOptions::default();
         // One pass over everything: do not evict the cache that queries rely on.
-        opts.fill_cache(false);
-        opts.set_readahead_size(1 << 20);
+        let reading = Reading::new().fill_cache(false).readahead(1 << 20);
         let (mut docs, mut neighbour, mut other): (Vec<Doc>, Vec<Posting>, Vec<Doc>) =
             (Vec::new(), Vec::new(), Vec::new());
         let as_docs = |group: &[Posting], out: &mut Vec<Doc>| {
@@ -227,12 +224,15 @@ impl Ctx<'_> {
             out.extend(group.iter().map(|&(fp, id)| (fp.0, id)));
         };
         let (postings, db) = (self.store.postings(), self.store.blocks_db());
-        postings.for_each_group(
+        let scan = GroupScan {
             db,
-            &self.snapshot,
+            view: &self.snapshot,
             family,
-            task.lo..task.hi,
-            opts,
+            values: task.lo..task.hi,
+            reading,
+        };
+        postings.for_each_group(
+            scan,
             SplitCopies::Trusted,
             &mut malformed_error,
             |value, group| -> std::result::Result<(), Stop> {
@@ -330,7 +330,7 @@ impl<'a> PairScan<'a> {
             ))
             .into());
         }
-        let k = self.k.min(MAX_DISTANCE);
+        let k = crate::distance::clamped(self.k);
         let radius = pigeonhole::radius(k);
         let store = self.store;
         let ctx = Ctx {

@@ -10,15 +10,14 @@
 
 use std::sync::atomic::{AtomicU16, Ordering};
 
-use crate::storage::{Batch as WriteBatch, ReadOptions, WriteOptions};
+use crate::storage::{Batch as WriteBatch, Reading, WriteOptions};
 
-use super::groups::{self, malformed_error, Posting};
+use super::groups::{self, malformed_error, GroupScan, Posting};
 use super::write::GroupWriter;
 use super::{Db, Layout, Packed};
 use crate::error::{Error, Result};
 use crate::fingerprint::{Fingerprint, BLOCKS};
 use crate::keys::{self, PackedKey, BLOCK_FAMILIES};
-use crate::storage::View;
 
 /// Deltas a group takes before a write folds it. A fold rewrites the group (about 8.5 bytes
 /// per document), so this bounds the rewriting to `8.5 · group size / 64` bytes per write
@@ -136,13 +135,18 @@ impl Packed {
 /// segments.
 fn groups_to_fold(db: Db<'_>, i: usize, values: std::ops::Range<u32>) -> Result<Vec<u16>> {
     let family = BLOCK_FAMILIES[i];
-    let mut options = ReadOptions::default();
-    options.fill_cache(false);
     let mut due = Vec::new();
     // (value, segment of its first chunk, whether it is due)
     let mut current: Option<(u16, Option<u32>, bool)> = None;
-    let view = View::Fixed(db.rocks());
-    groups::for_each_key(db, &view, i, values, options, |key, _| {
+    let view = db.latest();
+    let scan = GroupScan {
+        db,
+        view: &view,
+        family: i,
+        values,
+        reading: Reading::new().fill_cache(false),
+    };
+    groups::for_each_key(scan, |key, _| {
         let decoded = keys::decode_packed_key(i, key);
         let value = match decoded {
             Some(
@@ -196,10 +200,10 @@ fn fold_into(
     writer: &mut GroupWriter,
 ) -> Result<()> {
     let cf = db.family(i)?;
-    let view = View::Fixed(db.rocks());
+    let view = db.latest();
     groups::read_group(db, Layout::Packed, &view, i, value, group)?;
     let prefix = keys::block_prefix(value);
-    let mut it = db.rocks().raw_iterator_cf(cf);
+    let mut it = db.cursor(i, Reading::new())?;
     it.seek(keys::group_start(value));
     while let Some(key) = it.key() {
         if !key.starts_with(&prefix) {
@@ -208,8 +212,7 @@ fn fold_into(
         batch.delete_cf(cf, key);
         it.next();
     }
-    it.status()
-        .map_err(|e| db.error("scan", Some(BLOCK_FAMILIES[i]), e))?;
+    it.status()?;
     let entries: Vec<(u64, u64)> = group
         .iter()
         .map(|&(fp, id)| (keys::split(i, fp).1, id))
@@ -226,7 +229,5 @@ fn write_fold(db: Db<'_>, write: &WriteOptions, batch: WriteBatch) -> Result<()>
     if batch.is_empty() {
         return Ok(());
     }
-    db.rocks()
-        .write_opt(batch, write)
-        .map_err(|e| db.error("fold a group", None, e))
+    db.write(batch, write, "fold a group")
 }

@@ -2,16 +2,14 @@
 
 use std::ops::Range;
 
-use crate::storage::ReadOptions;
-
 use super::chunk::{Chunk, Ids};
-use super::{in_key_order, Db, Layout, Postings};
+use super::{Db, Layout, Postings};
 use crate::codec::{self, Delta};
 use crate::error::{Error, Result};
 use crate::fingerprint::Fingerprint;
 use crate::keys::{self, PackedKey, BLOCK_FAMILIES};
 use crate::pigeonhole;
-use crate::storage::View;
+use crate::storage::{Reading, View};
 
 /// One document of a group: its fingerprint and id.
 pub(crate) type Posting = (Fingerprint, u64);
@@ -164,31 +162,45 @@ pub(crate) fn malformed_error(family: &'static str, key: &[u8], message: String)
     })
 }
 
+/// What a read of whole groups reads: the groups of block family `family` whose values are
+/// in `values`, from `view` of `db`, read as `reading` says.
+pub(crate) struct GroupScan<'v, 'db> {
+    pub(crate) db: Db<'db>,
+    pub(crate) view: &'v View<'db>,
+    pub(crate) family: usize,
+    pub(crate) values: Range<u32>,
+    pub(crate) reading: Reading,
+}
+
+impl<'v, 'db> GroupScan<'v, 'db> {
+    /// Every group of family `family` of `view` of `db`, read with RocksDB's defaults.
+    pub(crate) fn all(db: Db<'db>, view: &'v View<'db>, family: usize) -> Self {
+        GroupScan {
+            db,
+            view,
+            family,
+            values: 0..1 << 16,
+            reading: Reading::new(),
+        }
+    }
+}
+
 impl Postings {
-    /// Calls `each(value, group)` for every non-empty group of family `i` whose value is in
-    /// `values`, in value order, read from `view` of `db` with `options`. Each group is
-    /// sorted (by the other 48 bits, then id) and holds each document once. A malformed key
-    /// or value goes to `malformed`, which may skip it (`Ok`) or stop the read; so does, with
-    /// [`SplitCopies::Checked`], a copy of a split group's parts that differs from part 0's.
-    #[allow(clippy::too_many_arguments)]
+    /// Calls `each(value, group)` for every non-empty group that `scan` reads, in value
+    /// order. Each group is sorted (by the other 48 bits, then id) and holds each document
+    /// once. A malformed key or value goes to `malformed`, which may skip it (`Ok`) or stop
+    /// the read; so does, with [`SplitCopies::Checked`], a copy of a split group's parts that
+    /// differs from part 0's.
     pub(crate) fn for_each_group<E: From<Error>>(
         &self,
-        db: Db<'_>,
-        view: &View<'_>,
-        i: usize,
-        values: Range<u32>,
-        options: ReadOptions,
+        scan: GroupScan<'_, '_>,
         copies: SplitCopies,
         malformed: &mut Malformed<'_>,
         each: impl FnMut(u16, &[Posting]) -> std::result::Result<(), E>,
     ) -> std::result::Result<(), E> {
         for_each_group(
-            db,
             self.layout(),
-            view,
-            i,
-            values,
-            options,
+            scan,
             copies == SplitCopies::Checked,
             malformed,
             each,
@@ -207,13 +219,12 @@ impl Postings {
         if self.packed().is_none() {
             return Ok(false);
         }
-        let mut it = view.raw_iterator_cf_opt(db.family(i)?, ReadOptions::default());
+        let mut it = view.cursor(db.block(i)?, Reading::new());
         it.seek(keys::parts_prefix(value));
         let split = it
             .key()
             .is_some_and(|key| key.starts_with(&keys::parts_prefix(value)));
-        it.status()
-            .map_err(|e| db.error("scan", Some(BLOCK_FAMILIES[i]), e))?;
+        it.status()?;
         Ok(split)
     }
 
@@ -234,18 +245,14 @@ impl Postings {
 /// [`Postings::for_each_group`] in `layout`; with `check_parts`, each copy of a split
 /// group's parts is checked against part 0's (each entry under its part value, the same
 /// entries).
-#[allow(clippy::too_many_arguments)]
 fn for_each_group<E: From<Error>>(
-    db: Db<'_>,
     layout: Layout,
-    view: &View<'_>,
-    i: usize,
-    values: Range<u32>,
-    options: ReadOptions,
+    scan: GroupScan<'_, '_>,
     check_parts: bool,
     malformed: &mut Malformed<'_>,
     mut each: impl FnMut(u16, &[Posting]) -> std::result::Result<(), E>,
 ) -> std::result::Result<(), E> {
+    let i = scan.family;
     let family = BLOCK_FAMILIES[i];
     let mut parts = GroupParts {
         check_parts,
@@ -253,7 +260,7 @@ fn for_each_group<E: From<Error>>(
     };
     let mut group = Vec::new();
     let mut current: Option<u16> = None;
-    for_each_key(db, view, i, values, options, |key, value| {
+    for_each_key(scan, |key, value| {
         let Some(v) = key.get(0..2).map(|b| u16::from_be_bytes([b[0], b[1]])) else {
             return malformed(family, key, format!("a {}-byte key", key.len())).map_err(E::from);
         };
@@ -290,35 +297,36 @@ fn for_each_group<E: From<Error>>(
     Ok(())
 }
 
-/// Calls `each(key, value)` for every key of family `i` of `view` whose block value is in
-/// `values`, in key order, read with `options`.
+/// Calls `each(key, value)` for every key of the groups that `scan` reads, in key order.
 ///
-/// A block family's memtables keep their keys hashed by block value (`options.rs`), and an
-/// iterator reads a memtable only in the block value of its last seek unless it is made in
-/// key order ([`in_key_order`]), which copies the memtables into one sorted list. So a scan
+/// A block family's memtables keep their keys hashed by block value
+/// (`src/storage/families.rs`), and an iterator reads a memtable only in the block value of
+/// its last seek unless it is made in key order ([`Reading::in_key_order`]), which copies the
+/// memtables into one sorted list. So a scan
 /// of one block value seeks it; a scan of many either seeks each value or reads in key
 /// order, whichever costs less for the keys the memtables hold. (A key too short to hold a
 /// block value is seen only in key order.)
 pub(crate) fn for_each_key<E: From<Error>>(
-    db: Db<'_>,
-    view: &View<'_>,
-    i: usize,
-    values: Range<u32>,
-    options: ReadOptions,
+    scan: GroupScan<'_, '_>,
     mut each: impl FnMut(&[u8], &[u8]) -> std::result::Result<(), E>,
 ) -> std::result::Result<(), E> {
-    let family = BLOCK_FAMILIES[i];
+    let GroupScan {
+        db,
+        view,
+        family: i,
+        values,
+        reading,
+    } = scan;
     let values = values.start.min(1 << 16)..values.end.min(1 << 16);
     if values.is_empty() {
         return Ok(());
     }
-    let scan_error = |e| E::from(db.error("scan", Some(family), e));
     let seek_each = values.len() == 1 || {
-        let copied = memtable_entries(db, i)?;
+        let copied = db.memtable_entries(i)?;
         copied.saturating_mul(SEEKS_PER_COPIED_KEY) + SEEKS_PER_COPY > values.len() as u64
     };
     if seek_each {
-        let mut it = view.raw_iterator_cf_opt(db.family(i)?, options);
+        let mut it = view.cursor(db.block(i)?, reading);
         for v in values {
             let prefix = keys::block_prefix(v as u16);
             it.seek(keys::group_start(v as u16));
@@ -329,21 +337,21 @@ pub(crate) fn for_each_key<E: From<Error>>(
                 each(key, value)?;
                 it.next();
             }
-            it.status().map_err(scan_error)?;
+            it.status()?;
         }
         return Ok(());
     }
-    let mut options = in_key_order(options);
+    let mut reading = reading.in_key_order();
     if let Ok(hi) = u16::try_from(values.end) {
-        options.set_iterate_upper_bound(keys::block_prefix(hi).to_vec());
+        reading = reading.upper_bound(keys::block_prefix(hi).to_vec());
     }
-    let mut it = view.raw_iterator_cf_opt(db.family(i)?, options);
+    let mut it = view.cursor(db.block(i)?, reading);
     it.seek(keys::group_start(values.start as u16));
     while let (Some(key), Some(value)) = (it.key(), it.value()) {
         each(key, value)?;
         it.next();
     }
-    it.status().map_err(scan_error)
+    Ok(it.status()?)
 }
 
 /// What an iterator in key order costs to make, in seeks of one block value (0.5 µs each):
@@ -352,24 +360,6 @@ const SEEKS_PER_COPY: u64 = 512;
 /// ... and the insertion of each of their keys into a sorted list, 0.3 to 0.6 µs. (Full
 /// scans of a store of 1,000 documents with 0 to 100,000 keys in the memtables.)
 const SEEKS_PER_COPIED_KEY: u64 = 1;
-
-/// The number of keys in the memtables of block family `i` (the active one and those waiting
-/// to be flushed); unknown counts as many.
-fn memtable_entries(db: Db<'_>, i: usize) -> Result<u64> {
-    let cf = db.family(i)?;
-    let mut total = 0u64;
-    for property in [
-        "rocksdb.num-entries-active-mem-table",
-        "rocksdb.num-entries-imm-mem-tables",
-    ] {
-        let entries = db
-            .rocks()
-            .property_int_value_cf(cf, property)
-            .map_err(|e| db.error("read a property of", Some(BLOCK_FAMILIES[i]), e))?;
-        total = total.saturating_add(entries.unwrap_or(u64::MAX));
-    }
-    Ok(total)
-}
 
 /// [`Postings::read_group`] in `layout`.
 pub(crate) fn read_group(
@@ -382,20 +372,17 @@ pub(crate) fn read_group(
 ) -> Result<()> {
     out.clear();
     let values = u32::from(value)..u32::from(value) + 1;
-    for_each_group(
+    let scan = GroupScan {
         db,
-        layout,
         view,
-        i,
+        family: i,
         values,
-        ReadOptions::default(),
-        false,
-        &mut malformed_error,
-        |_, group| {
-            out.extend_from_slice(group);
-            Ok::<(), Error>(())
-        },
-    )
+        reading: Reading::new(),
+    };
+    for_each_group(layout, scan, false, &mut malformed_error, |_, group| {
+        out.extend_from_slice(group);
+        Ok::<(), Error>(())
+    })
 }
 
 /// Adds one key of family `i` (and its value) in `layout` to `parts`.

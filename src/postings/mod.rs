@@ -6,8 +6,8 @@
 //! with their state by [`Postings`]:
 //! - **Entries** (formats 1-6): one 16-byte key per document and family, empty value. Reading
 //!   a group steps a RocksDB iterator once per document, about a thousand instructions each.
-//! - **Packed** (formats 7 and 8): a group is a few *chunks*, each one value of up to 4,096 sorted,
-//!   bit-packed entries ([`chunk`]) that a query scans in place, plus *deltas*: one key per
+//! - **Packed** (formats 7 to 9; 9 is the one written): a group is a few *chunks*, each one
+//!   value of up to 4,096 sorted, bit-packed entries ([`chunk`]) that a query scans in place, plus *deltas*: one key per
 //!   single write not yet folded into chunks (the entries layout's key with a kind byte, whose
 //!   value says added or removed). Chunks carry the *segment* they were written in: each bulk
 //!   run writes a new segment (so loading into a full store rewrites nothing), and a removal
@@ -17,11 +17,12 @@
 //!   [`Store::compact`](crate::Store::compact).
 //!
 //! This module is a layer of its own: it reads and writes through a [`Db`] handle (the
-//! RocksDB instance and the store's path), never through the `Store`. Where things are:
-//! key and value bytes in `src/keys.rs` and `src/codec.rs` (byte tables at their tops);
-//! chunks in [`chunk`]; a query's probe in `probe.rs`; whole-group reads in `groups.rs`;
-//! single writes in `write.rs`; folding in `fold.rs`; the families' RocksDB options in
-//! `options.rs`. Which family reports a pair is `src/pigeonhole.rs`; which format uses
+//! storage layer's database), never through the `Store`; it reads with the storage layer's
+//! cursors and point reads (`src/storage/cursor.rs`). Where things are: key and value bytes
+//! in `src/keys.rs` and `src/codec.rs` (byte tables at their tops); chunks in [`chunk`]; a
+//! query's probe in `probe.rs`; whole-group reads in `groups.rs`; single writes in
+//! `write.rs`; folding in `fold.rs`; the families' RocksDB options in
+//! `src/storage/families.rs`. Which family reports a pair is `src/pigeonhole.rs`; which format uses
 //! which layout is `src/format.rs`.
 //!
 //! The query cache ([`cache`]) holds decoded groups of the entries layout. The packed layout
@@ -41,14 +42,17 @@ mod write;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use crate::error::{Error, Result};
-use crate::storage::{journal, Database, Family, Journal, Rocks, RocksError};
+use crate::storage::{
+    journal, Batch, Cursor, Database, Family, FamilyRef, Journal, Reading, Rocks, RocksError, View,
+    WriteOptions,
+};
 
 pub(crate) use crate::format::Layout;
 pub(crate) use crate::storage::in_key_order;
 pub(crate) use cache::PostingsCache;
 pub(crate) use fold::FoldCounters;
-pub(crate) use groups::{malformed_error, Posting, SplitCopies};
-pub(crate) use probe::Reads;
+pub(crate) use groups::{malformed_error, GroupScan, Posting, SplitCopies};
+pub(crate) use probe::{Probe, Reads};
 pub(crate) use write::{block_families_empty, GroupWriter, SPLIT_GROUPS_ABOVE};
 
 /// The database that postings code reads and writes through (the storage layer's).
@@ -62,14 +66,49 @@ impl<'a> Db<'a> {
         Db { database }
     }
 
-    /// The RocksDB instance.
+    /// The RocksDB instance, for `write.rs`'s scan ([`Db::cursor`] serves it).
     pub(crate) fn rocks(self) -> &'a Rocks {
         self.database.rocks()
     }
 
-    /// Block family `i`.
+    /// Block family `i`, for a write batch.
     pub(crate) fn family(self, i: usize) -> Result<&'a Family> {
         self.database.block_family(i)
+    }
+
+    /// Writes `batch` atomically with `options`; `operation` names it in an error.
+    pub(crate) fn write(
+        self,
+        batch: Batch,
+        options: &WriteOptions,
+        operation: &'static str,
+    ) -> Result<()> {
+        self.database.write(batch, options, operation)
+    }
+
+    /// Block family `i`, for reads.
+    #[inline]
+    pub(crate) fn block(self, i: usize) -> Result<FamilyRef<'a>> {
+        self.database.block_handle(i)
+    }
+
+    /// A cursor over block family `i` as it is now (the writer's, under its write lock).
+    pub(crate) fn cursor(self, i: usize, reading: Reading) -> Result<Cursor<'a>> {
+        Ok(self.database.cursor(self.block(i)?, reading))
+    }
+
+    /// The database as it is now (the writer's, under its write lock).
+    pub(crate) fn latest(self) -> View<'a> {
+        self.database.latest()
+    }
+
+    /// The number of keys in the memtables of block family `i` (the active one and those
+    /// waiting to be flushed); unknown counts as many.
+    pub(crate) fn memtable_entries(self, i: usize) -> Result<u64> {
+        Ok(self
+            .database
+            .memtable_entries(self.block(i)?)?
+            .unwrap_or(u64::MAX))
     }
 
     /// The error for a failed RocksDB `operation` on `family`.
@@ -92,7 +131,7 @@ pub(crate) enum Postings {
     /// One key per document and family (formats 1 to 6), read only, with the query cache of
     /// decoded groups (`None` when turned off).
     Entries { cache: Option<PostingsCache> },
-    /// Packed chunks and deltas (formats 7 and 8; 7 read only).
+    /// Packed chunks and deltas (formats 7 to 9; 7 and 8 read only).
     Packed(Packed),
 }
 

@@ -4,19 +4,18 @@
 //! not match; in the entries layout the groups' keys are stepped through, or read from the
 //! query cache.
 
-use crate::storage::ReadOptions;
 use rayon::prelude::*;
 
 use super::cache::PostingsCache;
 use super::chunk::{Chunk, Ids, IdsLayout};
 use super::groups::malformed_error;
-use super::{in_key_order, Db, Postings};
+use super::{Db, Postings};
 use crate::codec::{self, Delta};
 use crate::error::{Error, Result};
 use crate::fingerprint::{Fingerprint, BLOCKS};
 use crate::keys::{self, PackedKey, BLOCK_FAMILIES};
 use crate::pigeonhole;
-use crate::storage::View;
+use crate::storage::{FamilyRef, Reading, View};
 
 /// A candidate of one group: (remainder, id, distance, segment of its chunk; `u32::MAX` for
 /// an added delta).
@@ -71,35 +70,41 @@ pub(crate) struct Reads {
 /// read of a group larger than it.
 pub(crate) const GROUP_READAHEAD: usize = 2 << 20;
 
+/// A query's probe of the block families: every document within `k` of `q` in `view` of
+/// `db`, probing in each family `i` the groups within `radii[i]` of the query's block
+/// ([`pigeonhole::query_radii`]; none if `None`), each document from one family only.
+#[derive(Clone, Copy)]
+pub(crate) struct Probe<'v, 'db> {
+    pub(crate) db: Db<'db>,
+    pub(crate) view: &'v View<'db>,
+    /// The query cache's epoch, read before `view` was taken (entries layout).
+    pub(crate) epoch: u64,
+    pub(crate) q: Fingerprint,
+    pub(crate) k: u32,
+    pub(crate) radii: [Option<u32>; BLOCKS],
+    /// How the packed layout reads.
+    pub(crate) reads: Reads,
+}
+
 impl Postings {
-    /// Pushes (id, fingerprint, distance) of every document within `k` of `q` in `view` of
-    /// `db` onto `found`, probing in each family `i` the groups within `radii[i]` of the
-    /// query's block ([`pigeonhole::query_radii`]; none if `None`), each document from one
-    /// family only. `epoch` is the query cache's, read before `view` was taken (entries
-    /// layout). The packed layout reads as `reads` says.
-    #[allow(clippy::too_many_arguments)]
+    /// Pushes (id, fingerprint, distance) of every document that `probe` finds onto `found`.
     pub(crate) fn probe(
         &self,
-        db: Db<'_>,
-        view: &View<'_>,
-        epoch: u64,
-        q: Fingerprint,
-        k: u32,
-        radii: &[Option<u32>; BLOCKS],
-        reads: Reads,
+        probe: Probe<'_, '_>,
         found: &mut Vec<(u64, Fingerprint, u32)>,
     ) -> Result<()> {
+        let Probe {
+            q, radii, reads, ..
+        } = probe;
         match self {
-            Postings::Entries { cache } => {
-                probe_entries(db, cache.as_ref(), view, epoch, q, k, radii, found)
-            }
+            Postings::Entries { cache } => probe_entries(probe, cache.as_ref(), found),
             Postings::Packed(_) => {
                 // The block values each family reads (none for a family without a radius).
                 let values = |i: usize| {
                     radii[i].map(|radius| pigeonhole::values_within(q.blocks()[i], radius))
                 };
                 let read = |i: usize, values: &[u16], found: &mut Vec<_>| {
-                    probe_packed(db, view, i, q, k, radii, values, reads, found)
+                    probe_packed(probe, i, values, found)
                 };
                 match reads.concurrent.then(io_pool).flatten() {
                     Some(pool) => {
@@ -151,8 +156,7 @@ impl Postings {
         let epoch = cache.epoch();
         let mut cached = 0;
         for (i, family) in BLOCK_FAMILIES.iter().enumerate() {
-            let options = in_key_order(ReadOptions::default());
-            let mut it = view.raw_iterator_cf_opt(db.family(i)?, options);
+            let mut it = view.cursor(db.block(i)?, Reading::new().in_key_order());
             it.seek_to_first();
             let mut range: Vec<(Fingerprint, u64)> = Vec::new();
             let mut value = None;
@@ -176,7 +180,7 @@ impl Postings {
                 range.push((fp, id));
                 it.next();
             }
-            it.status().map_err(|e| db.error("scan", Some(family), e))?;
+            it.status()?;
         }
         Ok(cached)
     }
@@ -193,21 +197,24 @@ fn bad_key(family: &'static str, key: &[u8]) -> Error {
 }
 
 /// [`Postings::probe`] in the entries layout, through the query cache (if any).
-#[allow(clippy::too_many_arguments)]
 fn probe_entries(
-    db: Db<'_>,
+    probe: Probe<'_, '_>,
     cache: Option<&PostingsCache>,
-    snapshot: &View<'_>,
-    epoch: u64,
-    q: Fingerprint,
-    k: u32,
-    radii: &[Option<u32>; BLOCKS],
     found: &mut Vec<(u64, Fingerprint, u32)>,
 ) -> Result<()> {
+    let Probe {
+        db,
+        view: snapshot,
+        epoch,
+        q,
+        k,
+        radii,
+        ..
+    } = probe;
     let qb = q.blocks();
     let mut check = |fp: Fingerprint, id: u64, i: usize| {
         let d = fp.distance(q);
-        if d <= k && pigeonhole::query_reporting_family(fp.0, q.0, radii) == Some(i) {
+        if d <= k && pigeonhole::query_reporting_family(fp.0, q.0, &radii) == Some(i) {
             found.push((id, fp, d));
         }
     };
@@ -226,9 +233,7 @@ fn probe_entries(
             }
             let it = match &mut it {
                 Some(it) => it,
-                None => {
-                    it.insert(snapshot.raw_iterator_cf_opt(db.family(i)?, ReadOptions::default()))
-                }
+                None => it.insert(snapshot.cursor(db.block(i)?, Reading::new())),
             };
             let prefix = keys::block_prefix(v);
             range.clear();
@@ -245,7 +250,7 @@ fn probe_entries(
                 }
                 it.next();
             }
-            it.status().map_err(|e| db.error("scan", Some(family), e))?;
+            it.status()?;
             if let Some(cache) = cache {
                 cache.insert(i, v, epoch, std::mem::take(&mut range));
             }
@@ -258,36 +263,39 @@ fn probe_entries(
 /// probing in family `i` each block value of `values` (sorted); only documents that family
 /// `i` reports ([`pigeonhole::query_reporting_family`] with `radii`, so each document comes
 /// from one family). Packed layout only.
-#[allow(clippy::too_many_arguments)]
 fn probe_packed(
-    db: Db<'_>,
-    view: &View<'_>,
+    probe: Probe<'_, '_>,
     i: usize,
-    q: Fingerprint,
-    k: u32,
-    radii: &[Option<u32>; BLOCKS],
     values: &[u16],
-    reads: Reads,
     found: &mut Vec<(u64, Fingerprint, u32)>,
 ) -> Result<()> {
+    let Probe {
+        db,
+        view,
+        q,
+        k,
+        radii,
+        reads,
+        ..
+    } = probe;
     let family = BLOCK_FAMILIES[i];
-    let cf = db.family(i)?;
+    let cf = db.block(i)?;
     let (q_value, q_rem) = keys::split(i, q);
-    let first_family = |fp: Fingerprint| pigeonhole::query_reporting_family(fp.0, q.0, radii);
+    let first_family = |fp: Fingerprint| pigeonhole::query_reporting_family(fp.0, q.0, &radii);
     // With whole-group reads, an iterator per group bounded to its chunks (so that RocksDB
     // trims its read-ahead to them, leaving their ids); otherwise one iterator seeking from
     // group to group.
     let options = |group: Option<u16>| {
-        let mut options = ReadOptions::default();
-        options.fill_cache(reads.fill_cache);
-        if let Some(v) = group {
-            options.set_readahead_size(GROUP_READAHEAD);
-            options.set_iterate_upper_bound(keys::ids_prefix(v));
+        let options = Reading::new().fill_cache(reads.fill_cache);
+        match group {
+            Some(v) => options
+                .readahead(GROUP_READAHEAD)
+                .upper_bound(keys::ids_prefix(v)),
+            None => options,
         }
-        options
     };
     let mut bound = values.first().copied().filter(|_| reads.whole_groups);
-    let mut it = view.raw_iterator_cf_opt(cf, options(bound));
+    let mut it = view.cursor(cf, options(bound));
     let mut candidates: Vec<Candidate> = Vec::new();
     let mut removals: Vec<(u64, u64, u32)> = Vec::new();
     // Matches in chunks whose ids are apart: (remainder, entry, distance, chunk of `apart`).
@@ -307,7 +315,7 @@ fn probe_packed(
         let prefix = keys::block_prefix(v);
         if reads.whole_groups && bound != Some(v) {
             bound = Some(v);
-            it = view.raw_iterator_cf_opt(cf, options(bound));
+            it = view.cursor(cf, options(bound));
         }
         it.seek(keys::group_start(v));
         // The group's deltas come first (so its removals are known before its chunks are
@@ -356,7 +364,7 @@ fn probe_packed(
                         outside,
                         reads,
                     };
-                    candidates.extend(split.read(db)?);
+                    candidates.extend(split.read()?);
                     // On to the chunks of older segments, if any.
                     match segment.checked_sub(1) {
                         Some(older) => {
@@ -389,15 +397,11 @@ fn probe_packed(
             }
             it.next();
         }
-        it.status().map_err(|e| db.error("scan", Some(family), e))?;
+        it.status()?;
         // The ids of the chunks that matched, each read once.
         for (at, &(segment, number, layout)) in apart.iter().enumerate() {
             let key = keys::ids_key(v, segment, number);
-            let mut options = ReadOptions::default();
-            options.fill_cache(reads.fill_cache);
-            let bytes = view
-                .get_pinned_cf_opt(cf, key, options)
-                .map_err(|e| db.error("read", Some(family), e))?;
+            let bytes = view.get_with(cf, key, Reading::new().fill_cache(reads.fill_cache))?;
             let Some(bytes) = bytes else {
                 malformed_error(family, &key, "the ids of a chunk are missing".into())?;
                 continue;
@@ -437,7 +441,7 @@ fn probe_packed(
 /// many part values, part 0's copy whole (each entry once).
 struct SplitRead<'v, 'db> {
     view: &'v View<'db>,
-    cf: &'v crate::storage::Family,
+    cf: FamilyRef<'v>,
     family: &'static str,
     value: u16,
     segment: u32,
@@ -451,7 +455,7 @@ impl SplitRead<'_, '_> {
     /// The candidates of the segment. With concurrent reads, the part values are read at once
     /// on the I/O threads (from disk, four reads one after another took a query landing on a
     /// split group of 1B documents four times a uniform query's time).
-    fn read(&self, db: Db<'_>) -> Result<Vec<Candidate>> {
+    fn read(&self) -> Result<Vec<Candidate>> {
         let radii = pigeonhole::query_radii(self.budget);
         let mut ranges: Vec<(usize, u16, u16)> = Vec::new();
         for (j, radius) in radii.iter().enumerate() {
@@ -478,8 +482,7 @@ impl SplitRead<'_, '_> {
                         .with_max_len(1)
                         .map(|&range| {
                             let mut part = Vec::new();
-                            self.read_range(db, range, reporting, &mut part)
-                                .map(|()| part)
+                            self.read_range(range, reporting, &mut part).map(|()| part)
                         })
                         .collect()
                 });
@@ -489,7 +492,7 @@ impl SplitRead<'_, '_> {
             }
             _ => {
                 for &range in &ranges {
-                    self.read_range(db, range, reporting, &mut candidates)?;
+                    self.read_range(range, reporting, &mut candidates)?;
                 }
             }
         }
@@ -500,21 +503,18 @@ impl SplitRead<'_, '_> {
     /// `reporting` (the parts' radii), only those that part `j` reports.
     fn read_range(
         &self,
-        db: Db<'_>,
         (j, first, last): (usize, u16, u16),
         reporting: Option<&[Option<u32>; pigeonhole::PARTS]>,
         out: &mut Vec<Candidate>,
     ) -> Result<()> {
         let (v, segment) = (self.value, self.segment);
         let end = keys::part_end(v, segment, j, last);
-        let mut options = ReadOptions::default();
-        options.fill_cache(self.reads.fill_cache);
+        let mut options = Reading::new().fill_cache(self.reads.fill_cache);
         if self.reads.whole_groups {
             // The part values' chunks in one bounded read.
-            options.set_readahead_size(GROUP_READAHEAD);
+            options = options.readahead(GROUP_READAHEAD);
         }
-        options.set_iterate_upper_bound(end);
-        let mut it = self.view.raw_iterator_cf_opt(self.cf, options);
+        let mut it = self.view.cursor(self.cf, options.upper_bound(end));
         it.seek(keys::part_start(v, segment, j, first));
         while let (Some(key), Some(value)) = (it.key(), it.value()) {
             match Chunk::parse(value).map(|c| (c, c.ids())) {
@@ -536,6 +536,5 @@ impl SplitRead<'_, '_> {
             it.next();
         }
         it.status()
-            .map_err(|e| db.error("scan", Some(self.family), e))
     }
 }

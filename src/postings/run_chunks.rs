@@ -16,19 +16,39 @@ pub(crate) enum ChunkOut<'a> {
     Spool(&'a mut dyn FnMut(u16, &[u8]) -> FillResult),
 }
 
+/// The chunks a bulk run or a merge writes: of segment `segment`, the last one of each group
+/// final if `final_chunks` (nothing of the group can sort after it: the group has no chunks
+/// in the store), groups of more than `split_above` entries written split ([`GroupWriter`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Segment {
+    pub(crate) segment: u32,
+    pub(crate) final_chunks: bool,
+    pub(crate) split_above: usize,
+}
+
+impl Segment {
+    /// Chunks of segment `segment` that are never final nor split: those of a spool file
+    /// (the merge decides), or none (a run's removal deltas alone).
+    pub(crate) fn unsplit(segment: u32) -> Segment {
+        Segment {
+            segment,
+            final_chunks: false,
+            split_above: usize::MAX,
+        }
+    }
+}
+
 /// Writes the packed layout of sorted block keys `keys` (as [`keys::block_key_number`]s) of
-/// family `i`: for each
-/// block value, a removal delta for each of its `deletes` (old entries of replaced documents;
-/// the removal hides them in older segments, not in this one) through `delta(key, value)`,
-/// then its entries as chunks of segment `segment` through `out`, the last one final if
-/// `final_chunks` (nothing of the group can sort after it); groups of more than `split_above`
-/// entries are written split ([`GroupWriter`]).
-#[allow(clippy::too_many_arguments)]
+/// family `i`: for each block value, a removal delta for each of its `deletes` (old entries of
+/// replaced documents; the removal hides them in older segments, not in this one) through
+/// `delta(key, value)`, then its entries as the chunks that `segment` says through `out`.
 pub(crate) fn write_packed(
     i: usize,
-    segment: u32,
-    final_chunks: bool,
-    split_above: usize,
+    Segment {
+        segment,
+        final_chunks,
+        split_above,
+    }: Segment,
     keys: &[u128],
     deletes: &[u128],
     delta: &mut dyn FnMut(&[u8], &[u8]) -> FillResult,

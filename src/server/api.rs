@@ -9,8 +9,7 @@
 use serde::{Deserialize, Serialize};
 use simhash_store::{external_key_fits, Fingerprint, Match, MAX_DISTANCE, MAX_EXTERNAL_KEY_LEN};
 
-/// The distance a request uses when it gives no `k`.
-pub const DEFAULT_K: u32 = 3;
+pub use simhash_store::DEFAULT_K;
 
 /// `POST /v1/query`.
 #[derive(Debug, Deserialize)]

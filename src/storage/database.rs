@@ -5,10 +5,11 @@ use std::path::{Path, PathBuf};
 
 use rocksdb::checkpoint::Checkpoint;
 use rocksdb::{
-    ColumnFamily, ColumnFamilyDescriptor, DBIteratorWithThreadMode, FlushOptions,
-    IngestExternalFileOptions, IteratorMode, Options, ReadOptions, WriteBatch, WriteOptions, DB,
+    ColumnFamily, ColumnFamilyDescriptor, FlushOptions, IngestExternalFileOptions, Options,
+    ReadOptions, WriteBatch, WriteOptions, DB,
 };
 
+use super::cursor::{Cursor, FamilyRef, Reading};
 use super::families::column_family_options;
 use super::secondary::open_secondary;
 use super::View;
@@ -181,10 +182,59 @@ impl Database {
         self.read_only
     }
 
-    /// The RocksDB instance, for the postings layer's reads and writes of the block
-    /// families ([`crate::postings::Db`]).
+    /// The RocksDB instance: for this layer's reads, and for the one reader above it that
+    /// still iterates it directly (`postings/write.rs`, which checks whether the block
+    /// families are empty; [`Database::cursor`] serves it).
     pub(crate) fn rocks(&self) -> &DB {
         &self.rocks
+    }
+
+    /// Column family `name`, for reads ([`View::cursor`], [`View::get`]).
+    #[inline]
+    pub(crate) fn handle(&self, name: &'static str) -> Result<FamilyRef<'_>> {
+        Ok(FamilyRef::new(self.family(name)?, name, &self.path))
+    }
+
+    /// Block family `i`, for reads.
+    #[inline]
+    pub(crate) fn block_handle(&self, i: usize) -> Result<FamilyRef<'_>> {
+        self.handle(BLOCK_FAMILIES[i])
+    }
+
+    /// The database as it is now, read without a snapshot: by the writer under its write
+    /// lock (nothing else writes meanwhile), or a read-only store.
+    #[inline]
+    pub(crate) fn latest(&self) -> View<'_> {
+        View::Fixed(&self.rocks)
+    }
+
+    /// A cursor over `family` as it is now (see [`Database::latest`]).
+    #[inline]
+    pub(crate) fn cursor<'a>(&'a self, family: FamilyRef<'a>, reading: Reading) -> Cursor<'a> {
+        Cursor::new(
+            self.rocks.raw_iterator_cf_opt(family.handle, reading.0),
+            family,
+        )
+    }
+
+    /// The number of entries in the memtables of `family` (the active one and those waiting
+    /// to be flushed); `None` where RocksDB does not know.
+    pub(crate) fn memtable_entries(&self, family: FamilyRef<'_>) -> Result<Option<u64>> {
+        let mut total = 0u64;
+        for property in [
+            "rocksdb.num-entries-active-mem-table",
+            "rocksdb.num-entries-imm-mem-tables",
+        ] {
+            let entries = self
+                .rocks
+                .property_int_value_cf(family.handle, property)
+                .map_err(|e| family.error("read a property of", e))?;
+            let Some(entries) = entries else {
+                return Ok(None);
+            };
+            total = total.saturating_add(entries);
+        }
+        Ok(Some(total))
     }
 
     /// Column family `name`.
@@ -268,13 +318,6 @@ impl Database {
             .map_err(|e| self.error(operation, Some(family), e))
     }
 
-    /// Every entry of `family`, in key order.
-    pub(crate) fn iter(&self, family: &'static str) -> Result<DBIteratorWithThreadMode<'_, DB>> {
-        Ok(self
-            .rocks
-            .iterator_cf(self.family(family)?, IteratorMode::Start))
-    }
-
     /// Whether `family` holds an entry (one seek).
     pub(crate) fn has_entries(&self, family: &'static str) -> Result<bool> {
         let mut it = self
@@ -323,6 +366,26 @@ impl Database {
                     .map(|f| f.size as u64)
                     .sum();
                 (*name, bytes)
+            })
+            .collect())
+    }
+
+    /// The live SST files of `family`: each one's path and smallest key.
+    #[cfg(test)]
+    pub(crate) fn table_files(
+        &self,
+        family: &'static str,
+    ) -> Result<Vec<(PathBuf, Option<Vec<u8>>)>> {
+        let files = self
+            .rocks
+            .live_files()
+            .map_err(|e| self.error("list live files", Some(family), e))?;
+        Ok(files
+            .into_iter()
+            .filter(|f| f.column_family_name == family)
+            .map(|f| {
+                let path = self.path.join(f.name.trim_start_matches('/'));
+                (path, f.start_key)
             })
             .collect())
     }

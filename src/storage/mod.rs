@@ -2,12 +2,20 @@
 //! postings, the store, the bulk loader, queries) reads and writes through what it exports.
 //!
 //! - `database.rs`: [`Database`], a store's RocksDB instance: opening it (a writer, or a
-//!   read-only secondary instance: `secondary.rs`), its column families, reads, synced
-//!   writes, flushes, compaction, ingestion of SST files, checkpoints (the copies backups
-//!   are), and RocksDB's errors as the crate's.
+//!   read-only secondary instance: `secondary.rs`), its column families, synced writes,
+//!   flushes, compaction, ingestion of SST files, checkpoints (the copies backups are), the
+//!   memtables' entry counts, and RocksDB's errors as the crate's.
+//! - `cursor.rs`: reads of one family: [`FamilyRef`] (a family's handle, which names it in
+//!   errors), [`Reading`] (bounds, read-ahead, the block cache), [`Cursor`] (a positioned
+//!   iterator whose errors name the family and the operation) and `Pinned` (a value read
+//!   in place). They wrap RocksDB's types without copying.
+//! - `view.rs`: [`View`], a consistent read view (a snapshot, or the latest state of a
+//!   read-only store or of the writer under its write lock), with cursors and point reads.
+//! - `docs.rs`: [`Docs`], the `docs` family read as documents (by id, sorted multi-gets, the
+//!   first and last ids, all in id order); `owners.rs`: `Owners`, the `keys` family read as
+//!   the owners of external keys.
 //! - `families.rs`: every column family's RocksDB options, for the store and for the SST
 //!   files written outside it: one function each.
-//! - `view.rs`: [`View`], a consistent read view (a snapshot, or a read-only store as opened).
 //! - `journal.rs`: crash-safe ingestion of SST files across families, and its recovery.
 //! - `load_record.rs`: [`LoadRecord`], the record of a bulk load with spooled runs.
 //! - `sink.rs`: [`Sink`], one family's puts and deletes, into a write batch ([`BatchSink`],
@@ -19,26 +27,33 @@
 //! - `damage.rs`: reading a damaged store's families over the table files that cannot be
 //!   read, naming them ([`Damage`]): salvage, and `verify` naming every damaged file.
 //!
-//! The layers above write through a [`Sink`] (a [`BatchSink`] committed with a [`Persist`],
-//! or a bulk run's SST files), and name RocksDB's types only through the names re-exported
-//! here: [`ReadOptions`], a column [`Family`], an iterator, and the raw [`Batch`] and
-//! [`WriteOptions`] that the folds of the block families (`postings/fold.rs`) still write.
+//! The layers above read only through the types above and write through a [`Sink`] (a
+//! [`BatchSink`] committed with a [`Persist`], or a bulk run's SST files). They still name
+//! RocksDB's write types through the names re-exported here: the raw [`Batch`] and
+//! [`WriteOptions`] that the folds of the block families (`postings/fold.rs`) write, a
+//! column [`Family`] handle, and where an SST file is built by hand the RocksDB instance
+//! ([`Rocks`]), its error ([`RocksError`]) and [`ReadOptions`].
 
 mod creation;
+mod cursor;
 mod damage;
 mod database;
+mod docs;
 mod families;
 pub(crate) mod files;
 pub(crate) mod journal;
 mod load_record;
+mod owners;
 mod secondary;
 mod sink;
 pub(crate) mod sst;
 mod view;
 
 pub(crate) use creation::holds_other_files;
+pub(crate) use cursor::{Cursor, FamilyRef, Reading};
 pub(crate) use damage::Damage;
 pub(crate) use database::{error, Access, Database, OpenOptions};
+pub(crate) use docs::Docs;
 pub(crate) use families::{in_key_order, Destination};
 pub(crate) use journal::{Journal, DEFAULT_TEMP_DIR};
 pub(crate) use load_record::{LoadRecord, SpoolFile, SpooledRun};
@@ -56,7 +71,5 @@ pub(crate) type WriteOptions = rocksdb::WriteOptions;
 pub(crate) type Family = rocksdb::ColumnFamily;
 /// The RocksDB instance under a [`Database`].
 pub(crate) type Rocks = rocksdb::DB;
-/// An iterator over a column family ([`Database::iter`]).
-pub(crate) type FamilyIter<'a> = rocksdb::DBIteratorWithThreadMode<'a, Rocks>;
 /// RocksDB's error, before [`error`] makes it the crate's.
 pub(crate) type RocksError = rocksdb::Error;

@@ -9,8 +9,7 @@ use std::sync::atomic::Ordering;
 use parking_lot::MutexGuard;
 
 use super::{Durability, HeldWrites, Store, UpsertPlan};
-use crate::error::Result;
-use crate::keys::{self, DOCS_FAMILY};
+use crate::error::{Error, Result};
 use crate::postings::{self, spool};
 use crate::storage::{journal, Journal, LoadRecord};
 
@@ -89,13 +88,11 @@ impl Ingestion<'_> {
 
     /// The largest stored document id, if any.
     pub(crate) fn last_id(&self) -> Result<Option<u64>> {
-        let db = self.store.db();
-        let mut it = db.rocks().raw_iterator_cf(db.family(DOCS_FAMILY)?);
-        it.seek_to_last();
-        let last = it.key().and_then(keys::decode_doc_key);
-        it.status()
-            .map_err(|e| db.error("read the id range", Some(DOCS_FAMILY), e))?;
-        Ok(last)
+        // A last key that is not an id counts as no document (`Store::next_id` refuses it).
+        match self.store.db().docs()?.last_id() {
+            Err(Error::Decode { .. }) => Ok(None),
+            found => found,
+        }
     }
 
     /// The `added` time of a document stored now.

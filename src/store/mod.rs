@@ -1,29 +1,36 @@
 //! The [`Store`]: the struct, its accessors and the plumbing every part of it uses.
 //!
-//! Where each `impl Store` block is:
+//! Where each `impl Store` block is (every one is in this directory; the public methods whose
+//! work belongs to another concept are one-line delegations to it):
 //! - here: the accessors, `flush`, `compact`, disk and cache usage, and the crate-internal
-//!   plumbing (column family handles, RocksDB errors, the write lock).
-//! - `open.rs`: opening (`open`, `builder`), the column families' options, the format
-//!   version and fingerprint settings recorded in `meta`; `options.rs`: [`StoreBuilder`] and
-//!   [`Durability`]; `secondary.rs`: read-only opens beside a writer.
-//! - `journal.rs`: crash-safe ingestion of SST files across column families, and the
-//!   recovery of an interrupted one when the store opens.
+//!   plumbing (the database, the block families' handle, the write lock).
+//! - `open.rs`: opening (`open`, `builder`), the format version and fingerprint settings
+//!   recorded in `meta`; `options.rs`: [`StoreBuilder`] and [`Durability`].
 //! - `backup.rs`: [`Store::backup`], a consistent copy of an open store.
-//! - `read.rs`: documents by id, by external key, in id order.
+//! - `read.rs`: documents by id, by external key, in id order (through the storage layer's
+//!   typed reads of `docs` and `keys`).
 //! - `write/`: [`Entry`], inserts (upserts) and removals; `write/plan/`: the upsert planner
-//!   that inserts, the bulk loader and staged batches share.
+//!   that inserts, the bulk loader and staged batches share; `write/apply.rs`: the one
+//!   translation of a plan into writes; `write/ids.rs`: the one id assigner;
+//!   `ingestion.rs`: what a bulk load asks of the store.
 //! - `sketches.rs`: whether the store keeps sketches, and the checks of sketches given to it.
+//! - `query.rs`: [`Store::query`] and its variants; the work is `src/query.rs`'s, over the
+//!   narrow [`crate::query::Source`] this file lends it.
 //! - [`View`] (`src/storage/view.rs`): the consistent read view that queries, `verify` and
 //!   the pair scan read, from [`Store::view`].
-//! - Elsewhere, with their concepts: queries in `src/query.rs`, `verify` in
-//!   `src/verify.rs`, `bulk_loader` in `src/bulk/mod.rs`, `insert_if_new` in
-//!   `src/dedup/check_insert.rs`, `staged_batch` in `src/dedup/staged_batch.rs`, `pairs` in
-//!   `src/dedup/pairs.rs`, `upgrade` in `src/upgrade.rs`.
+//! - Still elsewhere, with the concepts whose public types name the store (so a delegation
+//!   from here would make the modules name each other): `verify` in `src/verify.rs`
+//!   (which names the store through salvage), `query_verified` in `src/verified/query.rs`,
+//!   `pairs` in `src/dedup/pairs.rs`, `verified_pairs` in
+//!   `src/verified/pairs.rs`, `upgrade` in `src/upgrade.rs`, `bulk_loader` in
+//!   `src/bulk/mod.rs`, `insert_if_new` in `src/dedup/check_insert.rs`, `staged_batch` in
+//!   `src/dedup/staged_batch.rs`.
 
 mod backup;
 mod ingestion;
 mod open;
 mod options;
+mod query;
 mod read;
 mod sketches;
 mod write;
@@ -38,7 +45,7 @@ use crate::error::{Error, Result};
 use crate::keys::BLOCK_FAMILIES;
 use crate::postings::Postings;
 use crate::simhash::Simhasher;
-use crate::storage::{Database, Family, FamilyIter, Persist, WriteOptions};
+use crate::storage::{Database, Persist, WriteOptions};
 
 pub use crate::format::Format;
 pub(crate) use crate::storage::View;
@@ -326,29 +333,9 @@ impl Store {
         }
     }
 
-    /// Column family `name`.
-    pub(crate) fn cf(&self, name: &'static str) -> Result<&Family> {
-        self.db.family(name)
-    }
-
-    /// The error for a failed RocksDB `operation` on `cf`.
-    pub(crate) fn rocks_err(
-        &self,
-        operation: &'static str,
-        cf: Option<&'static str>,
-        e: crate::storage::RocksError,
-    ) -> Error {
-        self.db.error(operation, cf, e)
-    }
-
     /// The value of `key` in `family`.
     pub(crate) fn get_raw(&self, family: &'static str, key: &[u8]) -> Result<Option<Vec<u8>>> {
         self.db.get(family, key)
-    }
-
-    /// Every entry of `family`, in key order.
-    pub(crate) fn raw_iter(&self, family: &'static str) -> Result<FamilyIter<'_>> {
-        self.db.iter(family)
     }
 
     /// Fails unless the store takes writes: opened read-only ([`Error::ReadOnly`]), or of an

@@ -201,8 +201,8 @@ impl StoreBuilder {
     /// range skips RocksDB's iterators (about 16 bytes per document and range; all four
     /// families of a store of N documents take about `64 * N` bytes). Writes invalidate
     /// exactly the ranges they touch, so answers are always those of the store at the query's
-    /// snapshot. `0` turns it off. A store of the packed layout (formats 7 and 8) has no query cache:
-    /// it reads its chunks faster than the cache would (`docs/benchmarks.md`).
+    /// snapshot. `0` turns it off. A store of the packed layout (formats 7 to 9) has no query
+    /// cache: it reads its chunks faster than the cache would (`docs/benchmarks.md`).
     /// Default: 256 MiB, enough for every range of a store of about 3.5 million documents.
     pub fn query_cache_size(mut self, bytes: usize) -> Self {
         self.query_cache_bytes = bytes;

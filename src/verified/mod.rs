@@ -23,7 +23,6 @@ pub use pairs::{VerifiedPair, VerifiedPairScan, VerifiedScanStats};
 pub use query::VerifiedMatch;
 
 use crate::error::{Error, Result};
-use crate::query::MAX_DISTANCE;
 
 /// The default [`Verification::k`].
 pub const DEFAULT_VERIFIED_K: u32 = 8;
@@ -83,12 +82,7 @@ impl Verification {
     }
 
     pub(crate) fn check(&self) -> Result<()> {
-        if self.k > MAX_DISTANCE {
-            return Err(Error::InvalidArgument(format!(
-                "verified k is {}: use 0..={MAX_DISTANCE}",
-                self.k
-            )));
-        }
+        crate::distance::checked(self.k)?;
         if !(0.0..=1.0).contains(&self.min_similarity) {
             return Err(Error::InvalidArgument(format!(
                 "minimum sketch similarity is {}: use 0.0..=1.0",

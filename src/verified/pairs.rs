@@ -8,10 +8,8 @@
 use std::collections::HashMap;
 use std::sync::atomic::AtomicBool;
 
-use crate::codec;
 use crate::dedup::{ClusterBuilder, Clusters, Pair, PairScan, ScanProgress, ScanStats};
 use crate::error::{Error, Result};
-use crate::keys::{self, DOCS_FAMILY};
 use crate::sketch::Sketch;
 use crate::store::Store;
 use crate::verified::Verification;
@@ -137,7 +135,7 @@ impl<'a> VerifiedPairScan<'a> {
         } = self;
         store.require_sketches()?;
         verification.check()?;
-        let k = verification.k.min(crate::query::MAX_DISTANCE);
+        let k = crate::distance::clamped(verification.k);
         let mut verified = ScanStats {
             k,
             pairs: 0,
@@ -233,19 +231,13 @@ impl Sketches {
         self.ids.extend(pairs.iter().flat_map(|p| [p.a, p.b]));
         self.ids.sort_unstable();
         self.ids.dedup();
-        let cf = store.cf(DOCS_FAMILY)?;
+        let docs = store.db().docs()?;
         let lookup = |ids: &[u64]| -> Result<Found> {
             let mut found = Vec::with_capacity(ids.len());
             for ids in ids.chunks(LOOKUP_CHUNK) {
-                let doc_keys: Vec<[u8; 8]> = ids.iter().map(|&id| keys::doc_key(id)).collect();
-                let values = store.db().rocks().batched_multi_get_cf(cf, &doc_keys, true);
-                for ((&id, doc_key), value) in ids.iter().zip(&doc_keys).zip(values) {
-                    let value = value.map_err(|e| store.rocks_err("read", Some(DOCS_FAMILY), e))?;
-                    let sketch = match value {
-                        Some(bytes) => codec::decode_document(&bytes, doc_key)?.sketch,
-                        None => None,
-                    };
-                    found.push((id, sketch));
+                let documents = docs.multi_get(ids, "read")?;
+                for (&id, doc) in ids.iter().zip(documents) {
+                    found.push((id, doc.and_then(|d| d.sketch)));
                 }
             }
             Ok(found)

@@ -1,9 +1,7 @@
 //! Verified queries: [`Store::query_verified`] and [`Store::query_text_verified`].
 
-use crate::codec;
 use crate::error::{Error, Result};
 use crate::fingerprint::Fingerprint;
-use crate::keys::{self, DOCS_FAMILY};
 use crate::query::Strategy;
 use crate::sketch::Sketch;
 use crate::store::Store;
@@ -60,22 +58,18 @@ impl Store {
     ) -> Result<Vec<VerifiedMatch>> {
         self.require_sketches()?;
         verification.check()?;
-        let epoch = self.postings().cache().map_or(0, |c| c.epoch());
-        let snapshot = self.view();
-        let candidates = self.candidates(&snapshot, epoch, fp, verification.k, Strategy::Auto)?;
+        let source = self.query_source();
+        let candidates = source.candidates(fp, verification.k, Strategy::Auto)?;
         if candidates.is_empty() {
             return Ok(Vec::new());
         }
-        let docs = self.cf(DOCS_FAMILY)?;
+        let docs = self.db().docs()?;
         let mut found = Vec::new();
         for (id, fingerprint, distance) in candidates {
             // One point read per candidate, for its sketch and key together.
-            let doc_key = keys::doc_key(id);
-            let value = snapshot
-                .get_pinned_cf(docs, doc_key)
-                .map_err(|e| self.rocks_err("read", Some(DOCS_FAMILY), e))?;
-            let Some(bytes) = value else { continue };
-            let doc = codec::decode_document(&bytes, &doc_key)?;
+            let Some(doc) = docs.get(&source.view, id)? else {
+                continue;
+            };
             let Some(stored) = doc.sketch else { continue };
             let similarity = stored.similarity(sketch);
             if verification.accepts(distance, similarity) {

@@ -37,7 +37,7 @@ use crate::storage::sst::{write_file, KEPT_FILE_ENTRIES};
 use crate::storage::{Destination, FillError, Keep};
 use crate::store::{apply, UpsertPlan};
 
-use crate::postings::run_chunks::{write_packed, ChunkOut};
+use crate::postings::run_chunks::{write_packed, ChunkOut, Segment};
 use radix::*;
 use split::*;
 
@@ -236,11 +236,14 @@ pub(crate) fn write_run(buf: &RunBuffer, net: &UpsertPlan, files: RunFiles<'_>) 
                             let keep = Keep::all_if(kept.blocks);
                             let size = write_file(family, &path, dest, count, keep, |w| {
                                 let w = std::cell::RefCell::new(w);
-                                write_packed(
-                                    i,
+                                let chunks = Segment {
                                     segment,
                                     final_chunks,
                                     split_above,
+                                };
+                                write_packed(
+                                    i,
+                                    chunks,
                                     keys,
                                     deletes,
                                     &mut |k, v| Ok(w.borrow_mut().put(k, v)?),
@@ -257,9 +260,7 @@ pub(crate) fn write_run(buf: &RunBuffer, net: &UpsertPlan, files: RunFiles<'_>) 
                             write_file(family, &path, dest, deletes.len(), Keep::Nothing, |w| {
                                 write_packed(
                                     i,
-                                    segment,
-                                    false,
-                                    usize::MAX,
+                                    Segment::unsplit(segment),
                                     &[],
                                     deletes,
                                     &mut |k, v| Ok(w.put(k, v)?),
@@ -270,9 +271,7 @@ pub(crate) fn write_run(buf: &RunBuffer, net: &UpsertPlan, files: RunFiles<'_>) 
                         let mut spool = SpoolWriter::create(&spool_path, lo as u32, hi as u32)?;
                         let filled = write_packed(
                             i,
-                            segment,
-                            false,
-                            usize::MAX,
+                            Segment::unsplit(segment),
                             keys,
                             &[],
                             &mut |_, _| Ok(()),

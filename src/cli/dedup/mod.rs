@@ -24,8 +24,7 @@ use self::svg::summary_svg;
 
 use super::{usage, StoreArg, EXIT_OK};
 
-/// The default distance of a plain dedup.
-const DEFAULT_K: u32 = 3;
+use simhash_store::DEFAULT_K;
 
 const EXAMPLES: &str = "\
 Examples:

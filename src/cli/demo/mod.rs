@@ -51,7 +51,7 @@ pub struct Args {
     pages: usize,
 
     /// The Hamming distance within which pages count as near-duplicates.
-    #[arg(long, short = 'k', default_value_t = 3, value_parser = clap::value_parser!(u32).range(0..=64))]
+    #[arg(long, short = 'k', default_value_t = simhash_store::DEFAULT_K, value_parser = clap::value_parser!(u32).range(0..=64))]
     max_distance: u32,
 
     /// Seed of the generator (the same seed gives the same crawl).

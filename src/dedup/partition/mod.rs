@@ -182,16 +182,6 @@ fn mix(mut z: u64) -> u64 {
     z ^ (z >> 31)
 }
 
-fn check_k(k: u32) -> Result<()> {
-    if k > crate::MAX_DISTANCE {
-        return Err(Error::InvalidArgument(format!(
-            "k must be in 0..={}, got {k}",
-            crate::MAX_DISTANCE
-        )));
-    }
-    Ok(())
-}
-
 fn check_table(table: &[u64], what: &str) -> Result<()> {
     if table.len() != GROUPS {
         return Err(Error::InvalidArgument(format!(

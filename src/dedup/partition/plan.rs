@@ -119,7 +119,7 @@ impl PartitionPlan {
         chunk_size: u64,
         rule: SplitRule,
     ) -> Result<PartitionPlan> {
-        check_k(k)?;
+        crate::distance::checked(k)?;
         check_table(counts, "counts")?;
         if chunk_size == 0 {
             return Err(Error::InvalidArgument(

@@ -24,7 +24,7 @@ impl TaskPairs {
     /// # Errors
     /// [`Error::InvalidArgument`] when `k` is over 64.
     pub fn new(k: u32) -> Result<TaskPairs> {
-        check_k(k)?;
+        crate::distance::checked(k)?;
         Ok(TaskPairs {
             kernels: (0..BLOCKS)
                 .map(|f| PairKernel::new(k, f))

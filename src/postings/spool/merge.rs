@@ -13,10 +13,11 @@ use crate::failpoint::{self, Point};
 use crate::fingerprint::BLOCKS;
 use crate::keys::{self, PackedKey, BLOCK_FAMILIES};
 use crate::postings::chunk;
+use crate::postings::run_chunks::Segment;
 use crate::postings::{GroupWriter, Packed, Postings};
 use crate::storage::sst::{self, kept_pages, Keep, KEPT_FILE_ENTRIES};
 use crate::storage::{
-    files, journal, Database, Destination, FillError, Journal, LoadRecord, ReadOptions, SpooledRun,
+    files, journal, Database, Destination, FillError, Journal, LoadRecord, Reading, SpooledRun,
 };
 
 /// The packed layout's state, which a merge needs (a store of the current format).
@@ -80,7 +81,7 @@ pub(crate) fn merge(
     let plan = MergePlan {
         runs: record.runs.clone(),
         dir: &dir,
-        into: MergedSegment {
+        into: Segment {
             segment,
             split_above,
             final_chunks: record.final_chunks,
@@ -267,23 +268,15 @@ impl FamilyIngestion<'_> {
     }
 }
 
-/// What a merge writes: chunks of segment `segment`, groups of more than `split_above` entries
-/// split (`postings::GroupWriter`), final chunks (`LoadRecord::final_chunks`) where the
-/// group has no chunks in the store.
-#[derive(Clone, Copy)]
-struct MergedSegment {
-    segment: u32,
-    split_above: usize,
-    final_chunks: bool,
-}
-
 /// How a merge writes every family.
 struct MergePlan<'a> {
     /// The load's runs whose ingestion began.
     runs: Vec<SpooledRun>,
     /// Where the merged files are written.
     dir: &'a Path,
-    into: MergedSegment,
+    /// What it writes: final chunks (`LoadRecord::final_chunks`) only where the group has no
+    /// chunks in the store.
+    into: Segment,
     /// Parts of each family: the unit of parallel work and of files ([`parts`]).
     parts: u32,
     /// Parts of each family, the first ones, whose chunks are read back into the page cache
@@ -355,11 +348,11 @@ fn merge_part(
     db: &Database,
     runs: &[SpooledRun],
     i: usize,
-    MergedSegment {
+    Segment {
         segment,
         split_above,
         final_chunks,
-    }: MergedSegment,
+    }: Segment,
     (lo, hi): (u32, u32),
     keep: Keep,
     path: &Path,
@@ -377,12 +370,11 @@ fn merge_part(
         files.sort_by_key(|r| r.lo);
         readers.push((run.segment, files));
     }
-    let mut options = ReadOptions::default();
-    options.fill_cache(false);
+    let mut reading = Reading::new().fill_cache(false);
     if let Ok(hi) = u16::try_from(hi) {
-        options.set_iterate_upper_bound(keys::block_prefix(hi).to_vec());
+        reading = reading.upper_bound(keys::block_prefix(hi).to_vec());
     }
-    let mut it = db.rocks().raw_iterator_cf_opt(db.block_family(i)?, options);
+    let mut it = db.cursor(db.block_handle(i)?, reading);
     let mut entries: Vec<u128> = Vec::new();
     let mut scratch: Vec<u128> = Vec::new();
     // Where each run's entries of the value start in `entries`, and where the last ends.
@@ -435,7 +427,7 @@ fn merge_part(
                 }
                 it.next();
             }
-            it.status().map_err(|e| db.error("scan", Some(family), e))?;
+            it.status()?;
             if !removals.is_empty() {
                 removals.sort_unstable();
                 drop_hidden(&mut entries, &mut bounds, &removals, |run| readers[run].0);
@@ -541,25 +533,21 @@ mod tests {
         // process's memory, or the VM's) is read back by the first query instead, so a kept
         // file counts with 90% of its pages cached; a file not kept has all of its chunks
         // dropped.
-        let files =
-            |family: &str| -> std::result::Result<Vec<(u16, bool)>, crate::storage::RocksError> {
-                let mut files: Vec<(u16, bool)> = store
-                    .db()
-                    .rocks()
-                    .live_files()?
-                    .into_iter()
-                    .filter(|f| f.column_family_name == family)
-                    .map(|f| {
-                        let key = f.start_key.unwrap_or_default();
-                        let value = u16::from_be_bytes([key[0], key[1]]);
-                        let path = store.path().join(f.name.trim_start_matches('/'));
-                        let (resident, pages) = resident_pages(&path);
-                        (value, resident * 10 >= pages * 9)
-                    })
-                    .collect();
-                files.sort_unstable();
-                Ok(files)
-            };
+        let files = |family: &'static str| -> Result<Vec<(u16, bool)>> {
+            let mut files: Vec<(u16, bool)> = store
+                .db()
+                .table_files(family)?
+                .into_iter()
+                .map(|(path, first_key)| {
+                    let key = first_key.unwrap_or_default();
+                    let value = u16::from_be_bytes([key[0], key[1]]);
+                    let (resident, pages) = resident_pages(&path);
+                    (value, resident * 10 >= pages * 9)
+                })
+                .collect();
+            files.sort_unstable();
+            Ok(files)
+        };
         let as_expected = |files: &[(u16, bool)]| {
             let kept = files.iter().take_while(|f| f.1).count();
             kept > 0 && kept < files.len() && files[kept..].iter().all(|f| !f.1)

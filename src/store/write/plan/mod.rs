@@ -40,9 +40,9 @@ pub(crate) use pending::PendingAdds;
 pub(crate) use resolve::SeqSet;
 use resolve::*;
 
-use crate::codec::{self, Document};
+use crate::codec::Document;
 use crate::error::{Error, Result};
-use crate::keys::{self, DOCS_FAMILY, KEYS_FAMILY, MAX_EXTERNAL_KEY_LEN};
+use crate::keys::{self, MAX_EXTERNAL_KEY_LEN};
 use crate::store::Store;
 
 /// Ids or keys read from the store per multi-get.
@@ -97,50 +97,15 @@ impl Stored for Store {
     }
 
     fn id_range(&self) -> Result<Option<(u64, u64)>> {
-        let mut it = self.db.rocks().raw_iterator_cf(self.cf(DOCS_FAMILY)?);
-        it.seek_to_first();
-        let first = it.key().and_then(keys::decode_doc_key);
-        it.seek_to_last();
-        let last = it.key().and_then(keys::decode_doc_key);
-        it.status()
-            .map_err(|e| self.rocks_err("read the id range", Some(DOCS_FAMILY), e))?;
-        Ok(first.zip(last))
+        self.db.docs()?.id_range()
     }
 
     fn documents_of(&self, ids: &[u64]) -> Result<Vec<Option<Document>>> {
-        let cf = self.cf(DOCS_FAMILY)?;
-        let keys: Vec<[u8; keys::DOC_KEY_LEN]> = ids.iter().map(|&id| keys::doc_key(id)).collect();
-        let found = self.db.rocks().batched_multi_get_cf(cf, &keys, true);
-        found
-            .into_iter()
-            .zip(&keys)
-            .map(|(r, key)| match r {
-                Ok(Some(v)) => codec::decode_document(&v, key).map(Some),
-                Ok(None) => Ok(None),
-                Err(e) => Err(self.rocks_err("read documents", Some(DOCS_FAMILY), e)),
-            })
-            .collect()
+        self.db.docs()?.multi_get(ids, "read documents")
     }
 
     fn owners_of(&self, keys: &[&[u8]]) -> Result<Vec<Option<u64>>> {
-        let cf = self.cf(KEYS_FAMILY)?;
-        let found = self.db.rocks().batched_multi_get_cf(cf, keys, true);
-        found
-            .into_iter()
-            .zip(keys)
-            .map(|(r, key)| match r {
-                Ok(Some(v)) => keys::decode_id_value(&v)
-                    .map(Some)
-                    .ok_or_else(|| Error::Decode {
-                        column_family: KEYS_FAMILY,
-                        key: keys::hex(key),
-                        what: "document id",
-                        message: format!("expected 8 bytes, found {}", v.len()),
-                    }),
-                Ok(None) => Ok(None),
-                Err(e) => Err(self.rocks_err("read keys", Some(KEYS_FAMILY), e)),
-            })
-            .collect()
+        self.db.owners()?.multi_get(keys)
     }
 }
 
