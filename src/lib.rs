@@ -85,6 +85,8 @@ pub mod groups;
 mod keys;
 mod memory;
 pub mod pigeonhole;
+#[cfg(feature = "postgres")]
+pub mod postgres;
 mod postings;
 mod query;
 #[cfg(feature = "readers")]

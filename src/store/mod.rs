@@ -26,7 +26,7 @@ mod open;
 mod options;
 mod read;
 mod sketches;
-mod upsert;
+pub(crate) mod upsert;
 mod write;
 
 use std::path::Path;

@@ -1,0 +1,308 @@
+//! The four block families in PostgreSQL: packed chunks per group (`simhash_groups`) and the
+//! entries put or deleted since (`simhash_deltas`), what a query reads of them, and the fold
+//! that packs a group's deltas into its chunks.
+//!
+//! A group holds an entry `(remainder, id)` if its delta row says `live`, or if it has no
+//! delta row and one of its chunks holds the entry. A write puts delta rows only (a few
+//! dozen bytes of WAL each, instead of rewriting a chunk of a few kilobytes); the writer
+//! folds a group once it has [`FOLD_AT`] delta rows, in the same transaction.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use deadpool_postgres::GenericClient;
+
+use super::pg_error;
+use crate::error::{Error, Result};
+use crate::pigeonhole::{self, BLOCKS, BLOCK_VALUES};
+use crate::postings::chunk::{self, Chunk, MAX_ENTRIES};
+
+/// A group's delta rows that make the writer fold it.
+pub(crate) const FOLD_AT: i64 = 64;
+
+/// Group number of block `value` of family `family`: `family * 65536 + value`.
+pub(crate) fn group(family: usize, value: u16) -> i32 {
+    (family * BLOCK_VALUES + usize::from(value)) as i32
+}
+
+/// The family and block value of group `grp`, if it is one.
+fn family_value(grp: i32) -> Option<(usize, u16)> {
+    let g = usize::try_from(grp).ok()?;
+    let family = g / BLOCK_VALUES;
+    (family < BLOCKS).then_some((family, (g % BLOCK_VALUES) as u16))
+}
+
+/// The four (group, remainder) entries of fingerprint `fp`.
+pub(crate) fn entries_of(fp: u64) -> [(i32, u64); BLOCKS] {
+    std::array::from_fn(|i| {
+        let (value, remainder) = pigeonhole::split(fp, i);
+        (group(i, value), remainder)
+    })
+}
+
+/// The groups a query of distance `k` reads, each with how many bits of `k` the group's
+/// block already differs by: the pigeonhole rule's groups ([`pigeonhole::query_radii`]), or
+/// every group of family 0 where they would be more (a full scan, at large `k`).
+pub(crate) fn probes(fp: u64, k: u32) -> Vec<(i32, u32)> {
+    let radii = pigeonhole::query_radii(k);
+    let probes: usize = radii
+        .iter()
+        .flatten()
+        .map(|&r| pigeonhole::masks(r).len())
+        .sum();
+    let radii = if probes > BLOCK_VALUES {
+        [Some(pigeonhole::BLOCK_BITS), None, None, None]
+    } else {
+        radii
+    };
+    let mut out = Vec::with_capacity(probes.min(BLOCK_VALUES));
+    for (i, r) in radii.iter().enumerate() {
+        let Some(r) = *r else { continue };
+        let block = pigeonhole::block(fp, i);
+        for &m in pigeonhole::masks(r) {
+            out.push((group(i, block ^ m), m.count_ones()));
+        }
+    }
+    out
+}
+
+/// What a query read of some groups: their chunks and delta rows.
+#[derive(Default)]
+pub(crate) struct GroupsRead {
+    chunks: HashMap<i32, Vec<Vec<u8>>>,
+    /// Delta rows by group: (remainder, id, live).
+    deltas: HashMap<i32, Vec<(u64, u64, bool)>>,
+}
+
+/// The statement that reads groups' chunks and delta rows.
+const READ_GROUPS: &str = "
+SELECT grp, chunk, NULL::bigint, NULL::bigint, NULL::boolean FROM simhash_groups WHERE grp = ANY($1)
+UNION ALL
+SELECT grp, NULL, remainder, id, live FROM simhash_deltas WHERE grp = ANY($1)";
+
+impl GroupsRead {
+    /// Reads `groups` in one statement.
+    pub(crate) async fn read(client: &impl GenericClient, groups: &[i32]) -> Result<GroupsRead> {
+        let stmt = client
+            .prepare_cached(READ_GROUPS)
+            .await
+            .map_err(pg_error("prepare the group read"))?;
+        let rows = client
+            .query(&stmt, &[&groups])
+            .await
+            .map_err(pg_error("read groups"))?;
+        let mut read = GroupsRead::default();
+        for row in rows {
+            let grp: i32 = row.get(0);
+            match row.get::<_, Option<Vec<u8>>>(1) {
+                Some(chunk) => read.chunks.entry(grp).or_default().push(chunk),
+                None => {
+                    let (remainder, id, live): (i64, i64, bool) =
+                        (row.get(2), row.get(3), row.get(4));
+                    read.deltas
+                        .entry(grp)
+                        .or_default()
+                        .push((remainder as u64, id as u64, live));
+                }
+            }
+        }
+        Ok(read)
+    }
+
+    /// Calls `found(id, fingerprint, distance)` for every entry of group `grp` within `k`
+    /// bits of `fp`, whose block differs from the group's in `block_bits` bits.
+    pub(crate) fn scan(
+        &self,
+        grp: i32,
+        fp: u64,
+        k: u32,
+        block_bits: u32,
+        mut found: impl FnMut(u64, u64, u32),
+    ) -> Result<()> {
+        let Some((family, value)) = family_value(grp) else {
+            return Ok(());
+        };
+        let Some(budget) = k.checked_sub(block_bits) else {
+            return Ok(());
+        };
+        let (_, query) = pigeonhole::split(fp, family);
+        let deltas = self.deltas.get(&grp).map_or(&[][..], Vec::as_slice);
+        let changed: HashSet<(u64, u64)> = deltas.iter().map(|&(r, id, _)| (r, id)).collect();
+        for bytes in self.chunks.get(&grp).into_iter().flatten() {
+            let chunk = parse(grp, bytes)?;
+            let ids = chunk_ids(grp, &chunk)?;
+            chunk.scan(query, budget, |remainder, e, _| {
+                let id = ids.get(e);
+                if !changed.contains(&(remainder, id)) {
+                    let x = pigeonhole::join(family, value, remainder);
+                    found(id, x, (x ^ fp).count_ones());
+                }
+            });
+        }
+        for &(remainder, id, live) in deltas {
+            let x = pigeonhole::join(family, value, remainder);
+            let d = (x ^ fp).count_ones();
+            if live && d <= k {
+                found(id, x, d);
+            }
+        }
+        Ok(())
+    }
+
+    /// Every entry of group `grp`, sorted by (remainder, id).
+    pub(crate) fn entries(&self, grp: i32) -> Result<Vec<(u64, u64)>> {
+        let mut entries: BTreeMap<(u64, u64), bool> = BTreeMap::new();
+        for bytes in self.chunks.get(&grp).into_iter().flatten() {
+            let chunk = parse(grp, bytes)?;
+            let ids = chunk_ids(grp, &chunk)?;
+            chunk.for_each(&ids, |remainder, id| {
+                entries.insert((remainder, id), true);
+            });
+        }
+        for &(remainder, id, live) in self.deltas.get(&grp).into_iter().flatten() {
+            entries.insert((remainder, id), live);
+        }
+        Ok(entries
+            .into_iter()
+            .filter_map(|(entry, live)| live.then_some(entry))
+            .collect())
+    }
+}
+
+/// Group `grp`'s chunk `bytes`, checked.
+fn parse(grp: i32, bytes: &[u8]) -> Result<Chunk<'_>> {
+    Chunk::parse(bytes).map_err(|message| malformed(grp, message))
+}
+
+/// The inline ids of a chunk of group `grp`.
+fn chunk_ids<'a>(grp: i32, chunk: &Chunk<'a>) -> Result<chunk::Ids<'a>> {
+    chunk
+        .ids()
+        .ok_or_else(|| malformed(grp, "a chunk without inline ids".to_owned()))
+}
+
+fn malformed(grp: i32, message: String) -> Error {
+    Error::Decode {
+        column_family: "simhash_groups",
+        key: format!("grp {grp}"),
+        what: "packed chunk",
+        message,
+    }
+}
+
+/// Delta rows to write: (group, remainder, id) -> live. A later write of an entry replaces
+/// an earlier one.
+#[derive(Default)]
+pub(crate) struct Deltas(BTreeMap<(i32, u64, u64), bool>);
+
+impl Deltas {
+    /// Entry `(fp, id)` is put in its four groups (`live`) or deleted from them.
+    pub(crate) fn set(&mut self, fp: u64, id: u64, live: bool) {
+        for (grp, remainder) in entries_of(fp) {
+            self.0.insert((grp, remainder, id), live);
+        }
+    }
+
+    /// Writes the rows, then folds each group they touch that has [`FOLD_AT`] rows or more.
+    /// The caller holds the writer lock.
+    pub(crate) async fn write(self, client: &impl GenericClient) -> Result<()> {
+        if self.0.is_empty() {
+            return Ok(());
+        }
+        let n = self.0.len();
+        let (mut grps, mut remainders, mut ids, mut lives) = (
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+        );
+        for (&(grp, remainder, id), &live) in &self.0 {
+            grps.push(grp);
+            remainders.push(remainder as i64);
+            ids.push(id as i64);
+            lives.push(live);
+        }
+        client
+            .execute(
+                "INSERT INTO simhash_deltas (grp, remainder, id, live)
+                 SELECT * FROM unnest($1::integer[], $2::bigint[], $3::bigint[], $4::boolean[])
+                 ON CONFLICT (grp, remainder, id) DO UPDATE SET live = excluded.live",
+                &[&grps, &remainders, &ids, &lives],
+            )
+            .await
+            .map_err(pg_error("write block entries"))?;
+        grps.dedup();
+        let due: Vec<i32> = client
+            .query(
+                "SELECT grp FROM simhash_deltas WHERE grp = ANY($1)
+                 GROUP BY grp HAVING count(*) >= $2",
+                &[&grps, &FOLD_AT],
+            )
+            .await
+            .map_err(pg_error("count block entries to fold"))?
+            .iter()
+            .map(|row| row.get(0))
+            .collect();
+        fold(client, &due).await
+    }
+}
+
+/// Packs the delta rows of `groups` into their chunks. The caller holds the writer lock.
+pub(crate) async fn fold(client: &impl GenericClient, groups: &[i32]) -> Result<()> {
+    if groups.is_empty() {
+        return Ok(());
+    }
+    let read = GroupsRead::read(client, groups).await?;
+    let (mut grps, mut parts, mut chunks) = (Vec::new(), Vec::new(), Vec::new());
+    for &grp in groups {
+        let entries = read.entries(grp)?;
+        for (part, slice) in entries.chunks(MAX_ENTRIES).enumerate() {
+            let mut bytes = Vec::new();
+            chunk::encode(slice, part + 1 == entries.len().div_ceil(MAX_ENTRIES), &mut bytes);
+            grps.push(grp);
+            parts.push(part as i32);
+            chunks.push(bytes);
+        }
+    }
+    client
+        .execute("DELETE FROM simhash_groups WHERE grp = ANY($1)", &[&groups])
+        .await
+        .map_err(pg_error("fold groups"))?;
+    client
+        .execute("DELETE FROM simhash_deltas WHERE grp = ANY($1)", &[&groups])
+        .await
+        .map_err(pg_error("fold groups"))?;
+    client
+        .execute(
+            "INSERT INTO simhash_groups (grp, part, chunk)
+             SELECT * FROM unnest($1::integer[], $2::integer[], $3::bytea[])",
+            &[&grps, &parts, &chunks],
+        )
+        .await
+        .map_err(pg_error("fold groups"))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn groups_round_trip() {
+        for family in 0..BLOCKS {
+            for value in [0u16, 1, 0x8000, u16::MAX] {
+                assert_eq!(family_value(group(family, value)), Some((family, value)));
+            }
+        }
+        assert_eq!(family_value(-1), None);
+        assert_eq!(family_value(group(3, u16::MAX) + 1), None);
+    }
+
+    #[test]
+    fn probes_follow_the_rule() {
+        // k <= 3: one group per family it reads.
+        assert_eq!(probes(0, 3).len(), 4);
+        assert_eq!(probes(0, 0).len(), 1);
+        // Large k: all of family 0.
+        assert_eq!(probes(0, 64).len(), BLOCK_VALUES);
+    }
+}
