@@ -266,6 +266,24 @@ impl PgIndex {
         Ok(self.document(id).await?.map(|d| d.fingerprint))
     }
 
+    /// Every document, in id order (as the ids' `bigint`s sort: ids from 2^63 on come
+    /// first), read into memory in one statement: for exports and tests of small indexes.
+    ///
+    /// # Errors
+    /// [`Error::Postgres`]; [`Error::Decode`] for a damaged document.
+    pub async fn documents(&self) -> Result<Vec<(u64, Document)>> {
+        let conn = connection(&self.pool).await?;
+        conn.query(
+            &format!("SELECT {DOC_COLUMNS} FROM simhash_docs ORDER BY id"),
+            &[],
+        )
+        .await
+        .map_err(pg_error("read documents"))?
+        .iter()
+        .map(document_from_row)
+        .collect()
+    }
+
     /// The id of the document stored under external key `key`, if any.
     ///
     /// # Errors
