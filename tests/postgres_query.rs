@@ -138,3 +138,49 @@ async fn query_equals_brute_force_crowded_groups() -> Result<()> {
     assert_eq!(report.documents, docs.len() as u64);
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn loaded_and_folded_groups_answer_the_same() -> Result<()> {
+    let url = fresh_database("query_load_fold").await;
+    let index = PgIndex::open(&url, None).await?;
+    let (mut docs, queries) = planted(&mut Rng::new(21), 3000, 8, 8);
+    // Bulk batches pack the groups in this process; a batch with ids already stored
+    // replaces them by the same rules.
+    let (first, rest) = docs.split_at(2000);
+    index
+        .load_batch(first.iter().map(|&(id, fp)| Entry::new(id, Fingerprint(fp))))
+        .await?;
+    insert(&index, &rest[..100]).await?;
+    let mut rng = Rng::new(22);
+    let moved: Vec<(u64, u64)> = docs
+        .iter()
+        .step_by(3)
+        .map(|&(id, fp)| (id, rng.flip(fp, 2)))
+        .collect();
+    index
+        .load_batch(
+            rest[100..]
+                .iter()
+                .chain(&moved)
+                .map(|&(id, fp)| Entry::new(id, Fingerprint(fp))),
+        )
+        .await?;
+    for &(id, fp) in &moved {
+        if let Some(d) = docs.iter_mut().find(|d| d.0 == id) {
+            d.1 = fp;
+        }
+    }
+    check(&index, &docs, &queries, &KS).await?;
+    for &(id, _) in docs.iter().step_by(11) {
+        index.remove(id).await?;
+    }
+    docs.retain(|&(id, _)| id % 11 != 0);
+    check(&index, &docs, &queries, &KS).await?;
+    assert!(index.fold().await? > 0, "removals left delta rows to fold");
+    assert_eq!(index.fold().await?, 0, "nothing left to fold");
+    check(&index, &docs, &queries, &KS).await?;
+    let report = index.verify().await?;
+    assert!(report.is_ok(), "{:?}", report.problems);
+    assert_eq!(report.entries, [docs.len() as u64; 4]);
+    Ok(())
+}

@@ -246,18 +246,48 @@ impl Deltas {
     }
 }
 
+impl Deltas {
+    /// Packs the rows into the chunks of the groups they touch, with those groups' delta
+    /// rows, instead of writing them: what a bulk load does. Rewrites every group touched.
+    /// The caller holds the writer lock.
+    pub(crate) async fn pack(self, client: &impl GenericClient) -> Result<()> {
+        let mut groups: Vec<i32> = self.0.keys().map(|&(grp, _, _)| grp).collect();
+        groups.dedup();
+        pack(client, &groups, &self).await
+    }
+}
+
 /// Packs the delta rows of `groups` into their chunks. The caller holds the writer lock.
 pub(crate) async fn fold(client: &impl GenericClient, groups: &[i32]) -> Result<()> {
+    pack(client, groups, &Deltas::default()).await
+}
+
+/// Rewrites the chunks of `groups` (sorted, distinct) with their delta rows and `more`
+/// applied, and deletes their delta rows. The caller holds the writer lock.
+async fn pack(client: &impl GenericClient, groups: &[i32], more: &Deltas) -> Result<()> {
     if groups.is_empty() {
         return Ok(());
     }
     let read = GroupsRead::read(client, groups).await?;
     let (mut grps, mut parts, mut chunks) = (Vec::new(), Vec::new(), Vec::new());
     for &grp in groups {
-        let entries = read.entries(grp)?;
+        let mut entries = read.entries(grp)?;
+        let changes = more.0.range((grp, 0, 0)..=(grp, u64::MAX, u64::MAX));
+        if changes.clone().next().is_some() {
+            let mut merged: BTreeMap<(u64, u64), bool> =
+                entries.into_iter().map(|e| (e, true)).collect();
+            for (&(_, remainder, id), &live) in changes {
+                merged.insert((remainder, id), live);
+            }
+            entries = merged
+                .into_iter()
+                .filter_map(|(entry, live)| live.then_some(entry))
+                .collect();
+        }
+        let n = entries.len().div_ceil(MAX_ENTRIES);
         for (part, slice) in entries.chunks(MAX_ENTRIES).enumerate() {
             let mut bytes = Vec::new();
-            chunk::encode(slice, part + 1 == entries.len().div_ceil(MAX_ENTRIES), &mut bytes);
+            chunk::encode(slice, part + 1 == n, &mut bytes);
             grps.push(grp);
             parts.push(part as i32);
             chunks.push(bytes);
@@ -266,11 +296,11 @@ pub(crate) async fn fold(client: &impl GenericClient, groups: &[i32]) -> Result<
     client
         .execute("DELETE FROM simhash_groups WHERE grp = ANY($1)", &[&groups])
         .await
-        .map_err(pg_error("fold groups"))?;
+        .map_err(pg_error("rewrite groups"))?;
     client
         .execute("DELETE FROM simhash_deltas WHERE grp = ANY($1)", &[&groups])
         .await
-        .map_err(pg_error("fold groups"))?;
+        .map_err(pg_error("rewrite groups"))?;
     client
         .execute(
             "INSERT INTO simhash_groups (grp, part, chunk)
@@ -278,8 +308,19 @@ pub(crate) async fn fold(client: &impl GenericClient, groups: &[i32]) -> Result<
             &[&grps, &parts, &chunks],
         )
         .await
-        .map_err(pg_error("fold groups"))?;
+        .map_err(pg_error("rewrite groups"))?;
     Ok(())
+}
+
+/// The groups that have delta rows, ascending.
+pub(crate) async fn with_deltas(client: &impl GenericClient) -> Result<Vec<i32>> {
+    Ok(client
+        .query("SELECT DISTINCT grp FROM simhash_deltas ORDER BY grp", &[])
+        .await
+        .map_err(pg_error("find groups with delta rows"))?
+        .iter()
+        .map(|row| row.get(0))
+        .collect())
 }
 
 #[cfg(test)]
