@@ -189,33 +189,48 @@ fn malformed(grp: i32, message: String) -> Error {
     }
 }
 
-/// Delta rows to write: (group, remainder, id) -> live. A later write of an entry replaces
-/// an earlier one.
+/// Delta rows to write: (group, remainder, id, live), in the order set. A later write of an
+/// entry replaces an earlier one.
 #[derive(Default)]
-pub(crate) struct Deltas(BTreeMap<(i32, u64, u64), bool>);
+pub(crate) struct Deltas(Vec<(i32, u64, u64, bool)>);
 
 impl Deltas {
     /// Entry `(fp, id)` is put in its four groups (`live`) or deleted from them.
     pub(crate) fn set(&mut self, fp: u64, id: u64, live: bool) {
         for (grp, remainder) in entries_of(fp) {
-            self.0.insert((grp, remainder, id), live);
+            self.0.push((grp, remainder, id, live));
         }
+    }
+
+    /// The rows sorted by (group, remainder, id), each entry once: its last write.
+    fn sorted(mut self) -> Vec<(i32, u64, u64, bool)> {
+        // Stable: the writes of one entry stay in order, and the last is kept.
+        self.0.sort_by_key(|&(grp, remainder, id, _)| (grp, remainder, id));
+        let mut out: Vec<(i32, u64, u64, bool)> = Vec::with_capacity(self.0.len());
+        for row in self.0 {
+            match out.last_mut() {
+                Some(last) if (last.0, last.1, last.2) == (row.0, row.1, row.2) => *last = row,
+                _ => out.push(row),
+            }
+        }
+        out
     }
 
     /// Writes the rows, then folds each group they touch that has [`FOLD_AT`] rows or more.
     /// The caller holds the writer lock.
     pub(crate) async fn write(self, client: &impl GenericClient) -> Result<()> {
-        if self.0.is_empty() {
+        let rows = self.sorted();
+        if rows.is_empty() {
             return Ok(());
         }
-        let n = self.0.len();
+        let n = rows.len();
         let (mut grps, mut remainders, mut ids, mut lives) = (
             Vec::with_capacity(n),
             Vec::with_capacity(n),
             Vec::with_capacity(n),
             Vec::with_capacity(n),
         );
-        for (&(grp, remainder, id), &live) in &self.0 {
+        for &(grp, remainder, id, live) in &rows {
             grps.push(grp);
             remainders.push(remainder as i64);
             ids.push(id as i64);
@@ -251,39 +266,37 @@ impl Deltas {
     /// rows, instead of writing them: what a bulk load does. Rewrites every group touched.
     /// The caller holds the writer lock.
     pub(crate) async fn pack(self, client: &impl GenericClient) -> Result<()> {
-        let mut groups: Vec<i32> = self.0.keys().map(|&(grp, _, _)| grp).collect();
+        let rows = self.sorted();
+        let mut groups: Vec<i32> = rows.iter().map(|&(grp, ..)| grp).collect();
         groups.dedup();
-        pack(client, &groups, &self).await
+        pack(client, &groups, &rows).await
     }
 }
 
 /// Packs the delta rows of `groups` into their chunks. The caller holds the writer lock.
 pub(crate) async fn fold(client: &impl GenericClient, groups: &[i32]) -> Result<()> {
-    pack(client, groups, &Deltas::default()).await
+    pack(client, groups, &[]).await
 }
 
 /// Rewrites the chunks of `groups` (sorted, distinct) with their delta rows and `more`
-/// applied, and deletes their delta rows. The caller holds the writer lock.
-async fn pack(client: &impl GenericClient, groups: &[i32], more: &Deltas) -> Result<()> {
+/// (sorted, distinct, [`Deltas::sorted`]) applied, and deletes their delta rows. The caller
+/// holds the writer lock.
+async fn pack(
+    client: &impl GenericClient,
+    groups: &[i32],
+    more: &[(i32, u64, u64, bool)],
+) -> Result<()> {
     if groups.is_empty() {
         return Ok(());
     }
     let read = GroupsRead::read(client, groups).await?;
     let (mut grps, mut parts, mut chunks) = (Vec::new(), Vec::new(), Vec::new());
     for &grp in groups {
-        let mut entries = read.entries(grp)?;
-        let changes = more.0.range((grp, 0, 0)..=(grp, u64::MAX, u64::MAX));
-        if changes.clone().next().is_some() {
-            let mut merged: BTreeMap<(u64, u64), bool> =
-                entries.into_iter().map(|e| (e, true)).collect();
-            for (&(_, remainder, id), &live) in changes {
-                merged.insert((remainder, id), live);
-            }
-            entries = merged
-                .into_iter()
-                .filter_map(|(entry, live)| live.then_some(entry))
-                .collect();
-        }
+        let (from, to) = (
+            more.partition_point(|r| r.0 < grp),
+            more.partition_point(|r| r.0 <= grp),
+        );
+        let entries = merge(read.entries(grp)?, more.get(from..to).unwrap_or_default());
         let n = entries.len().div_ceil(MAX_ENTRIES);
         for (part, slice) in entries.chunks(MAX_ENTRIES).enumerate() {
             let mut bytes = Vec::new();
@@ -312,6 +325,32 @@ async fn pack(client: &impl GenericClient, groups: &[i32], more: &Deltas) -> Res
     Ok(())
 }
 
+/// `entries` (sorted, distinct) with `changes` (sorted by remainder and id, distinct) applied.
+fn merge(entries: Vec<(u64, u64)>, changes: &[(i32, u64, u64, bool)]) -> Vec<(u64, u64)> {
+    if changes.is_empty() {
+        return entries;
+    }
+    let mut out = Vec::with_capacity(entries.len() + changes.len());
+    let mut old = entries.into_iter().peekable();
+    for &(_, remainder, id, live) in changes {
+        while let Some(&e) = old.peek() {
+            if e >= (remainder, id) {
+                break;
+            }
+            out.push(e);
+            old.next();
+        }
+        if old.peek() == Some(&(remainder, id)) {
+            old.next();
+        }
+        if live {
+            out.push((remainder, id));
+        }
+    }
+    out.extend(old);
+    out
+}
+
 /// The groups that have delta rows, ascending.
 pub(crate) async fn with_deltas(client: &impl GenericClient) -> Result<Vec<i32>> {
     Ok(client
@@ -336,6 +375,20 @@ mod tests {
         }
         assert_eq!(family_value(-1), None);
         assert_eq!(family_value(group(3, u16::MAX) + 1), None);
+    }
+
+    #[test]
+    fn merge_applies_the_changes() {
+        let entries = vec![(1, 1), (2, 5), (3, 3)];
+        let changes = [(0, 0, 9, true), (0, 2, 5, false), (0, 3, 3, true), (0, 4, 1, true)];
+        assert_eq!(merge(entries, &changes), [(0, 9), (1, 1), (3, 3), (4, 1)]);
+        let mut d = Deltas::default();
+        d.set(7, 1, true);
+        d.set(7, 1, false);
+        d.set(9, 2, true);
+        let rows = d.sorted();
+        assert_eq!(rows.len(), 8);
+        assert!(rows.iter().all(|r| r.3 == (r.2 == 2)), "the last write of each entry wins");
     }
 
     #[test]

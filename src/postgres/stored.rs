@@ -137,6 +137,13 @@ impl Snapshot {
     }
 }
 
+impl Snapshot {
+    /// Whether document `id` was read and is stored.
+    pub(crate) fn holds(&self, id: u64) -> bool {
+        matches!(self.documents.get(&id), Some(Some(_)))
+    }
+}
+
 /// A question the read-ahead did not foresee: a defect, reported rather than guessed.
 fn unforeseen(what: &str) -> Error {
     Error::Postgres {

@@ -111,18 +111,19 @@ enum BlockWrites {
 }
 
 /// Plans `entries` against the index and applies the plan. The caller holds the writer lock.
-async fn upsert(client: &impl GenericClient, entries: &Entries, blocks: BlockWrites) -> Result<()> {
+async fn upsert(client: &Transaction<'_>, entries: &Entries, blocks: BlockWrites) -> Result<()> {
     let snapshot = Snapshot::read(client, entries).await?;
     let plan = upsert::plan(&snapshot, entries)?;
     let count = plan.count_after(upsert::Stored::count(&snapshot));
-    apply(client, entries, &plan, count, blocks).await
+    apply(client, entries, &plan, &snapshot, count, blocks).await
 }
 
 /// Writes `plan` of `entries`, and the new document count. The caller holds the writer lock.
 async fn apply(
-    client: &impl GenericClient,
+    client: &Transaction<'_>,
     entries: &Entries,
     plan: &UpsertPlan,
+    snapshot: &Snapshot,
     count: u64,
     blocks: BlockWrites,
 ) -> Result<()> {
@@ -164,41 +165,31 @@ async fn apply(
             .await
             .map_err(pg_error("write keys"))?;
     }
-    let n = plan.survivors.len();
-    let (mut ids, mut fps, mut keys, mut lens, mut added, mut sketches) = (
-        Vec::with_capacity(n),
-        Vec::with_capacity(n),
-        Vec::with_capacity(n),
-        Vec::with_capacity(n),
-        Vec::with_capacity(n),
-        Vec::with_capacity(n),
-    );
+    // Documents not stored before go in with COPY (no conflict to check); the others
+    // replace the stored rows.
+    let mut new_docs = Vec::new();
+    let mut replacing = Vec::new();
     for &s in &plan.survivors {
         let Some(e) = entries.entries.get(s as usize) else {
             continue;
         };
         deltas.set(e.fingerprint.0, e.id, true);
-        ids.push(e.id as i64);
-        fps.push(e.fingerprint.0 as i64);
-        keys.push(e.key.as_deref().map(str::as_bytes));
-        lens.push(e.text_len.map(|n| n as i64));
-        added.push(plan.added(s, now) as i64);
-        sketches.push(e.sketch.as_ref().map(|s| s.as_bytes().as_slice()));
+        let row = DocRow {
+            id: e.id as i64,
+            fingerprint: e.fingerprint.0 as i64,
+            key: e.key.as_deref().map(str::as_bytes),
+            text_len: e.text_len.map(|n| n as i64),
+            added: plan.added(s, now) as i64,
+            sketch: e.sketch.as_ref().map(|s| s.as_bytes().as_slice()),
+        };
+        if snapshot.holds(e.id) {
+            replacing.push(row);
+        } else {
+            new_docs.push(row);
+        }
     }
-    if !ids.is_empty() {
-        client
-            .execute(
-                "INSERT INTO simhash_docs (id, fingerprint, key, text_len, added, sketch)
-                 SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bytea[], $4::bigint[],
-                                      $5::bigint[], $6::bytea[])
-                 ON CONFLICT (id) DO UPDATE SET fingerprint = excluded.fingerprint,
-                     key = excluded.key, text_len = excluded.text_len,
-                     added = excluded.added, sketch = excluded.sketch",
-                &[&ids, &fps, &keys, &lens, &added, &sketches],
-            )
-            .await
-            .map_err(pg_error("write documents"))?;
-    }
+    copy_documents(client, &new_docs).await?;
+    upsert_documents(client, &replacing).await?;
     match blocks {
         BlockWrites::Deltas => deltas.write(client).await?,
         BlockWrites::Pack => deltas.pack(client).await?,
@@ -210,6 +201,72 @@ async fn apply(
         )
         .await
         .map_err(pg_error("write the document count"))?;
+    Ok(())
+}
+
+/// A row of `simhash_docs` to write.
+struct DocRow<'a> {
+    id: i64,
+    fingerprint: i64,
+    key: Option<&'a [u8]>,
+    text_len: Option<i64>,
+    added: i64,
+    sketch: Option<&'a [u8]>,
+}
+
+/// Writes documents whose ids are not stored, with binary COPY.
+async fn copy_documents(client: &Transaction<'_>, rows: &[DocRow<'_>]) -> Result<()> {
+    use tokio_postgres::binary_copy::BinaryCopyInWriter;
+    use tokio_postgres::types::Type;
+    if rows.is_empty() {
+        return Ok(());
+    }
+    let sink = client
+        .copy_in("COPY simhash_docs (id, fingerprint, key, text_len, added, sketch) FROM STDIN BINARY")
+        .await
+        .map_err(pg_error("write documents"))?;
+    let writer = BinaryCopyInWriter::new(
+        sink,
+        &[Type::INT8, Type::INT8, Type::BYTEA, Type::INT8, Type::INT8, Type::BYTEA],
+    );
+    let mut writer = std::pin::pin!(writer);
+    for r in rows {
+        writer
+            .as_mut()
+            .write(&[&r.id, &r.fingerprint, &r.key, &r.text_len, &r.added, &r.sketch])
+            .await
+            .map_err(pg_error("write documents"))?;
+    }
+    writer
+        .finish()
+        .await
+        .map_err(pg_error("write documents"))?;
+    Ok(())
+}
+
+/// Replaces stored documents.
+async fn upsert_documents(client: &Transaction<'_>, rows: &[DocRow<'_>]) -> Result<()> {
+    if rows.is_empty() {
+        return Ok(());
+    }
+    let ids: Vec<i64> = rows.iter().map(|r| r.id).collect();
+    let fps: Vec<i64> = rows.iter().map(|r| r.fingerprint).collect();
+    let keys: Vec<Option<&[u8]>> = rows.iter().map(|r| r.key).collect();
+    let lens: Vec<Option<i64>> = rows.iter().map(|r| r.text_len).collect();
+    let added: Vec<i64> = rows.iter().map(|r| r.added).collect();
+    let sketches: Vec<Option<&[u8]>> = rows.iter().map(|r| r.sketch).collect();
+    client
+        .execute(
+            "INSERT INTO simhash_docs (id, fingerprint, key, text_len, added, sketch)
+             SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bytea[], $4::bigint[],
+                                  $5::bigint[], $6::bytea[])
+             ON CONFLICT (id) DO UPDATE SET fingerprint = excluded.fingerprint,
+                 key = excluded.key, text_len = excluded.text_len,
+                 added = excluded.added, sketch = excluded.sketch",
+            &[&ids, &fps, &keys, &lens, &added, &sketches],
+        )
+        .await
+        .map_err(pg_error("write documents"))?;
     Ok(())
 }
 
@@ -364,7 +421,7 @@ impl PgIndex {
 
 /// Removes document `id` if stored: its block entries, its document and its key if the key
 /// still names it. The caller holds the writer lock.
-async fn remove_locked(client: &impl GenericClient, id: u64) -> Result<bool> {
+async fn remove_locked(client: &Transaction<'_>, id: u64) -> Result<bool> {
     let no_adds = Entries {
         entries: Vec::new(),
         ascending: true,
@@ -386,6 +443,6 @@ async fn remove_locked(client: &impl GenericClient, id: u64) -> Result<bool> {
         }
     }
     let count = plan.count_after(upsert::Stored::count(&snapshot));
-    apply(client, &no_adds, &plan, count, BlockWrites::Deltas).await?;
+    apply(client, &no_adds, &plan, &snapshot, count, BlockWrites::Deltas).await?;
     Ok(true)
 }
