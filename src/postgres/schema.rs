@@ -94,7 +94,8 @@ pub(super) async fn create_or_check(
         .query_one("SELECT to_regclass('simhash_meta') IS NOT NULL", &[])
         .await
         .map_err(pg_error("look for the tables"))?
-        .get(0);
+        .try_get(0)
+        .map_err(pg_error("look for the tables"))?;
     let path = std::path::Path::new(database);
     if !exists {
         let config = requested.cloned().unwrap_or_default();
@@ -117,7 +118,8 @@ pub(super) async fn create_or_check(
         .query_one("SELECT version FROM simhash_meta", &[])
         .await
         .map_err(pg_error("read the schema version"))?
-        .get(0);
+        .try_get(0)
+        .map_err(pg_error("read the schema version"))?;
     if found != SCHEMA_VERSION {
         return Err(Error::SchemaVersion {
             database: database.to_owned(),
@@ -129,7 +131,8 @@ pub(super) async fn create_or_check(
         .query_one("SELECT settings FROM simhash_meta", &[])
         .await
         .map_err(pg_error("read the settings"))?
-        .get(0);
+        .try_get(0)
+        .map_err(pg_error("read the settings"))?;
     tx.commit()
         .await
         .map_err(pg_error("end reading the settings"))?;
