@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use deadpool_postgres::GenericClient;
 
-use super::pg_error;
+use super::{col, pg_error};
 use crate::error::{Error, Result};
 use crate::pigeonhole::{self, BLOCKS, BLOCK_VALUES};
 use crate::postings::chunk::{self, Chunk, MAX_ENTRIES};
@@ -92,12 +92,12 @@ impl GroupsRead {
             .map_err(pg_error("read groups"))?;
         let mut read = GroupsRead::default();
         for row in rows {
-            let grp: i32 = row.get(0);
-            match row.get::<_, Option<Vec<u8>>>(1) {
+            let grp: i32 = col(&row, 0)?;
+            match col::<Option<Vec<u8>>>(&row, 1)? {
                 Some(chunk) => read.chunks.entry(grp).or_default().push(chunk),
                 None => {
                     let (remainder, id, live): (i64, i64, bool) =
-                        (row.get(2), row.get(3), row.get(4));
+                        (col(&row, 2)?, col(&row, 3)?, col(&row, 4)?);
                     read.deltas
                         .entry(grp)
                         .or_default()
@@ -255,8 +255,8 @@ impl Deltas {
             .await
             .map_err(pg_error("count block entries to fold"))?
             .iter()
-            .map(|row| row.get(0))
-            .collect();
+            .map(|row| col(row, 0))
+            .collect::<Result<_>>()?;
         fold(client, &due).await
     }
 }
@@ -353,13 +353,13 @@ fn merge(entries: Vec<(u64, u64)>, changes: &[(i32, u64, u64, bool)]) -> Vec<(u6
 
 /// The groups that have delta rows, ascending.
 pub(crate) async fn with_deltas(client: &impl GenericClient) -> Result<Vec<i32>> {
-    Ok(client
+    client
         .query("SELECT DISTINCT grp FROM simhash_deltas ORDER BY grp", &[])
         .await
         .map_err(pg_error("find groups with delta rows"))?
         .iter()
-        .map(|row| row.get(0))
-        .collect())
+        .map(|row| col(row, 0))
+        .collect()
 }
 
 #[cfg(test)]

@@ -75,19 +75,17 @@ pub(crate) const DOC_COLUMNS: &str = "id, fingerprint, key, text_len, added, ske
 
 /// A document and its id from a row of [`DOC_COLUMNS`].
 pub(crate) fn document_from_row(row: &Row) -> Result<(u64, Document)> {
-    let id = row.get::<_, i64>(0) as u64;
+    let id = col::<i64>(row, 0)? as u64;
     let decode = |what: &'static str, message: String| Error::Decode {
         column_family: "simhash_docs",
         key: format!("id {id}"),
         what,
         message,
     };
-    let key = row
-        .get::<_, Option<Vec<u8>>>(2)
+    let key = col::<Option<Vec<u8>>>(row, 2)?
         .map(|k| String::from_utf8(k).map_err(|e| decode("external key", e.to_string())))
         .transpose()?;
-    let sketch = row
-        .get::<_, Option<Vec<u8>>>(5)
+    let sketch = col::<Option<Vec<u8>>>(row, 5)?
         .map(|s| {
             <[u8; SKETCH_BYTES]>::try_from(s.as_slice())
                 .map(Sketch::from_bytes)
@@ -97,13 +95,18 @@ pub(crate) fn document_from_row(row: &Row) -> Result<(u64, Document)> {
     Ok((
         id,
         Document {
-            fingerprint: Fingerprint(row.get::<_, i64>(1) as u64),
+            fingerprint: Fingerprint(col::<i64>(row, 1)? as u64),
             key,
-            text_len: row.get::<_, Option<i64>>(3).map(|n| n as u64),
-            added: row.get::<_, i64>(4) as u64,
+            text_len: col::<Option<i64>>(row, 3)?.map(|n| n as u64),
+            added: col::<i64>(row, 4)? as u64,
             sketch,
         },
     ))
+}
+
+/// Column `i` of `row`: an error, not a panic, for a column of another type.
+pub(crate) fn col<'a, T: tokio_postgres::types::FromSql<'a>>(row: &'a Row, i: usize) -> Result<T> {
+    row.try_get(i).map_err(pg_error("read a column"))
 }
 
 /// Wraps a client error with what was being done.
@@ -201,7 +204,8 @@ impl PgIndex {
             .query_one("SELECT documents FROM simhash_meta", &[])
             .await
             .map_err(pg_error("read the document count"))?
-            .get(0);
+            .try_get(0)
+            .map_err(pg_error("read the document count"))?;
         Ok(n as u64)
     }
 
@@ -297,7 +301,8 @@ impl PgIndex {
             )
             .await
             .map_err(pg_error("read a key"))?;
-        Ok(row.map(|r| r.get::<_, i64>(0) as u64))
+        row.map(|r| col::<i64>(&r, 0).map(|id| id as u64))
+            .transpose()
     }
 }
 
@@ -353,9 +358,8 @@ async fn query_on(
         .map_err(pg_error("read the matches' keys"))?;
     let mut docs = std::collections::HashMap::with_capacity(rows.len());
     for row in rows {
-        let id = row.get::<_, i64>(0) as u64;
-        let key = row
-            .get::<_, Option<Vec<u8>>>(2)
+        let id = col::<i64>(&row, 0)? as u64;
+        let key = col::<Option<Vec<u8>>>(&row, 2)?
             .map(|k| {
                 String::from_utf8(k).map_err(|e| Error::Decode {
                     column_family: "simhash_docs",
@@ -365,7 +369,7 @@ async fn query_on(
                 })
             })
             .transpose()?;
-        docs.insert(id, (row.get::<_, i64>(1) as u64, key));
+        docs.insert(id, (col::<i64>(&row, 1)? as u64, key));
     }
     Ok(found
         .into_iter()

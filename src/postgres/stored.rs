@@ -10,7 +10,7 @@ use std::collections::{BTreeSet, HashMap};
 
 use deadpool_postgres::GenericClient;
 
-use super::{document_from_row, pg_error, DOC_COLUMNS};
+use super::{col, document_from_row, pg_error, DOC_COLUMNS};
 use crate::codec::Document;
 use crate::error::{Error, Result};
 use crate::store::upsert::{Adds, Stored};
@@ -53,7 +53,8 @@ impl Snapshot {
             .query_one("SELECT documents FROM simhash_meta", &[])
             .await
             .map_err(pg_error("read the document count"))?
-            .get(0);
+            .try_get(0)
+            .map_err(pg_error("read the document count"))?;
         let mut snapshot = Snapshot {
             count: count as u64,
             documents: HashMap::new(),
@@ -129,7 +130,7 @@ impl Snapshot {
             self.owners.insert(key.clone(), None);
         }
         for row in rows {
-            let (key, id): (Vec<u8>, i64) = (row.get(0), row.get(1));
+            let (key, id): (Vec<u8>, i64) = (col(&row, 0)?, col(&row, 1)?);
             owners.push(id as u64);
             self.owners.insert(key, Some(id as u64));
         }

@@ -4,7 +4,7 @@
 use std::collections::{HashMap, HashSet};
 
 use super::groups::{entries_of, GroupsRead};
-use super::{connection, document_from_row, pg_error, PgIndex, DOC_COLUMNS};
+use super::{col, connection, document_from_row, pg_error, PgIndex, DOC_COLUMNS};
 use crate::error::Result;
 use crate::pigeonhole::{BLOCKS, GROUPS};
 
@@ -66,7 +66,8 @@ impl PgIndex {
             .query_one("SELECT documents FROM simhash_meta", &[])
             .await
             .map_err(pg_error("read the document count"))?
-            .get(0);
+            .try_get(0)
+            .map_err(pg_error("read the document count"))?;
         if recorded as u64 != report.documents {
             report.problem(format!(
                 "the recorded count is {recorded}, {} documents are stored",
@@ -80,7 +81,7 @@ impl PgIndex {
             .map_err(pg_error("read keys"))?;
         report.keys = keys.len() as u64;
         for row in &keys {
-            let (key, id): (Vec<u8>, i64) = (row.get(0), row.get(1));
+            let (key, id): (Vec<u8>, i64) = (col(row, 0)?, col(row, 1)?);
             let key = String::from_utf8_lossy(&key);
             match docs.get(&(id as u64)) {
                 Some((_, Some(k))) if *k == key => {}
@@ -89,8 +90,8 @@ impl PgIndex {
         }
         let owned: HashSet<(Vec<u8>, u64)> = keys
             .iter()
-            .map(|row| (row.get::<_, Vec<u8>>(0), row.get::<_, i64>(1) as u64))
-            .collect();
+            .map(|row| Ok((col::<Vec<u8>>(row, 0)?, col::<i64>(row, 1)? as u64)))
+            .collect::<Result<_>>()?;
         for (&id, (_, key)) in &docs {
             if let Some(key) = key {
                 if !owned.contains(&(key.as_bytes().to_vec(), id)) {

@@ -7,7 +7,7 @@ use deadpool_postgres::{GenericClient, Transaction};
 
 use super::groups::{self, Deltas};
 use super::stored::Snapshot;
-use super::{connection, pg_error, query_on, PgIndex};
+use super::{col, connection, pg_error, query_on, PgIndex};
 use crate::dedup::InsertOutcome;
 use crate::error::{Error, Result};
 use crate::query::Match;
@@ -410,7 +410,8 @@ impl PgIndex {
             )
             .await
             .map_err(pg_error("read a key"))?
-            .map(|r| r.get::<_, i64>(0) as u64);
+            .map(|r| col::<i64>(&r, 0).map(|id| id as u64))
+            .transpose()?;
         if let Some(id) = owner {
             remove_locked(&tx, id).await?;
         }
