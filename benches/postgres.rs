@@ -69,10 +69,16 @@ async fn main() -> simhash_store::Result<()> {
         .await
         .expect("connect to the server");
     tokio::spawn(connection);
-    for statement in ["DROP DATABASE IF EXISTS simhash_bench", "CREATE DATABASE simhash_bench"] {
+    for statement in [
+        "DROP DATABASE IF EXISTS simhash_bench",
+        "CREATE DATABASE simhash_bench",
+    ] {
         client.batch_execute(statement).await.expect(statement);
     }
-    let url = format!("{}/simhash_bench", server.rsplit_once('/').expect("a URL").0);
+    let url = format!(
+        "{}/simhash_bench",
+        server.rsplit_once('/').expect("a URL").0
+    );
     let index = PgIndex::open(&url, None).await?;
 
     let mut rng = SplitMix(1);
@@ -107,13 +113,25 @@ async fn main() -> simhash_store::Result<()> {
     let bench = super_client(&url).await;
     // As loaded (a load of several batches leaves the groups' old versions as free space),
     // then compacted (what one batch, or a table rewritten, takes).
-    for (when, vacuum) in [("as loaded", "VACUUM ANALYZE"), ("compacted", "VACUUM FULL ANALYZE")] {
+    for (when, vacuum) in [
+        ("as loaded", "VACUUM ANALYZE"),
+        ("compacted", "VACUUM FULL ANALYZE"),
+    ] {
         bench.batch_execute(vacuum).await.expect(vacuum);
         let mut total = 0i64;
         let mut parts = Vec::new();
-        for table in ["simhash_docs", "simhash_keys", "simhash_groups", "simhash_deltas", "simhash_meta"] {
+        for table in [
+            "simhash_docs",
+            "simhash_keys",
+            "simhash_groups",
+            "simhash_deltas",
+            "simhash_meta",
+        ] {
             let bytes: i64 = bench
-                .query_one("SELECT pg_total_relation_size($1::text::regclass)", &[&table])
+                .query_one(
+                    "SELECT pg_total_relation_size($1::text::regclass)",
+                    &[&table],
+                )
                 .await
                 .expect("size")
                 .get(0);

@@ -65,7 +65,11 @@ async fn ids_and_keys_follow_the_model() -> Result<()> {
                 1 => {
                     let key = format!("https://example.com/{}", rng.below(8));
                     let want = model.keys.get(&key).copied();
-                    assert_eq!(index.remove_key(&key).await?, want, "step {step}: remove {key}");
+                    assert_eq!(
+                        index.remove_key(&key).await?,
+                        want,
+                        "step {step}: remove {key}"
+                    );
                     assert_eq!(store.remove_key(&key)?, want);
                     if let Some(id) = want {
                         model.keys.remove(&key);
@@ -100,8 +104,15 @@ async fn ids_and_keys_follow_the_model() -> Result<()> {
                 }
             }
             let stored = Model::of_store(&store);
-            assert_eq!(stored, model, "seed {seed} step {step}: the store against the model");
-            assert_eq!(model_of(&index).await?, model, "seed {seed} step {step}: the index");
+            assert_eq!(
+                stored, model,
+                "seed {seed} step {step}: the store against the model"
+            );
+            assert_eq!(
+                model_of(&index).await?,
+                model,
+                "seed {seed} step {step}: the index"
+            );
             assert_eq!(index.len().await?, model.docs.len() as u64);
             for (key, &id) in &model.keys {
                 assert_eq!(index.id_for_key(key).await?, Some(id));
@@ -109,7 +120,10 @@ async fn ids_and_keys_follow_the_model() -> Result<()> {
             for (&id, doc) in &model.docs {
                 let got = index.document(id).await?.expect("a stored document");
                 let want = store.document(id)?.expect("a stored document");
-                assert_eq!((got.fingerprint, &got.key, got.text_len), (want.fingerprint, &want.key, want.text_len));
+                assert_eq!(
+                    (got.fingerprint, &got.key, got.text_len),
+                    (want.fingerprint, &want.key, want.text_len)
+                );
                 assert_eq!(got.fingerprint.0, doc.fingerprint);
             }
         }
@@ -126,11 +140,17 @@ async fn bad_keys_are_refused() -> Result<()> {
     let empty = index
         .insert_entry(Entry::new(1, Fingerprint(1)).with_key(""))
         .await;
-    assert!(matches!(empty, Err(simhash_store::Error::InvalidArgument(_))), "{empty:?}");
+    assert!(
+        matches!(empty, Err(simhash_store::Error::InvalidArgument(_))),
+        "{empty:?}"
+    );
     let long = index
         .insert_entry(Entry::new(1, Fingerprint(1)).with_key("x".repeat(5000)))
         .await;
-    assert!(matches!(long, Err(simhash_store::Error::InvalidArgument(_))), "{long:?}");
+    assert!(
+        matches!(long, Err(simhash_store::Error::InvalidArgument(_))),
+        "{long:?}"
+    );
     assert_eq!(index.len().await?, 0);
     Ok(())
 }

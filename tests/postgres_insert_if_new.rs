@@ -41,7 +41,10 @@ async fn racing_near_duplicates_are_admitted_once() -> Result<()> {
                 let fp = rng.flip(centres[c], d);
                 let id = t * 1000 + c as u64;
                 let outcome = index
-                    .insert_if_new(Entry::new(id, Fingerprint(fp)).with_key(format!("t{t}/c{c}")), K)
+                    .insert_if_new(
+                        Entry::new(id, Fingerprint(fp)).with_key(format!("t{t}/c{c}")),
+                        K,
+                    )
                     .await?;
                 if outcome.is_inserted() {
                     admitted.push((id, fp));
@@ -65,7 +68,11 @@ async fn racing_near_duplicates_are_admitted_once() -> Result<()> {
     admitted.sort_unstable();
     assert_eq!(stored, admitted, "the index holds what was admitted");
     assert_eq!(stored.len(), CENTRES, "one document per centre");
-    assert_eq!(brute_pairs(&stored, K), Vec::new(), "two admitted within {K}");
+    assert_eq!(
+        brute_pairs(&stored, K),
+        Vec::new(),
+        "two admitted within {K}"
+    );
     let report = indexes[0].verify().await?;
     assert!(report.is_ok(), "{:?}", report.problems);
     Ok(())
@@ -97,7 +104,10 @@ async fn batch_outcomes_equal_the_store() -> Result<()> {
         assert_eq!(got, want, "round {round}");
         // One at a time, too.
         let e = Entry::new(1000 + round as u64, Fingerprint(rng.flip(centres[0], 1)));
-        assert_eq!(index.insert_if_new(e.clone(), 2).await?, store.insert_if_new(e, 2)?);
+        assert_eq!(
+            index.insert_if_new(e.clone(), 2).await?,
+            store.insert_if_new(e, 2)?
+        );
     }
     let stored: Vec<(u64, u64)> = store
         .documents()?

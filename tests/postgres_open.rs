@@ -38,13 +38,17 @@ async fn other_settings_are_refused() -> Result<()> {
     let url = fresh_database("open_settings").await;
     let config = SimhashConfig::default().with_seed(42);
     let index = PgIndex::open(&url, Some(config.clone())).await?;
-    let fp = index.simhasher().fingerprint("a text recorded with seed 42, fingerprinted so")?;
+    let fp = index
+        .simhasher()
+        .fingerprint("a text recorded with seed 42, fingerprinted so")?;
     drop(index);
     // Without a configuration, the recorded one is used.
     let index = PgIndex::open(&url, None).await?;
     assert_eq!(index.simhasher().config(), &config);
     assert_eq!(
-        index.simhasher().fingerprint("a text recorded with seed 42, fingerprinted so")?,
+        index
+            .simhasher()
+            .fingerprint("a text recorded with seed 42, fingerprinted so")?,
         fp
     );
     drop(index);
@@ -118,6 +122,8 @@ async fn an_unreachable_server_is_an_error() {
         .await
         .unwrap_err();
     assert!(matches!(err, Error::Postgres { .. }), "{err}");
-    let err = PgIndex::open("postgres://[not a url", None).await.unwrap_err();
+    let err = PgIndex::open("postgres://[not a url", None)
+        .await
+        .unwrap_err();
     assert!(matches!(err, Error::InvalidArgument(_)), "{err}");
 }

@@ -148,7 +148,11 @@ async fn loaded_and_folded_groups_answer_the_same() -> Result<()> {
     // replaces them by the same rules.
     let (first, rest) = docs.split_at(2000);
     index
-        .load_batch(first.iter().map(|&(id, fp)| Entry::new(id, Fingerprint(fp))))
+        .load_batch(
+            first
+                .iter()
+                .map(|&(id, fp)| Entry::new(id, Fingerprint(fp))),
+        )
         .await?;
     insert(&index, &rest[..100]).await?;
     let mut rng = Rng::new(22);

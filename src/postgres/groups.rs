@@ -205,7 +205,8 @@ impl Deltas {
     /// The rows sorted by (group, remainder, id), each entry once: its last write.
     fn sorted(mut self) -> Vec<(i32, u64, u64, bool)> {
         // Stable: the writes of one entry stay in order, and the last is kept.
-        self.0.sort_by_key(|&(grp, remainder, id, _)| (grp, remainder, id));
+        self.0
+            .sort_by_key(|&(grp, remainder, id, _)| (grp, remainder, id));
         let mut out: Vec<(i32, u64, u64, bool)> = Vec::with_capacity(self.0.len());
         for row in self.0 {
             match out.last_mut() {
@@ -380,7 +381,12 @@ mod tests {
     #[test]
     fn merge_applies_the_changes() {
         let entries = vec![(1, 1), (2, 5), (3, 3)];
-        let changes = [(0, 0, 9, true), (0, 2, 5, false), (0, 3, 3, true), (0, 4, 1, true)];
+        let changes = [
+            (0, 0, 9, true),
+            (0, 2, 5, false),
+            (0, 3, 3, true),
+            (0, 4, 1, true),
+        ];
         assert_eq!(merge(entries, &changes), [(0, 9), (1, 1), (3, 3), (4, 1)]);
         let mut d = Deltas::default();
         d.set(7, 1, true);
@@ -388,7 +394,10 @@ mod tests {
         d.set(9, 2, true);
         let rows = d.sorted();
         assert_eq!(rows.len(), 8);
-        assert!(rows.iter().all(|r| r.3 == (r.2 == 2)), "the last write of each entry wins");
+        assert!(
+            rows.iter().all(|r| r.3 == (r.2 == 2)),
+            "the last write of each entry wins"
+        );
     }
 
     #[test]

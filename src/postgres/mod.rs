@@ -89,7 +89,12 @@ pub(crate) fn document_from_row(row: &Row) -> Result<(u64, Document)> {
         .map(|s| {
             <[u8; SKETCH_BYTES]>::try_from(s.as_slice())
                 .map(Sketch::from_bytes)
-                .map_err(|_| decode("sketch", format!("{} bytes, expected {SKETCH_BYTES}", s.len())))
+                .map_err(|_| {
+                    decode(
+                        "sketch",
+                        format!("{} bytes, expected {SKETCH_BYTES}", s.len()),
+                    )
+                })
         })
         .transpose()?;
     Ok((
@@ -151,9 +156,9 @@ impl PgIndex {
     /// cannot be reached; [`Error::SchemaVersion`] for tables of another version;
     /// [`Error::ConfigMismatch`] for other settings than the recorded ones.
     pub async fn open(url: &str, config: Option<SimhashConfig>) -> Result<PgIndex> {
-        let pg_config: tokio_postgres::Config = url.parse().map_err(|e| {
-            Error::InvalidArgument(format!("PostgreSQL URL: {e}"))
-        })?;
+        let pg_config: tokio_postgres::Config = url
+            .parse()
+            .map_err(|e| Error::InvalidArgument(format!("PostgreSQL URL: {e}")))?;
         let database = database_name(&pg_config);
         let manager = Manager::from_config(
             pg_config,
@@ -335,14 +340,20 @@ async fn query_on(
     for (fp, probes) in fps.iter().zip(&probes) {
         let mut matches = Vec::new();
         for &(grp, block_bits) in probes {
-            read.scan(grp, fp.0, k, block_bits, |id, x, d| matches.push((id, x, d)))?;
+            read.scan(grp, fp.0, k, block_bits, |id, x, d| {
+                matches.push((id, x, d))
+            })?;
         }
         // A document is in up to four of the groups read, and once in each.
         matches.sort_unstable_by_key(|&(id, _, d)| (d, id));
         matches.dedup_by_key(|m| m.0);
         found.push(matches);
     }
-    let mut ids: Vec<i64> = found.iter().flatten().map(|&(id, _, _)| id as i64).collect();
+    let mut ids: Vec<i64> = found
+        .iter()
+        .flatten()
+        .map(|&(id, _, _)| id as i64)
+        .collect();
     if ids.is_empty() {
         return Ok(found.iter().map(|_| Vec::new()).collect());
     }

@@ -85,7 +85,9 @@ impl PgIndex {
             let key = String::from_utf8_lossy(&key);
             match docs.get(&(id as u64)) {
                 Some((_, Some(k))) if *k == key => {}
-                _ => report.problem(format!("key {key:?} names document {id}, which does not have it")),
+                _ => report.problem(format!(
+                    "key {key:?} names document {id}, which does not have it"
+                )),
             }
         }
         let owned: HashSet<(Vec<u8>, u64)> = keys
@@ -95,7 +97,9 @@ impl PgIndex {
         for (&id, (_, key)) in &docs {
             if let Some(key) = key {
                 if !owned.contains(&(key.as_bytes().to_vec(), id)) {
-                    report.problem(format!("document {id} has key {key:?}, which names another"));
+                    report.problem(format!(
+                        "document {id} has key {key:?}, which names another"
+                    ));
                 }
             }
         }

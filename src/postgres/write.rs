@@ -63,7 +63,9 @@ impl Adds for Entries {
     }
 
     fn fingerprint(&self, seq: u32) -> u64 {
-        self.entries.get(seq as usize).map_or(0, |e| e.fingerprint.0)
+        self.entries
+            .get(seq as usize)
+            .map_or(0, |e| e.fingerprint.0)
     }
 
     fn key(&self, seq: u32) -> Option<&[u8]> {
@@ -151,7 +153,10 @@ async fn apply(
     }
     if !deleted_keys.is_empty() {
         client
-            .execute("DELETE FROM simhash_keys WHERE key = ANY($1)", &[&deleted_keys])
+            .execute(
+                "DELETE FROM simhash_keys WHERE key = ANY($1)",
+                &[&deleted_keys],
+            )
             .await
             .map_err(pg_error("delete keys"))?;
     }
@@ -195,10 +200,7 @@ async fn apply(
         BlockWrites::Pack => deltas.pack(client).await?,
     }
     client
-        .execute(
-            "UPDATE simhash_meta SET documents = $1",
-            &[&(count as i64)],
-        )
+        .execute("UPDATE simhash_meta SET documents = $1", &[&(count as i64)])
         .await
         .map_err(pg_error("write the document count"))?;
     Ok(())
@@ -222,25 +224,38 @@ async fn copy_documents(client: &Transaction<'_>, rows: &[DocRow<'_>]) -> Result
         return Ok(());
     }
     let sink = client
-        .copy_in("COPY simhash_docs (id, fingerprint, key, text_len, added, sketch) FROM STDIN BINARY")
+        .copy_in(
+            "COPY simhash_docs (id, fingerprint, key, text_len, added, sketch) FROM STDIN BINARY",
+        )
         .await
         .map_err(pg_error("write documents"))?;
     let writer = BinaryCopyInWriter::new(
         sink,
-        &[Type::INT8, Type::INT8, Type::BYTEA, Type::INT8, Type::INT8, Type::BYTEA],
+        &[
+            Type::INT8,
+            Type::INT8,
+            Type::BYTEA,
+            Type::INT8,
+            Type::INT8,
+            Type::BYTEA,
+        ],
     );
     let mut writer = std::pin::pin!(writer);
     for r in rows {
         writer
             .as_mut()
-            .write(&[&r.id, &r.fingerprint, &r.key, &r.text_len, &r.added, &r.sketch])
+            .write(&[
+                &r.id,
+                &r.fingerprint,
+                &r.key,
+                &r.text_len,
+                &r.added,
+                &r.sketch,
+            ])
             .await
             .map_err(pg_error("write documents"))?;
     }
-    writer
-        .finish()
-        .await
-        .map_err(pg_error("write documents"))?;
+    writer.finish().await.map_err(pg_error("write documents"))?;
     Ok(())
 }
 
@@ -444,6 +459,14 @@ async fn remove_locked(client: &Transaction<'_>, id: u64) -> Result<bool> {
         }
     }
     let count = plan.count_after(upsert::Stored::count(&snapshot));
-    apply(client, &no_adds, &plan, &snapshot, count, BlockWrites::Deltas).await?;
+    apply(
+        client,
+        &no_adds,
+        &plan,
+        &snapshot,
+        count,
+        BlockWrites::Deltas,
+    )
+    .await?;
     Ok(true)
 }
