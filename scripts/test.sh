@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The test suite: the Rust tests with the command and its service (cargo test --release
-# --features server, which includes cli), then
+# The test suite: the Rust tests with the command, its service and the index in PostgreSQL
+# (cargo test --release --features server,postgres; server includes cli), then
 # the Python package as a user installs it: a wheel built from the same target/ (so RocksDB is
 # compiled once), installed into a fresh virtual environment whose PATH has no cargo and no
 # C compiler, and the Python tests (Spark on a local cluster included) run against the
@@ -10,7 +10,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
-cargo test --release --features server "$@"
+# The tests of the `postgres` feature run against a throwaway PostgreSQL server on loopback
+# (scripts/postgres-test-server.sh), stopped and deleted when the Rust tests end.
+pg_env=$(scripts/postgres-test-server.sh start)
+trap 'scripts/postgres-test-server.sh stop' EXIT
+# shellcheck disable=SC1090
+. "$pg_env"
+cargo test --release --features server,postgres "$@"
+scripts/postgres-test-server.sh stop
+trap - EXIT
 # Warnings as errors: clippy, the API docs, the crate as published.
 scripts/lint.sh
 

@@ -253,6 +253,38 @@ pub enum Error {
         /// What is wrong, and what to do.
         message: String,
     },
+
+    /// A PostgreSQL statement or connection failed (feature `postgres`).
+    #[error("PostgreSQL failed to {operation}: {message}{}", code.as_ref().map(|c| format!(" (SQLSTATE {c})")).unwrap_or_default())]
+    Postgres {
+        /// What was being done.
+        operation: &'static str,
+        /// The server's or the client's message.
+        message: String,
+        /// The SQLSTATE code, when the server sent one.
+        code: Option<String>,
+    },
+
+    /// The database holds the index's tables in a schema version this build does not use
+    /// (feature `postgres`).
+    #[error("database {database} holds simhash-store tables of schema version {found}, this build uses version {supported}: {}", schema_advice(*found, *supported))]
+    SchemaVersion {
+        /// The database, as its URL without the password.
+        database: String,
+        /// The version recorded in the database.
+        found: i32,
+        /// The version this build reads and writes.
+        supported: i32,
+    },
+}
+
+/// What to do about a database of schema version `found` in a build of version `supported`.
+fn schema_advice(found: i32, supported: i32) -> &'static str {
+    if found > supported {
+        "upgrade simhash-store"
+    } else {
+        "export its documents with the simhash-store that made it (`simhash-store export`) and load them into a new database"
+    }
 }
 
 impl Error {

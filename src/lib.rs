@@ -61,6 +61,7 @@
 //! | [`salvage`] | what can still be read from a damaged store, for a rebuild |
 //! | [`groups`] | how documents spread over block values: crowded groups, the shared-block factor, what a query scans |
 //! | [`upgrade`] | store formats and copying an old store into the newest |
+//! | `postgres` | the index in a PostgreSQL database that many processes share, `PgIndex` (feature `postgres`) |
 //!
 //! How the store works and why: `docs/design.md`; using it: `docs/guide.md`.
 //!
@@ -86,6 +87,8 @@ pub mod groups;
 mod keys;
 mod memory;
 pub mod pigeonhole;
+#[cfg(feature = "postgres")]
+pub mod postgres;
 mod postings;
 mod query;
 #[cfg(feature = "readers")]

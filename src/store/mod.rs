@@ -33,7 +33,7 @@ mod options;
 mod query;
 mod read;
 mod sketches;
-mod write;
+pub(crate) mod write;
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

@@ -18,6 +18,10 @@ pub mod legacy;
 #[cfg(feature = "cli")]
 pub mod cli;
 
+/// A fresh database per test on the test server (`scripts/postgres-test-server.sh`).
+#[cfg(feature = "postgres")]
+pub mod postgres;
+
 /// A reference model of ids and keys, for the load and insert tests.
 pub mod id_model;
 

@@ -241,7 +241,7 @@ impl UpsertPlan {
 }
 
 /// Plans storing `adds`, in order, in `stored`.
-fn plan<A: Adds + Sync>(stored: &impl Stored, adds: &A) -> Result<UpsertPlan> {
+pub(crate) fn plan<A: Adds + Sync>(stored: &impl Stored, adds: &A) -> Result<UpsertPlan> {
     let resolved = resolve(adds);
     let met = look_up(stored, adds, resolved)?;
     Ok(emit(adds, met))

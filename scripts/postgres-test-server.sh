@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# A throwaway PostgreSQL server for the tests of the `postgres` feature.
+#
+#   scripts/postgres-test-server.sh start   # prints the env file to source
+#   . target/postgres-test-server.env       # SIMHASH_TEST_POSTGRES_URL=postgres://...
+#   cargo test --release --features server,postgres --test postgres_query
+#   scripts/postgres-test-server.sh stop
+#
+# `start` installs postgresql-15 if it is missing (Debian), makes a data directory under
+# /tmp owned by an unprivileged user (`simhash-pg`, created when run as root: PostgreSQL
+# refuses to run as root), starts the server on 127.0.0.1 on a free port with the default
+# durability settings (fsync and synchronous_commit on), creates the database `simhash_test`
+# and writes `SIMHASH_TEST_POSTGRES_URL=...` to the env file. The URL's user is a superuser:
+# the tests create one database each. `start` when the server of the env file is running does
+# nothing; `stop` stops it (`pg_ctl stop -m fast`, then the postmaster's PID), deletes its data
+# directory and the env file, and does nothing when there is no server. So a caller can run
+# `start`, then `trap '... stop' EXIT`.
+#
+# The env file is `target/postgres-test-server.env` (or $SIMHASH_TEST_POSTGRES_ENV).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+env_file=${SIMHASH_TEST_POSTGRES_ENV:-$PWD/target/postgres-test-server.env}
+pg_user=simhash-pg
+
+bindir() {
+  local dir
+  for dir in /usr/lib/postgresql/15/bin /usr/lib/postgresql/*/bin; do
+    [ -x "$dir/pg_ctl" ] && { echo "$dir"; return; }
+  done
+  return 1
+}
+
+# Runs a PostgreSQL program as the server's user.
+as_pg() {
+  if [ "$(id -u)" = 0 ]; then
+    runuser -u "$pg_user" -- "$@"
+  else
+    "$@"
+  fi
+}
+
+running() {
+  [ -f "$env_file" ] || return 1
+  # shellcheck disable=SC1090
+  . "$env_file"
+  [ -d "${SIMHASH_TEST_POSTGRES_DATA:-}" ] && as_pg "$(bindir)/pg_ctl" status -D "$SIMHASH_TEST_POSTGRES_DATA/db" >/dev/null 2>&1
+}
+
+start() {
+  if running; then
+    echo "postgres-test-server: running: . $env_file" >&2
+    echo "$env_file"
+    return
+  fi
+  rm -f "$env_file"
+  if ! bindir >/dev/null; then
+    echo "postgres-test-server: installing postgresql-15" >&2
+    apt-get update -q
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql-15
+  fi
+  local bin data port
+  bin=$(bindir)
+  if [ "$(id -u)" = 0 ] && ! id "$pg_user" >/dev/null 2>&1; then
+    useradd --system --no-create-home --shell /usr/sbin/nologin "$pg_user"
+  fi
+  data=$(mktemp -d /tmp/simhash-store-pg.XXXXXX)
+  chmod 755 "$data"
+  [ "$(id -u)" = 0 ] && chown "$pg_user" "$data"
+  # initdb's own files need no fsync: the directory is thrown away. The server keeps the
+  # default durability settings.
+  as_pg "$bin/initdb" -D "$data/db" -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 --no-sync >"$data/initdb.log" 2>&1 ||
+    { cat "$data/initdb.log" >&2; exit 1; }
+  port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  as_pg "$bin/pg_ctl" -D "$data/db" -l "$data/server.log" -w -t 60 start \
+    -o "-c listen_addresses=127.0.0.1 -p $port -k $data -c max_connections=300" >/dev/null ||
+    { cat "$data/server.log" >&2; exit 1; }
+  as_pg "$bin/createdb" -h 127.0.0.1 -p "$port" -U postgres simhash_test
+  mkdir -p "$(dirname "$env_file")"
+  cat >"$env_file" <<EOF
+export SIMHASH_TEST_POSTGRES_URL=postgres://postgres@127.0.0.1:$port/simhash_test
+export SIMHASH_TEST_POSTGRES_DATA=$data
+EOF
+  echo "postgres-test-server: started on 127.0.0.1:$port ($data): . $env_file" >&2
+  echo "$env_file"
+}
+
+stop() {
+  [ -f "$env_file" ] || return 0
+  # shellcheck disable=SC1090
+  . "$env_file"
+  local data=${SIMHASH_TEST_POSTGRES_DATA:-}
+  if [ -n "$data" ] && [ -d "$data/db" ]; then
+    local pid=
+    [ -f "$data/db/postmaster.pid" ] && pid=$(head -n 1 "$data/db/postmaster.pid")
+    as_pg "$(bindir)/pg_ctl" stop -D "$data/db" -m fast -w -t 30 >/dev/null 2>&1 || true
+    if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
+      kill -KILL "$pid" 2>/dev/null || true
+    fi
+  fi
+  case $data in /tmp/simhash-store-pg.*) rm -rf "$data" ;; esac
+  rm -f "$env_file"
+  echo "postgres-test-server: stopped" >&2
+}
+
+case ${1:-} in
+  start) start ;;
+  stop) stop ;;
+  *)
+    echo "usage: $0 start|stop" >&2
+    exit 2
+    ;;
+esac

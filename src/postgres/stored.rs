@@ -1,0 +1,188 @@
+//! What the upsert planner reads of the index, read ahead inside the writer's transaction.
+//!
+//! The planner ([`crate::store::write::plan::plan`]) asks for the documents of the ids the adds
+//! name, the owners of the keys they name, the documents of those owners and the owners of
+//! those documents' keys, in batches, synchronously. [`Snapshot::read`] reads exactly that
+//! set, in four statements, and answers the planner from memory; a question outside it is an
+//! error (never a guess), so the plan follows the store's rules exactly.
+
+use std::collections::{BTreeSet, HashMap};
+
+use deadpool_postgres::GenericClient;
+
+use super::{col, document_from_row, pg_error, DOC_COLUMNS};
+use crate::codec::Document;
+use crate::error::{Error, Result};
+use crate::store::write::plan::{Adds, Stored};
+
+/// The stored documents and key owners that planning some adds reads.
+pub(crate) struct Snapshot {
+    count: u64,
+    /// Every id read, with its document if stored.
+    documents: HashMap<u64, Option<Document>>,
+    /// Every key read, with its owner if any.
+    owners: HashMap<Vec<u8>, Option<u64>>,
+}
+
+impl Snapshot {
+    /// Reads what planning `adds` reads. The caller holds the writer lock.
+    pub(crate) async fn read(client: &impl GenericClient, adds: &impl Adds) -> Result<Snapshot> {
+        let n = adds.len() as u32;
+        let ids: BTreeSet<u64> = (0..n).map(|s| adds.id(s)).collect();
+        let keys: BTreeSet<Vec<u8>> = (0..n)
+            .filter_map(|s| adds.key(s))
+            .map(<[u8]>::to_vec)
+            .collect();
+        Snapshot::read_named(client, ids, keys).await
+    }
+
+    /// Reads the documents of `ids` and the owners of their keys. The caller holds the
+    /// writer lock.
+    pub(crate) async fn read_ids(client: &impl GenericClient, ids: &[u64]) -> Result<Snapshot> {
+        Snapshot::read_named(client, ids.iter().copied().collect(), BTreeSet::new()).await
+    }
+
+    /// Reads the documents of `ids`, the owners of `keys`, the documents of those owners and
+    /// the owners of the keys of every document read.
+    async fn read_named(
+        client: &impl GenericClient,
+        ids: BTreeSet<u64>,
+        keys: BTreeSet<Vec<u8>>,
+    ) -> Result<Snapshot> {
+        let count: i64 = client
+            .query_one("SELECT documents FROM simhash_meta", &[])
+            .await
+            .map_err(pg_error("read the document count"))?
+            .try_get(0)
+            .map_err(pg_error("read the document count"))?;
+        let mut snapshot = Snapshot {
+            count: count as u64,
+            documents: HashMap::new(),
+            owners: HashMap::new(),
+        };
+        // The adds' ids and keys, then the documents of the keys' owners, then the owners of
+        // the keys of every document read.
+        let mut doc_keys = snapshot.read_documents(client, ids).await?;
+        let owners = snapshot.read_owners(client, keys).await?;
+        let owners: BTreeSet<u64> = owners
+            .into_iter()
+            .filter(|id| !snapshot.documents.contains_key(id))
+            .collect();
+        doc_keys.extend(snapshot.read_documents(client, owners).await?);
+        let doc_keys: BTreeSet<Vec<u8>> = doc_keys
+            .into_iter()
+            .filter(|k| !snapshot.owners.contains_key(k))
+            .collect();
+        snapshot.read_owners(client, doc_keys).await?;
+        Ok(snapshot)
+    }
+
+    /// Reads the documents of `ids`; returns their keys.
+    async fn read_documents(
+        &mut self,
+        client: &impl GenericClient,
+        ids: BTreeSet<u64>,
+    ) -> Result<Vec<Vec<u8>>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let wanted: Vec<i64> = ids.iter().map(|&id| id as i64).collect();
+        let rows = client
+            .query(
+                &format!("SELECT {DOC_COLUMNS} FROM simhash_docs WHERE id = ANY($1)"),
+                &[&wanted],
+            )
+            .await
+            .map_err(pg_error("read documents"))?;
+        let mut keys = Vec::new();
+        for id in ids {
+            self.documents.insert(id, None);
+        }
+        for row in rows {
+            let (id, doc) = document_from_row(&row)?;
+            if let Some(key) = &doc.key {
+                keys.push(key.as_bytes().to_vec());
+            }
+            self.documents.insert(id, Some(doc));
+        }
+        Ok(keys)
+    }
+
+    /// Reads the owners of `keys`; returns them.
+    async fn read_owners(
+        &mut self,
+        client: &impl GenericClient,
+        keys: BTreeSet<Vec<u8>>,
+    ) -> Result<Vec<u64>> {
+        if keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        let wanted: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
+        let rows = client
+            .query(
+                "SELECT key, id FROM simhash_keys WHERE key = ANY($1)",
+                &[&wanted],
+            )
+            .await
+            .map_err(pg_error("read keys"))?;
+        let mut owners = Vec::new();
+        for key in &keys {
+            self.owners.insert(key.clone(), None);
+        }
+        for row in rows {
+            let (key, id): (Vec<u8>, i64) = (col(&row, 0)?, col(&row, 1)?);
+            owners.push(id as u64);
+            self.owners.insert(key, Some(id as u64));
+        }
+        Ok(owners)
+    }
+}
+
+impl Snapshot {
+    /// Whether document `id` was read and is stored.
+    pub(crate) fn holds(&self, id: u64) -> bool {
+        matches!(self.documents.get(&id), Some(Some(_)))
+    }
+}
+
+/// A question the read-ahead did not foresee: a defect, reported rather than guessed.
+fn unforeseen(what: &str) -> Error {
+    Error::Postgres {
+        operation: "plan the writes",
+        message: format!("the planner asked for {what} that was not read ahead"),
+        code: None,
+    }
+}
+
+impl Stored for Snapshot {
+    fn count(&self) -> u64 {
+        self.count
+    }
+
+    fn id_range(&self) -> Result<Option<(u64, u64)>> {
+        // Every id the planner looks up is read ahead, so no range need rule any out.
+        Ok((self.count > 0).then_some((0, u64::MAX)))
+    }
+
+    fn documents_of(&self, ids: &[u64]) -> Result<Vec<Option<Document>>> {
+        ids.iter()
+            .map(|id| {
+                self.documents
+                    .get(id)
+                    .cloned()
+                    .ok_or_else(|| unforeseen("a document"))
+            })
+            .collect()
+    }
+
+    fn owners_of(&self, keys: &[&[u8]]) -> Result<Vec<Option<u64>>> {
+        keys.iter()
+            .map(|key| {
+                self.owners
+                    .get(*key)
+                    .copied()
+                    .ok_or_else(|| unforeseen("a key"))
+            })
+            .collect()
+    }
+}
