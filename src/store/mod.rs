@@ -56,7 +56,8 @@ use options::Clock;
 pub use options::{Durability, StoreBuilder};
 pub(crate) use write::apply;
 pub use write::ids::IdAssigner;
-pub(crate) use write::plan::{check_key, Adds, KeyWrite, PendingAdds, UpsertPlan};
+pub(crate) use write::plan::{check_key, Adds, KeyWrite, UpsertPlan};
+pub use write::staged::{InsertOutcome, KeyHolder, StagedBatch};
 pub use write::Entry;
 
 /// A persistent near-duplicate index: documents (a `u64` id, a
