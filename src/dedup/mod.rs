@@ -30,13 +30,14 @@ mod summary;
 
 pub use clusters::{Cluster, ClusterBuilder, Clusters, Representative};
 pub use kernel::PairKernel;
+pub(crate) use pairs::ScanSource;
 pub use pairs::{PairScan, ScanProgress, ScanStats};
 pub use summary::DedupSummary;
-// Check-then-insert is a write of the store's (src/store/write/staged.rs); named here too.
-pub use crate::store::{InsertOutcome, KeyHolder, StagedBatch};
-
+// Check-then-insert is a write of the store's (src/store/write/staged.rs), named here too
+// through the crate root's re-export: an alias, not a use of the store by this module.
 #[cfg(doc)]
-use crate::store::Store;
+use crate::Store;
+pub use crate::{InsertOutcome, KeyHolder, StagedBatch};
 
 /// Two documents within the scanned distance of each other: `a < b`.
 #[derive(

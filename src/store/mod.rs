@@ -27,6 +27,7 @@
 //!   `src/dedup/staged_batch.rs`.
 
 mod backup;
+mod dedup;
 mod ingestion;
 mod open;
 mod options;
