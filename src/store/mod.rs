@@ -34,6 +34,7 @@ mod options;
 mod query;
 mod read;
 mod sketches;
+mod verified;
 mod write;
 
 use std::path::Path;
