@@ -47,7 +47,7 @@ use crate::error::{Error, Result};
 use crate::keys::BLOCK_FAMILIES;
 use crate::postings::Postings;
 use crate::simhash::Simhasher;
-use crate::storage::{Database, Persist, WriteOptions};
+use crate::storage::{Database, Persist};
 
 pub use crate::format::Format;
 pub(crate) use crate::storage::View;
@@ -329,9 +329,9 @@ impl Store {
     /// read-only store or one of an older format.
     pub(crate) fn fold_groups(&self) -> Result<u64> {
         match self.packed().ok().filter(|_| !self.is_read_only()) {
-            Some(packed) => packed.fold_groups(self.blocks_db(), &self.write_options(), || {
-                self.lock_writes()
-            }),
+            Some(packed) => {
+                packed.fold_groups(self.blocks_db(), self.persist(), || self.lock_writes())
+            }
             None => Ok(0),
         }
     }
@@ -373,16 +373,6 @@ impl Store {
             Durability::Buffered => Persist::Logged,
             Durability::NoWal => Persist::Unlogged,
         }
-    }
-
-    pub(crate) fn write_options(&self) -> WriteOptions {
-        let mut opts = WriteOptions::default();
-        match self.durability {
-            Durability::Sync => opts.set_sync(true),
-            Durability::Buffered => {}
-            Durability::NoWal => opts.disable_wal(true),
-        }
-        opts
     }
 
     /// Takes the write lock. A writer that panicked while holding it leaves the store

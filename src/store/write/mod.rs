@@ -286,7 +286,7 @@ impl Store {
         }
         if !due.is_empty() {
             // The batch is committed: a failed fold leaves the deltas, which read the same.
-            packed.fold_due(self.blocks_db(), &self.write_options(), &mut due)?;
+            packed.fold_due(self.blocks_db(), self.persist(), &mut due)?;
         }
         Ok(())
     }
