@@ -83,6 +83,7 @@ mod failpoint;
 mod fingerprint;
 mod format;
 pub mod groups;
+mod integrity;
 mod keys;
 mod memory;
 pub mod pigeonhole;

@@ -1,7 +1,7 @@
 //! The [`Store`]: the struct, its accessors and the plumbing every part of it uses.
 //!
-//! Where each `impl Store` block is (every one is in this directory; the public methods whose
-//! work belongs to another concept are one-line delegations to it):
+//! Where each `impl Store` block is (all but two, named last, are in this directory; the
+//! public methods whose work belongs to another concept are one-line delegations to it):
 //! - here: the accessors, `flush`, `compact`, disk and cache usage, and the crate-internal
 //!   plumbing (the database, the block families' handle, the write lock).
 //! - `open.rs`: opening (`open`, `builder`), the format version and fingerprint settings
@@ -12,19 +12,23 @@
 //! - `write/`: [`Entry`], inserts (upserts) and removals; `write/plan/`: the upsert planner
 //!   that inserts, the bulk loader and staged batches share; `write/apply.rs`: the one
 //!   translation of a plan into writes; `write/ids.rs`: the one id assigner;
-//!   `ingestion.rs`: what a bulk load asks of the store.
+//!   `write/staged.rs`: [`StagedBatch`] and check-then-insert ([`Store::insert_if_new`] and
+//!   its variants); `ingestion.rs`: what a bulk load asks of the store.
 //! - `sketches.rs`: whether the store keeps sketches, and the checks of sketches given to it.
-//! - `query.rs`: [`Store::query`] and its variants; the work is `src/query.rs`'s, over the
-//!   narrow [`crate::query::Source`] this file lends it.
+//! - Delegations to the work modules below the store, each over a narrow type this
+//!   directory lends them: `query.rs`, [`Store::query`] and its variants (`src/query.rs`,
+//!   over [`crate::query::Source`]); `dedup.rs`, [`Store::pairs`] and
+//!   [`Clusters::choose_representatives`](crate::Clusters::choose_representatives)
+//!   (`src/dedup/`, over a `ScanSource` and the documents); `verified.rs`,
+//!   [`Store::query_verified`] and [`Store::verified_pairs`] (`src/verified/`); `verify.rs`,
+//!   [`Store::verify`] (`src/integrity.rs`) and the damage report, which opens the store for
+//!   salvage.
 //! - [`View`] (`src/storage/view.rs`): the consistent read view that queries, `verify` and
 //!   the pair scan read, from [`Store::view`].
-//! - Still elsewhere, with the concepts whose public types name the store (so a delegation
-//!   from here would make the modules name each other): `verify` in `src/verify.rs`
-//!   (which names the store through salvage), `query_verified` in `src/verified/query.rs`,
-//!   `pairs` in `src/dedup/pairs.rs`, `verified_pairs` in
-//!   `src/verified/pairs.rs`, `upgrade` in `src/upgrade.rs`, `bulk_loader` in
-//!   `src/bulk/mod.rs`, `insert_if_new` in `src/dedup/check_insert.rs`, `staged_batch` in
-//!   `src/dedup/staged_batch.rs`.
+//! - Still elsewhere, in clients of the store that open stores or hold one for a whole load
+//!   (a delegation from here would make the modules name each other): `upgrade` in
+//!   `src/upgrade.rs` (opens the old and the new store, and bulk-loads the new one), and
+//!   `bulk_loader` in `src/bulk/mod.rs` (its public [`crate::BulkLoader`] holds the store).
 
 mod backup;
 mod dedup;
@@ -35,6 +39,7 @@ mod query;
 mod read;
 mod sketches;
 mod verified;
+mod verify;
 mod write;
 
 use std::path::Path;
@@ -56,6 +61,7 @@ pub(crate) use ingestion::Ingestion;
 pub use open::{FORMAT_VERSION, MIN_FORMAT_VERSION};
 use options::Clock;
 pub use options::{Durability, StoreBuilder};
+pub(crate) use verify::damage_report;
 pub(crate) use write::apply;
 pub use write::ids::IdAssigner;
 pub(crate) use write::plan::{check_key, Adds, KeyWrite, UpsertPlan};
