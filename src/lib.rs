@@ -84,6 +84,7 @@ mod failpoint;
 mod fingerprint;
 mod format;
 pub mod groups;
+mod integrity;
 mod keys;
 mod memory;
 pub mod pigeonhole;
@@ -106,7 +107,7 @@ pub mod verify;
 // The names most programs use; everything else is in the module that owns it (above).
 pub use bulk::{BulkLoader, BulkOptions};
 pub use codec::Document;
-pub use dedup::{Clusters, InsertOutcome, KeyHolder, Pair, StagedBatch};
+pub use dedup::{Clusters, Pair};
 pub use distance::{DEFAULT_K, MAX_DISTANCE};
 pub use error::{Error, Result};
 pub use fingerprint::{Fingerprint, BLOCKS};
@@ -116,7 +117,10 @@ pub use query::{Match, Strategy};
 pub use readers::{read_input, Record};
 pub use simhash::{SimhashConfig, Simhasher};
 pub use sketch::Sketch;
-pub use store::{Backup, Durability, Entry, IdAssigner, Store, StoreBuilder};
+pub use store::{
+    Backup, Durability, Entry, IdAssigner, InsertOutcome, KeyHolder, StagedBatch, Store,
+    StoreBuilder,
+};
 pub use verified::VerifiedMatch;
 pub use verify::VerifyReport;
 

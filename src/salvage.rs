@@ -31,7 +31,7 @@ use std::path::Path;
 use crate::codec::{self, Document};
 use crate::error::{Error, Result};
 use crate::fingerprint::{Fingerprint, BLOCKS};
-use crate::keys::{self, ALL_FAMILIES, DOCS_FAMILY, KEYS_FAMILY};
+use crate::keys::{self, DOCS_FAMILY, KEYS_FAMILY};
 use crate::postings::{GroupScan, SplitCopies};
 use crate::storage::{Damage, Reading};
 use crate::store::{Store, StoreBuilder};
@@ -228,24 +228,6 @@ impl Salvage {
         }
         Ok(rebuilt)
     }
-}
-
-/// The table files of the store at `path` that cannot be read, each with the first error it
-/// gave: every family read whole, stepping over the files that fail (see [`Salvage`]).
-///
-/// # Errors
-/// The store cannot be opened even for salvage (a damaged MANIFEST, `CURRENT` or metadata).
-pub(crate) fn damaged_files(path: &Path) -> Result<Vec<(String, String)>> {
-    let salvage = Salvage::open(path)?;
-    let mut files: Vec<(String, String)> = Vec::new();
-    for family in ALL_FAMILIES {
-        for d in salvage.store.db().scan_over_damage(family, |_, _| Ok(()))? {
-            if !files.iter().any(|(f, _)| *f == d.file) {
-                files.push((d.file, d.message));
-            }
-        }
-    }
-    Ok(files)
 }
 
 /// A document record, if it decodes.

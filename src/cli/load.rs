@@ -370,7 +370,10 @@ impl<'a> Writer<'a> {
                 doc.location
             );
         };
-        self.new_ids.push(id, &doc.location);
+        // The key's holder keeps its id: only a fresh id is this load's to account for.
+        if holder != Some(id) {
+            self.new_ids.push(id, &doc.location);
+        }
         Ok(id)
     }
 

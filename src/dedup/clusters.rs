@@ -7,7 +7,7 @@ use std::str::FromStr;
 
 use crate::codec::Document;
 use crate::error::{Error, Result};
-use crate::store::Store;
+use crate::storage::Docs;
 
 /// Which document of a cluster is kept; every other member goes on the drop list.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -233,14 +233,12 @@ impl Clusters {
         self.keys.get(&id).map(String::as_str)
     }
 
-    /// Reads the stored document of every member (in batches), records its external key
-    /// (see [`Clusters::key`]) and picks each cluster's representative by `rule`. A member
-    /// removed since the scan counts as having no text length and as loaded last.
-    ///
-    /// # Errors
-    /// RocksDB read errors; [`Error::Decode`] for a damaged document.
-    pub fn choose_representatives(&mut self, store: &Store, rule: Representative) -> Result<()> {
-        let stored = store.db().docs()?;
+    /// [`Clusters::choose_representatives`] over the store's documents `stored`.
+    pub(crate) fn choose_representatives_in(
+        &mut self,
+        stored: &Docs<'_>,
+        rule: Representative,
+    ) -> Result<()> {
         let mut docs: HashMap<u64, Document> = HashMap::with_capacity(self.member_index.len());
         let mut ids = Vec::with_capacity(LOOKUP_BATCH);
         for batch in self.member_index.chunks(LOOKUP_BATCH) {

@@ -22,23 +22,22 @@
 //! bits outside the shared block are split into `k + 1` sub-blocks, a pair within `k` bits
 //! shares one of them exactly (pigeonhole again), and the chunks are joined on each sub-block.
 
-mod check_insert;
 mod clusters;
 mod kernel;
 mod pairs;
 pub mod partition;
-mod staged_batch;
 mod summary;
 
-pub use check_insert::InsertOutcome;
 pub use clusters::{Cluster, ClusterBuilder, Clusters, Representative};
 pub use kernel::PairKernel;
+pub(crate) use pairs::ScanSource;
 pub use pairs::{PairScan, ScanProgress, ScanStats};
-pub use staged_batch::{KeyHolder, StagedBatch};
 pub use summary::DedupSummary;
-
+// Check-then-insert is a write of the store's (src/store/write/staged.rs), named here too
+// through the crate root's re-export: an alias, not a use of the store by this module.
 #[cfg(doc)]
-use crate::store::Store;
+use crate::Store;
+pub use crate::{InsertOutcome, KeyHolder, StagedBatch};
 
 /// Two documents within the scanned distance of each other: `a < b`.
 #[derive(

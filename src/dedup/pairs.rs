@@ -7,10 +7,10 @@
 //! channel, however many pairs.
 
 use std::ops::ControlFlow;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{sync_channel, SyncSender};
 
-use crate::storage::Reading;
 use rayon::prelude::*;
 
 use crate::dedup::clusters::{ClusterBuilder, Clusters};
@@ -19,8 +19,8 @@ use crate::dedup::Pair;
 use crate::error::{Error, Result};
 use crate::fingerprint::BLOCKS;
 use crate::pigeonhole;
-use crate::postings::{malformed_error, GroupScan, Posting, SplitCopies};
-use crate::store::Store;
+use crate::postings::{malformed_error, Db, GroupScan, Posting, Postings, SplitCopies};
+use crate::storage::{Database, Reading, View};
 
 /// Default number of documents held in memory per chunk of a group.
 const DEFAULT_CHUNK: usize = 1 << 16;
@@ -37,8 +37,6 @@ const BATCH: usize = 4096;
 const CHANNEL_CAPACITY: usize = 64;
 /// Keys scanned between progress messages.
 const PROGRESS_EVERY: u64 = 1 << 16;
-
-type Snapshot<'a> = crate::store::View<'a>;
 
 /// How far a [`PairScan`] has got.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,11 +78,22 @@ impl ScanStats {
     }
 }
 
+/// What a pair scan reads, lent by the store ([`Store::pairs`](crate::Store::pairs)): its
+/// database and block families, and its document count (read when the scan runs).
+pub(crate) struct ScanSource<'a> {
+    /// The store's directory, for messages.
+    pub(crate) path: &'a Path,
+    pub(crate) db: &'a Database,
+    pub(crate) postings: &'a Postings,
+    /// The number of documents, as the store counts them.
+    pub(crate) documents: &'a AtomicU64,
+}
+
 /// A scan for every pair of stored documents within Hamming distance `k`: made by
-/// [`Store::pairs`], run by [`PairScan::for_each`], [`PairScan::collect`] or
-/// [`PairScan::clusters`].
+/// [`Store::pairs`](crate::Store::pairs), run by [`PairScan::for_each`], [`PairScan::collect`]
+/// or [`PairScan::clusters`].
 pub struct PairScan<'a> {
-    store: &'a Store,
+    source: ScanSource<'a>,
     k: u32,
     chunk: usize,
     progress: Option<Box<dyn FnMut(ScanProgress) + 'a>>,
@@ -94,7 +103,7 @@ pub struct PairScan<'a> {
 impl std::fmt::Debug for PairScan<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("PairScan")
-            .field("store", &self.store.path())
+            .field("store", &self.source.path)
             .field("k", &self.k)
             .field("chunk", &self.chunk)
             .finish()
@@ -129,8 +138,9 @@ impl From<Error> for Stop {
 
 /// What every worker shares.
 struct Ctx<'s> {
-    store: &'s Store,
-    snapshot: Snapshot<'s>,
+    db: &'s Database,
+    postings: &'s Postings,
+    snapshot: View<'s>,
     kernels: Vec<Kernel>,
     /// Non-zero block masks of at most `radius` bits (empty for `k <= 3`).
     neighbours: Vec<u16>,
@@ -223,7 +233,7 @@ impl Ctx<'_> {
             out.clear();
             out.extend(group.iter().map(|&(fp, id)| (fp.0, id)));
         };
-        let (postings, db) = (self.store.postings(), self.store.blocks_db());
+        let (postings, db) = (self.postings, Db::new(self.db));
         let scan = GroupScan {
             db,
             view: &self.snapshot,
@@ -273,6 +283,17 @@ impl Ctx<'_> {
 }
 
 impl<'a> PairScan<'a> {
+    /// A scan of `source` for the pairs within `k`, with the default chunk size.
+    pub(crate) fn new(source: ScanSource<'a>, k: u32) -> PairScan<'a> {
+        PairScan {
+            source,
+            k,
+            chunk: DEFAULT_CHUNK,
+            progress: None,
+            stop: None,
+        }
+    }
+
     /// Documents compared at a time per chunk of a group (default 65,536, at most 2^26). A
     /// group larger than this is compared chunk against chunk (with the sub-block join when
     /// the chunks are large); the group itself is held in memory whole.
@@ -332,16 +353,18 @@ impl<'a> PairScan<'a> {
         }
         let k = crate::distance::clamped(self.k);
         let radius = pigeonhole::radius(k);
-        let store = self.store;
+        let source = &self.source;
+        let documents = source.documents.load(Ordering::SeqCst);
         let ctx = Ctx {
-            store,
-            snapshot: store.view(),
+            db: source.db,
+            postings: source.postings,
+            snapshot: source.db.view(),
             kernels: (0..BLOCKS).map(|i| Kernel::new(k, i)).collect(),
             neighbours: pigeonhole::neighbour_masks(radius).to_vec(),
             chunk: self.chunk,
             cancel: AtomicBool::new(false),
         };
-        let ranges = (store.len() / DOCUMENTS_PER_RANGE)
+        let ranges = (documents / DOCUMENTS_PER_RANGE)
             .clamp(1, u64::from(MAX_RANGES_PER_FAMILY))
             .next_power_of_two() as u32;
         let step = 65536 / ranges;
@@ -354,7 +377,7 @@ impl<'a> PairScan<'a> {
                 })
             })
             .collect();
-        let total = store.len().saturating_mul(BLOCKS as u64);
+        let total = documents.saturating_mul(BLOCKS as u64);
         let mut stats = ScanStats::new(k);
         let mut failure: Option<E> = None;
         let (tx, rx) = sync_channel::<Msg>(CHANNEL_CAPACITY);
@@ -450,36 +473,5 @@ impl<'a> PairScan<'a> {
             Ok::<_, Error>(())
         })?;
         Ok((builder.finish(), stats))
-    }
-}
-
-impl Store {
-    /// A scan for every pair of stored documents within Hamming distance `k` of each other,
-    /// each pair once: one sequential pass over each block family instead of a query per
-    /// document. Run it with [`PairScan::for_each`], [`PairScan::collect`] or
-    /// [`PairScan::clusters`].
-    ///
-    /// ```
-    /// use simhash_store::{Fingerprint, Pair, Store};
-    /// let dir = tempfile::tempdir()?;
-    /// let store = Store::open(dir.path())?;
-    /// store.insert(1, Fingerprint(0xffff_0000_0000_0000))?;
-    /// store.insert(2, Fingerprint(0xffff_0000_0000_0003))?;
-    /// store.insert(3, Fingerprint(0x0000_ffff_ffff_ffff))?;
-    /// assert_eq!(store.pairs(3).collect()?, [Pair { a: 1, b: 2, distance: 2 }]);
-    ///
-    /// let (clusters, stats) = store.pairs(3).clusters()?;
-    /// assert_eq!((clusters.len(), stats.pairs), (1, 1));
-    /// assert_eq!(clusters.drop_ids(), [2]);
-    /// # Ok::<_, Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn pairs(&self, k: u32) -> PairScan<'_> {
-        PairScan {
-            store: self,
-            k,
-            chunk: DEFAULT_CHUNK,
-            progress: None,
-            stop: None,
-        }
     }
 }

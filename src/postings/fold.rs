@@ -10,7 +10,7 @@
 
 use std::sync::atomic::{AtomicU16, Ordering};
 
-use crate::storage::{Batch as WriteBatch, Reading, WriteOptions};
+use crate::storage::{BatchSink, Persist, Reading, Sink};
 
 use super::groups::{self, malformed_error, GroupScan, Posting};
 use super::write::GroupWriter;
@@ -71,18 +71,18 @@ impl Packed {
     pub(crate) fn fold_due(
         &self,
         db: Db<'_>,
-        write: &WriteOptions,
+        persist: Persist,
         due: &mut Vec<(usize, u16)>,
     ) -> Result<()> {
         due.sort_unstable();
         due.dedup();
-        let mut batch = WriteBatch::default();
+        let mut batch = db.sink();
         let mut group = Vec::new();
         let mut writer = self.group_writer();
         for &(i, value) in due.iter() {
             fold_into(db, &mut batch, i, value, &mut group, &mut writer)?;
         }
-        write_fold(db, write, batch)?;
+        write_fold(persist, batch)?;
         for &(i, value) in due.iter() {
             self.fold_counters.reset(i, value);
         }
@@ -101,7 +101,7 @@ impl Packed {
     pub(crate) fn fold_groups<G>(
         &self,
         db: Db<'_>,
-        write: &WriteOptions,
+        persist: Persist,
         mut lock: impl FnMut() -> Result<G>,
     ) -> Result<u64> {
         let mut folded = 0;
@@ -113,15 +113,15 @@ impl Packed {
                 let hi = (lo + VALUES_PER_LOCK).min(1 << 16);
                 let guard = lock()?;
                 let due = groups_to_fold(db, i, lo..hi)?;
-                let mut batch = WriteBatch::default();
+                let mut batch = db.sink();
                 for &value in &due {
                     fold_into(db, &mut batch, i, value, &mut group, &mut writer)?;
                     self.fold_counters.reset(i, value);
                     if batch.size_in_bytes() >= BATCH_BYTES {
-                        write_fold(db, write, std::mem::take(&mut batch))?;
+                        write_fold(persist, std::mem::replace(&mut batch, db.sink()))?;
                     }
                 }
-                write_fold(db, write, batch)?;
+                write_fold(persist, batch)?;
                 drop(guard);
                 folded += due.len() as u64;
                 lo = hi;
@@ -193,23 +193,23 @@ fn groups_to_fold(db: Db<'_>, i: usize, values: std::ops::Range<u32>) -> Result<
 /// scratch.
 fn fold_into(
     db: Db<'_>,
-    batch: &mut WriteBatch,
+    batch: &mut BatchSink<'_>,
     i: usize,
     value: u16,
     group: &mut Vec<Posting>,
     writer: &mut GroupWriter,
 ) -> Result<()> {
-    let cf = db.family(i)?;
     let view = db.latest();
     groups::read_group(db, Layout::Packed, &view, i, value, group)?;
     let prefix = keys::block_prefix(value);
+    let mut family = batch.block_family(i)?;
     let mut it = db.cursor(i, Reading::new())?;
     it.seek(keys::group_start(value));
     while let Some(key) = it.key() {
         if !key.starts_with(&prefix) {
             break;
         }
-        batch.delete_cf(cf, key);
+        let Ok(()) = family.delete(key);
         it.next();
     }
     it.status()?;
@@ -219,15 +219,15 @@ fn fold_into(
         .collect();
     // The fold rewrites the whole group: its last chunk is final.
     writer.write(value, 0, &entries, true, |key, bytes| {
-        batch.put_cf(cf, key, bytes);
+        let Ok(()) = family.put(key, bytes);
         Ok::<(), Error>(())
     })
 }
 
 /// Writes a fold's `batch`.
-fn write_fold(db: Db<'_>, write: &WriteOptions, batch: WriteBatch) -> Result<()> {
+fn write_fold(persist: Persist, batch: BatchSink<'_>) -> Result<()> {
     if batch.is_empty() {
         return Ok(());
     }
-    db.write(batch, write, "fold a group")
+    batch.commit(persist, "fold a group")
 }

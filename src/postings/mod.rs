@@ -41,14 +41,10 @@ mod write;
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use crate::error::{Error, Result};
-use crate::storage::{
-    journal, Batch, Cursor, Database, Family, FamilyRef, Journal, Reading, Rocks, RocksError, View,
-    WriteOptions,
-};
+use crate::error::Result;
+use crate::storage::{journal, BatchSink, Cursor, Database, FamilyRef, Journal, Reading, View};
 
 pub(crate) use crate::format::Layout;
-pub(crate) use crate::storage::in_key_order;
 pub(crate) use cache::PostingsCache;
 pub(crate) use fold::FoldCounters;
 pub(crate) use groups::{malformed_error, GroupScan, Posting, SplitCopies};
@@ -66,24 +62,9 @@ impl<'a> Db<'a> {
         Db { database }
     }
 
-    /// The RocksDB instance, for `write.rs`'s scan ([`Db::cursor`] serves it).
-    pub(crate) fn rocks(self) -> &'a Rocks {
-        self.database.rocks()
-    }
-
-    /// Block family `i`, for a write batch.
-    pub(crate) fn family(self, i: usize) -> Result<&'a Family> {
-        self.database.block_family(i)
-    }
-
-    /// Writes `batch` atomically with `options`; `operation` names it in an error.
-    pub(crate) fn write(
-        self,
-        batch: Batch,
-        options: &WriteOptions,
-        operation: &'static str,
-    ) -> Result<()> {
-        self.database.write(batch, options, operation)
+    /// An empty write batch of the database.
+    pub(crate) fn sink(self) -> BatchSink<'a> {
+        BatchSink::new(self.database)
     }
 
     /// Block family `i`, for reads.
@@ -109,16 +90,6 @@ impl<'a> Db<'a> {
             .database
             .memtable_entries(self.block(i)?)?
             .unwrap_or(u64::MAX))
-    }
-
-    /// The error for a failed RocksDB `operation` on `family`.
-    pub(crate) fn error(
-        self,
-        operation: &'static str,
-        family: Option<&'static str>,
-        e: RocksError,
-    ) -> Error {
-        self.database.error(operation, family, e)
     }
 }
 

@@ -2,26 +2,25 @@
 //! groups split (format 9, the only one this build writes): a single write's deltas, and the
 //! chunks of a group that a bulk run, its merge and a fold write ([`GroupWriter`]).
 
-use crate::storage::{BatchSink, ReadOptions, Sink};
+use crate::storage::{BatchSink, Reading, Sink};
 
 use super::chunk::{self, MAX_ENTRIES};
-use super::{in_key_order, Db, Packed};
+use super::{Db, Packed};
 use crate::codec::{self, Delta};
 use crate::error::Result;
 use crate::fingerprint::{Fingerprint, BLOCKS};
-use crate::keys::{self, BLOCK_FAMILIES};
+use crate::keys;
 use crate::pigeonhole::{self, PARTS, PART_VALUES};
 
 /// Whether the four block families of `db` hold no key at all (not even a removal).
 pub(crate) fn block_families_empty(db: Db<'_>) -> Result<bool> {
-    for (i, &family) in BLOCK_FAMILIES.iter().enumerate() {
-        let options = in_key_order(ReadOptions::default());
-        let mut it = db.rocks().raw_iterator_cf_opt(db.family(i)?, options);
+    for i in 0..BLOCKS {
+        let mut it = db.cursor(i, Reading::new().in_key_order())?;
         it.seek_to_first();
-        if it.valid() {
+        if it.key().is_some() {
             return Ok(false);
         }
-        it.status().map_err(|e| db.error("scan", Some(family), e))?;
+        it.status()?;
     }
     Ok(true)
 }

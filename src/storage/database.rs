@@ -182,10 +182,8 @@ impl Database {
         self.read_only
     }
 
-    /// The RocksDB instance: for this layer's reads, and for the one reader above it that
-    /// still iterates it directly (`postings/write.rs`, which checks whether the block
-    /// families are empty; [`Database::cursor`] serves it).
-    pub(crate) fn rocks(&self) -> &DB {
+    /// The RocksDB instance, for this layer's reads (no layer above names it).
+    pub(super) fn rocks(&self) -> &DB {
         &self.rocks
     }
 
@@ -243,11 +241,6 @@ impl Database {
             path: self.path.clone(),
             reason: format!("column family `{name}` is missing"),
         })
-    }
-
-    /// Block family `i`.
-    pub(crate) fn block_family(&self, i: usize) -> Result<&ColumnFamily> {
-        self.family(BLOCK_FAMILIES[i])
     }
 
     /// The error for a failed RocksDB `operation` on `family` of this store.

@@ -28,11 +28,9 @@
 //!   read, naming them ([`Damage`]): salvage, and `verify` naming every damaged file.
 //!
 //! The layers above read only through the types above and write through a [`Sink`] (a
-//! [`BatchSink`] committed with a [`Persist`], or a bulk run's SST files). They still name
-//! RocksDB's write types through the names re-exported here: the raw [`Batch`] and
-//! [`WriteOptions`] that the folds of the block families (`postings/fold.rs`) write, a
-//! column [`Family`] handle, and where an SST file is built by hand the RocksDB instance
-//! ([`Rocks`]), its error ([`RocksError`]) and [`ReadOptions`].
+//! [`BatchSink`] committed with a [`Persist`], or a bulk run's SST files); no RocksDB type,
+//! handle or alias is exported to them. (A failed SST fill, [`FillError`], still carries
+//! RocksDB's error to the bulk loader, which names it through [`error`].)
 
 mod creation;
 mod cursor;
@@ -54,22 +52,14 @@ pub(crate) use cursor::{Cursor, FamilyRef, Reading};
 pub(crate) use damage::Damage;
 pub(crate) use database::{error, Access, Database, OpenOptions};
 pub(crate) use docs::Docs;
-pub(crate) use families::{in_key_order, Destination};
+pub(crate) use families::Destination;
 pub(crate) use journal::{Journal, DEFAULT_TEMP_DIR};
 pub(crate) use load_record::{LoadRecord, SpoolFile, SpooledRun};
 pub(crate) use sink::{BatchSink, Persist, Sink};
 pub(crate) use sst::{FillError, FillResult, Keep};
 pub(crate) use view::View;
 
-/// A batch of writes, applied atomically ([`Database::write`]).
-pub(crate) type Batch = rocksdb::WriteBatch;
-/// Options of a read.
-pub(crate) type ReadOptions = rocksdb::ReadOptions;
-/// Options of a write.
-pub(crate) type WriteOptions = rocksdb::WriteOptions;
+/// Options of a read (the damage scan's).
+type ReadOptions = rocksdb::ReadOptions;
 /// A column family's handle.
-pub(crate) type Family = rocksdb::ColumnFamily;
-/// The RocksDB instance under a [`Database`].
-pub(crate) type Rocks = rocksdb::DB;
-/// RocksDB's error, before [`error`] makes it the crate's.
-pub(crate) type RocksError = rocksdb::Error;
+type Family = rocksdb::ColumnFamily;

@@ -96,6 +96,16 @@ impl<'db> BatchSink<'db> {
         Ok(())
     }
 
+    /// Whether the batch holds no write.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.batch.is_empty()
+    }
+
+    /// The batch's size in bytes, as RocksDB counts it.
+    pub(crate) fn size_in_bytes(&self) -> usize {
+        self.batch.size_in_bytes()
+    }
+
     /// Writes the batch atomically, made durable as `persist` says; `operation` names it in
     /// an error.
     ///

@@ -1,7 +1,7 @@
 //! The [`Store`]: the struct, its accessors and the plumbing every part of it uses.
 //!
-//! Where each `impl Store` block is (every one is in this directory; the public methods whose
-//! work belongs to another concept are one-line delegations to it):
+//! Where each `impl Store` block is (all but two, named last, are in this directory; the
+//! public methods whose work belongs to another concept are one-line delegations to it):
 //! - here: the accessors, `flush`, `compact`, disk and cache usage, and the crate-internal
 //!   plumbing (the database, the block families' handle, the write lock).
 //! - `open.rs`: opening (`open`, `builder`), the format version and fingerprint settings
@@ -12,27 +12,34 @@
 //! - `write/`: [`Entry`], inserts (upserts) and removals; `write/plan/`: the upsert planner
 //!   that inserts, the bulk loader and staged batches share; `write/apply.rs`: the one
 //!   translation of a plan into writes; `write/ids.rs`: the one id assigner;
-//!   `ingestion.rs`: what a bulk load asks of the store.
+//!   `write/staged.rs`: [`StagedBatch`] and check-then-insert ([`Store::insert_if_new`] and
+//!   its variants); `ingestion.rs`: what a bulk load asks of the store.
 //! - `sketches.rs`: whether the store keeps sketches, and the checks of sketches given to it.
-//! - `query.rs`: [`Store::query`] and its variants; the work is `src/query.rs`'s, over the
-//!   narrow [`crate::query::Source`] this file lends it.
+//! - Delegations to the work modules below the store, each over a narrow type this
+//!   directory lends them: `query.rs`, [`Store::query`] and its variants (`src/query.rs`,
+//!   over [`crate::query::Source`]); `dedup.rs`, [`Store::pairs`] and
+//!   [`Clusters::choose_representatives`](crate::Clusters::choose_representatives)
+//!   (`src/dedup/`, over a `ScanSource` and the documents); `verified.rs`,
+//!   [`Store::query_verified`] and [`Store::verified_pairs`] (`src/verified/`); `verify.rs`,
+//!   [`Store::verify`] (`src/integrity.rs`) and the damage report, which opens the store for
+//!   salvage.
 //! - [`View`] (`src/storage/view.rs`): the consistent read view that queries, `verify` and
 //!   the pair scan read, from [`Store::view`].
-//! - Still elsewhere, with the concepts whose public types name the store (so a delegation
-//!   from here would make the modules name each other): `verify` in `src/verify.rs`
-//!   (which names the store through salvage), `query_verified` in `src/verified/query.rs`,
-//!   `pairs` in `src/dedup/pairs.rs`, `verified_pairs` in
-//!   `src/verified/pairs.rs`, `upgrade` in `src/upgrade.rs`, `bulk_loader` in
-//!   `src/bulk/mod.rs`, `insert_if_new` in `src/dedup/check_insert.rs`, `staged_batch` in
-//!   `src/dedup/staged_batch.rs`.
+//! - Still elsewhere, in clients of the store that open stores or hold one for a whole load
+//!   (a delegation from here would make the modules name each other): `upgrade` in
+//!   `src/upgrade.rs` (opens the old and the new store, and bulk-loads the new one), and
+//!   `bulk_loader` in `src/bulk/mod.rs` (its public [`crate::BulkLoader`] holds the store).
 
 mod backup;
+mod dedup;
 mod ingestion;
 mod open;
 mod options;
 mod query;
 mod read;
 mod sketches;
+mod verified;
+mod verify;
 pub(crate) mod write;
 
 use std::path::Path;
@@ -45,7 +52,7 @@ use crate::error::{Error, Result};
 use crate::keys::BLOCK_FAMILIES;
 use crate::postings::Postings;
 use crate::simhash::Simhasher;
-use crate::storage::{Database, Persist, WriteOptions};
+use crate::storage::{Database, Persist};
 
 pub use crate::format::Format;
 pub(crate) use crate::storage::View;
@@ -54,9 +61,11 @@ pub(crate) use ingestion::Ingestion;
 pub use open::{FORMAT_VERSION, MIN_FORMAT_VERSION};
 use options::Clock;
 pub use options::{Durability, StoreBuilder};
+pub(crate) use verify::damage_report;
 pub(crate) use write::apply;
 pub use write::ids::IdAssigner;
-pub(crate) use write::plan::{check_key, Adds, KeyWrite, PendingAdds, UpsertPlan};
+pub(crate) use write::plan::{check_key, Adds, KeyWrite, UpsertPlan};
+pub use write::staged::{InsertOutcome, KeyHolder, StagedBatch};
 pub use write::Entry;
 
 /// A persistent near-duplicate index: documents (a `u64` id, a
@@ -326,9 +335,9 @@ impl Store {
     /// read-only store or one of an older format.
     pub(crate) fn fold_groups(&self) -> Result<u64> {
         match self.packed().ok().filter(|_| !self.is_read_only()) {
-            Some(packed) => packed.fold_groups(self.blocks_db(), &self.write_options(), || {
-                self.lock_writes()
-            }),
+            Some(packed) => {
+                packed.fold_groups(self.blocks_db(), self.persist(), || self.lock_writes())
+            }
             None => Ok(0),
         }
     }
@@ -370,16 +379,6 @@ impl Store {
             Durability::Buffered => Persist::Logged,
             Durability::NoWal => Persist::Unlogged,
         }
-    }
-
-    pub(crate) fn write_options(&self) -> WriteOptions {
-        let mut opts = WriteOptions::default();
-        match self.durability {
-            Durability::Sync => opts.set_sync(true),
-            Durability::Buffered => {}
-            Durability::NoWal => opts.disable_wal(true),
-        }
-        opts
     }
 
     /// Takes the write lock. A writer that panicked while holding it leaves the store

@@ -11,15 +11,19 @@
 //! [`Verification::min_similarity`]. The defaults were chosen on the labelled development
 //! set (`docs/guide.md`, "Verified near-duplicates").
 //!
-//! - `query.rs`: [`Store::query_verified`](crate::Store::query_verified) and
+//! - `query.rs`: the work of [`Store::query_verified`](crate::Store::query_verified) and
 //!   [`Store::query_text_verified`](crate::Store::query_text_verified).
-//! - `pairs.rs`: [`Store::verified_pairs`](crate::Store::verified_pairs), the whole store's
-//!   verified pairs.
+//! - `pairs.rs`: [`VerifiedPairScan`], the whole store's verified pairs
+//!   ([`Store::verified_pairs`](crate::Store::verified_pairs)).
+//!
+//! The `impl Store` blocks of these methods are in `src/store/verified.rs`, one-line
+//! delegations to this module.
 
 mod pairs;
 mod query;
 
 pub use pairs::{VerifiedPair, VerifiedPairScan, VerifiedScanStats};
+pub(crate) use query::query;
 pub use query::VerifiedMatch;
 
 use crate::error::{Error, Result};

@@ -1,6 +1,6 @@
-//! The whole store's verified pairs: [`Store::verified_pairs`].
+//! The whole store's verified pairs: [`Store::verified_pairs`](crate::Store::verified_pairs).
 //!
-//! The pair scan of [`Store::pairs`] at the verification's `k` finds the candidates; they are
+//! The pair scan of [`Store::pairs`](crate::Store::pairs) at the verification's `k` finds the candidates; they are
 //! gathered in batches, the sketches of a batch's documents are read with sorted multi-gets
 //! of `docs` on one thread per core, and each pair is kept or dropped by its similarity. Memory is the
 //! scan's plus one batch.
@@ -11,7 +11,7 @@ use std::sync::atomic::AtomicBool;
 use crate::dedup::{ClusterBuilder, Clusters, Pair, PairScan, ScanProgress, ScanStats};
 use crate::error::{Error, Result};
 use crate::sketch::Sketch;
-use crate::store::Store;
+use crate::storage::{Database, Docs};
 use crate::verified::Verification;
 
 /// Candidate pairs verified together.
@@ -48,12 +48,17 @@ pub struct VerifiedScanStats {
     pub verified: ScanStats,
 }
 
-/// A scan for every verified pair of a store: made by [`Store::verified_pairs`], run by
+/// A scan for every verified pair of a store: made by
+/// [`Store::verified_pairs`](crate::Store::verified_pairs), run by
 /// [`VerifiedPairScan::for_each`], [`VerifiedPairScan::collect`] or
 /// [`VerifiedPairScan::clusters`].
 pub struct VerifiedPairScan<'a> {
-    store: &'a Store,
     scan: PairScan<'a>,
+    /// The store's database, whose `docs` hold the sketches.
+    db: &'a Database,
+    /// Whether the store keeps sketches: [`Error::NoSketches`] if not, returned when the scan
+    /// runs.
+    kept: Result<()>,
     verification: Verification,
 }
 
@@ -66,38 +71,23 @@ impl std::fmt::Debug for VerifiedPairScan<'_> {
     }
 }
 
-impl Store {
-    /// A scan for every pair of stored documents that are verified near-duplicates of each
-    /// other: within `verification.k` bits (exactly the pairs of [`Store::pairs`] at that
-    /// `k`) with a sketch similarity of at least `verification.min_similarity`. A document
-    /// stored without a sketch is in no verified pair.
-    ///
-    /// ```
-    /// use simhash_store::{SimhashConfig, Store};
-    /// use simhash_store::sketch::SketchKind;
-    /// use simhash_store::verified::Verification;
-    /// let dir = tempfile::tempdir()?;
-    /// let config = SimhashConfig::default().with_sketch(SketchKind::MinHash);
-    /// let store = Store::builder().simhash_config(config).open(dir.path())?;
-    /// let page = "Near-duplicate detection finds web pages that are almost the same: the same \
-    ///             article under two addresses, a copy with another advert, a reposted story.";
-    /// store.insert_text(1, None, page)?;
-    /// store.insert_text(2, None, &format!("{page} Share this page!"))?;
-    /// store.insert_text(3, None, "Bulk loading writes sorted SST files and ingests them.")?;
-    /// let pairs = store.verified_pairs(Verification::default()).collect()?;
-    /// assert_eq!(pairs.iter().map(|p| (p.a, p.b)).collect::<Vec<_>>(), [(1, 2)]);
-    /// # Ok::<_, simhash_store::Error>(())
-    /// ```
-    pub fn verified_pairs(&self, verification: Verification) -> VerifiedPairScan<'_> {
+impl<'a> VerifiedPairScan<'a> {
+    /// The verified pairs of `scan`'s candidates, whose sketches are read from `db`; `kept`
+    /// says whether the store keeps sketches.
+    pub(crate) fn new(
+        scan: PairScan<'a>,
+        db: &'a Database,
+        kept: Result<()>,
+        verification: Verification,
+    ) -> VerifiedPairScan<'a> {
         VerifiedPairScan {
-            store: self,
-            scan: self.pairs(verification.k),
+            scan,
+            db,
+            kept,
             verification,
         }
     }
-}
 
-impl<'a> VerifiedPairScan<'a> {
     /// As [`PairScan::chunk_size`].
     pub fn chunk_size(mut self, docs: usize) -> Self {
         self.scan = self.scan.chunk_size(docs);
@@ -129,11 +119,12 @@ impl<'a> VerifiedPairScan<'a> {
         F: FnMut(VerifiedPair) -> std::result::Result<(), E>,
     {
         let VerifiedPairScan {
-            store,
             scan,
+            db,
+            kept,
             verification,
         } = self;
-        store.require_sketches()?;
+        kept?;
         verification.check()?;
         let k = crate::distance::clamped(verification.k);
         let mut verified = ScanStats {
@@ -145,7 +136,7 @@ impl<'a> VerifiedPairScan<'a> {
         let mut pending: Vec<Pair> = Vec::with_capacity(BATCH);
         let mut sketches = Sketches::default();
         let mut verify = |pending: &mut Vec<Pair>, verified: &mut ScanStats| {
-            sketches.read(store, pending)?;
+            sketches.read(db.docs()?, pending)?;
             for pair in pending.drain(..) {
                 let (Some(x), Some(y)) = (sketches.get(pair.a), sketches.get(pair.b)) else {
                     continue;
@@ -225,13 +216,12 @@ impl Sketches {
     /// of [`LOOKUP_CHUNK`] documents on a thread of its own. Not on rayon's pool: this runs
     /// in the scan's callback, while the scan's workers, on that pool, wait for the callback
     /// to take their pairs.
-    fn read(&mut self, store: &Store, pairs: &[Pair]) -> Result<()> {
+    fn read(&mut self, docs: Docs<'_>, pairs: &[Pair]) -> Result<()> {
         self.by_id.clear();
         self.ids.clear();
         self.ids.extend(pairs.iter().flat_map(|p| [p.a, p.b]));
         self.ids.sort_unstable();
         self.ids.dedup();
-        let docs = store.db().docs()?;
         let lookup = |ids: &[u64]| -> Result<Found> {
             let mut found = Vec::with_capacity(ids.len());
             for ids in ids.chunks(LOOKUP_CHUNK) {

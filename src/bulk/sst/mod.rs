@@ -34,7 +34,7 @@ use crate::pigeonhole::BLOCK_VALUES;
 use crate::postings::spool::SpoolWriter;
 
 use crate::storage::sst::{write_file, KEPT_FILE_ENTRIES};
-use crate::storage::{Destination, FillError, Keep};
+use crate::storage::{Destination, Keep};
 use crate::store::{apply, UpsertPlan};
 
 use crate::postings::run_chunks::{write_packed, ChunkOut, Segment};
@@ -277,17 +277,11 @@ pub(crate) fn write_run(buf: &RunBuffer, net: &UpsertPlan, files: RunFiles<'_>) 
                             &mut |_, _| Ok(()),
                             ChunkOut::Spool(&mut |value, bytes| Ok(spool.put(value, bytes)?)),
                         );
-                        match filled {
-                            Ok(()) | Err(FillError::Empty) => {}
-                            Err(FillError::Other(e)) => return Err(e),
-                            Err(FillError::Rocks(e)) => {
-                                return Err(crate::storage::error(
-                                    "write a spool file",
-                                    Some(family),
-                                    &spool_path,
-                                    e,
-                                ))
-                            }
+                        if let Some(e) = filled
+                            .err()
+                            .and_then(|e| e.into_error("write a spool file", family, &spool_path))
+                        {
+                            return Err(e);
                         }
                         let spool_size = spool.finish()?;
                         (

@@ -59,7 +59,7 @@ use crate::pigeonhole::{self, radius, sub_block_masks, BLOCK_VALUES};
 use crate::{Error, Result};
 
 #[cfg(doc)]
-use crate::store::Store;
+use crate::Store;
 
 /// Block values per family.
 const VALUES: usize = BLOCK_VALUES;

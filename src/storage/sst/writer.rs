@@ -60,6 +60,23 @@ fn rocks(operation: &'static str, family: &'static str, path: &Path, e: rocksdb:
     crate::storage::error(operation, Some(family), path, e)
 }
 
+impl FillError {
+    /// The crate's error for a fill of `family`'s file at `path` that failed in `operation`;
+    /// `None` when nothing was put ([`FillError::Empty`]).
+    pub(crate) fn into_error(
+        self,
+        operation: &'static str,
+        family: &'static str,
+        path: &Path,
+    ) -> Option<Error> {
+        match self {
+            FillError::Rocks(e) => Some(rocks(operation, family, path, e)),
+            FillError::Other(e) => Some(e),
+            FillError::Empty => None,
+        }
+    }
+}
+
 /// Where the keys an [`SstWriter`] has put are, for [`Keep::Chunks`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum IdsRange {

@@ -2,11 +2,14 @@
 //!
 //! - `plan/`: the upsert planner, which inserts, the bulk loader and staged batches share;
 //! - `apply.rs`: a plan's writes, into a write batch or a bulk run's SST files;
-//! - `ids.rs`: [`IdAssigner`](ids::IdAssigner), the ids of documents that give none.
+//! - `ids.rs`: [`IdAssigner`](ids::IdAssigner), the ids of documents that give none;
+//! - `staged.rs`: [`StagedBatch`](staged::StagedBatch), writes decided one by one and committed
+//!   together, and check-then-insert ([`Store::insert_if_new`] and its variants).
 
 pub(crate) mod apply;
 pub(crate) mod ids;
 pub(crate) mod plan;
+pub(crate) mod staged;
 
 use std::sync::atomic::Ordering;
 
@@ -283,7 +286,7 @@ impl Store {
         }
         if !due.is_empty() {
             // The batch is committed: a failed fold leaves the deltas, which read the same.
-            packed.fold_due(self.blocks_db(), &self.write_options(), &mut due)?;
+            packed.fold_due(self.blocks_db(), self.persist(), &mut due)?;
         }
         Ok(())
     }
