@@ -189,6 +189,9 @@ bootstrap:
         max_replication_slots: 10
         max_connections: 200
         wal_keep_size: 256MB
+        # A replica whose primary died retries its WAL source after this (default 5 s): with
+        # synchronous_mode_strict the new leader's commits wait for it.
+        wal_retrieve_retry_interval: 500ms
   initdb:
     - encoding: UTF8
     - locale: C.UTF-8
@@ -360,19 +363,29 @@ postmaster_pid() {
     echo "$pid"
 }
 
+# kill -9 of a postmaster and all its children (backends, walsenders, ...), by PID: each child
+# is in a session of its own, so there is no process group to signal, and a child outlives a
+# postmaster killed alone (a walsender goes on streaming, a backend goes on committing). The
+# postmaster is stopped first so that it forks nothing between the listing and the kill.
+kill_postgres() {
+    local mpid=$1 children
+    kill -STOP "$mpid" 2>/dev/null || return 0
+    children=$(ps -o pid= --ppid "$mpid" | tr '\n' ' ')
+    # shellcheck disable=SC2086
+    kill -9 "$mpid" $children 2>/dev/null || true
+}
+
 cmd_kill_leader() {
     load_state
     local li ppid mpid
     li=$(leader_index) || die "no leader now"
     ppid=$(live_pid "$DIR/${NODES[$li]}/patroni.pid") || true
     mpid=$(postmaster_pid "$li") || true
-    # Patroni first, so that it cannot restart PostgreSQL; then the postmaster's process group
-    # (Patroni starts the postmaster in its own session: the group is the postmaster and its
-    # backends, walsenders included).
-    [ -n "$ppid" ] && kill -9 "$ppid"
-    [ -n "$mpid" ] && kill -9 -- "-$mpid" 2>/dev/null || { [ -n "$mpid" ] && kill -9 "$mpid"; }
+    # Patroni first, so that it cannot restart PostgreSQL.
+    [ -z "$ppid" ] || kill -9 "$ppid"
+    [ -z "$mpid" ] || kill_postgres "$mpid"
     echo "${NODES[$li]} 127.0.0.1:${PG_PORTS[$li]}"
-    log "killed ${NODES[$li]}: patroni ${ppid:-gone}, postgres ${mpid:-gone} (kill -9)"
+    log "killed ${NODES[$li]}: patroni ${ppid:-gone}, postgres ${mpid:-gone} and its children (kill -9)"
 }
 
 cmd_status() {
@@ -410,7 +423,7 @@ cmd_stop() {
     # The cluster is thrown away, so no clean shutdown is needed (a Patroni on SIGTERM waits
     # about 5 s for its synchronous role to be handed over): Patroni first with SIGKILL, so
     # that it restarts nothing, then each postmaster with SIGQUIT (immediate shutdown: it ends
-    # its backends and removes its shared memory), SIGKILL to its process group after 5 s.
+    # its backends and removes its shared memory), SIGKILL to it and its children after 5 s.
     for i in 0 1 2; do
         pid=$(live_pid "$DIR/${NODES[$i]}/patroni.pid") && kill -9 "$pid" 2>/dev/null || true
     done
@@ -427,7 +440,7 @@ cmd_stop() {
     etcd_pid=$(live_pid "$DIR/etcd.pid") && kill -TERM "$etcd_pid" 2>/dev/null || true
     # Each takes about 2 s to exit; they were all signalled at once.
     for pid in "${pids[@]}"; do
-        wait_exit "$pid" 50 || kill -9 -- "-$pid" 2>/dev/null || kill -9 "$pid" 2>/dev/null || true
+        wait_exit "$pid" 50 || kill_postgres "$pid"
     done
     [ -z "$etcd_pid" ] || wait_exit "$etcd_pid" 50 || kill -9 "$etcd_pid" 2>/dev/null || true
     # Segments no process is attached to any more.
