@@ -23,8 +23,10 @@
 # Environment: PATRONI_DIR (default /dev/shm/simhash-patroni, or /tmp/simhash-patroni where
 # /dev/shm has under 4 GiB free), PATRONI_RUN_AS (user when root),
 # PG_BIN (default: the newest /usr/lib/postgresql/*/bin), PATRONI_TTL (leader key TTL in
-# seconds, default 10; loop_wait 2 and retry_timeout 4 fit it), PATRONI_NO_INSTALL=1 to
-# fail instead of installing.
+# seconds, default 10, with loop_wait 2 and retry_timeout (TTL - 2) / 2: a leader that dies
+# is replaced after about TTL seconds; Patroni 3.2 and later raise a TTL under 20 to 20),
+# PATRONI_NO_INSTALL=1 to fail instead of installing, PATRONI_KEEP_FAILED=1 to leave a
+# failed start's processes and logs.
 set -euo pipefail
 
 # The directory: PATRONI_DIR, else a running cluster's, else /dev/shm/simhash-patroni where
@@ -83,8 +85,10 @@ install_missing() {
 pg_bin() {
     if [ -n "${PG_BIN:-}" ]; then echo "$PG_BIN"; return; fi
     local d
-    d=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
-    [ -n "$d" ] && [ -x "$d/postgres" ] || die "no PostgreSQL server in /usr/lib/postgresql/*/bin (apt-get install postgresql-15, or set PG_BIN)"
+    d=$(printf '%s\n' /usr/lib/postgresql/*/bin | sort -V | tail -n 1)
+    if ! [ -x "$d/postgres" ]; then
+        die "no PostgreSQL server in /usr/lib/postgresql/*/bin (apt-get install postgresql-15, or set PG_BIN)"
+    fi
     echo "$d"
 }
 
@@ -106,6 +110,7 @@ EOF
 spawn() {
     local pidfile=$1 logfile=$2
     shift 2
+    # shellcheck disable=SC2016
     setsid "${AS[@]}" env HOME="$DIR" sh -c 'echo $$ > "$0"; exec "$@"' "$pidfile" "$@" \
         >"$logfile" 2>&1 </dev/null &
 }
@@ -123,8 +128,6 @@ live_pid() {
     pid=$(head -1 "$1" 2>/dev/null) || return 1
     [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && echo "$pid"
 }
-
-rest_port() { local i=$1; echo "${REST_PORTS[$i]}"; }
 
 # Index of the node whose Patroni answers 200 on /primary (the leader with a writable
 # PostgreSQL), or nothing.
@@ -229,6 +232,13 @@ tags:
 EOF
 }
 
+start_failed() {
+    local rc=$?
+    [ $rc -ne 0 ] || return 0
+    log "start failed; logs: $DIR/etcd.log $DIR/pg*/patroni.{out,log}"
+    [ "${PATRONI_KEEP_FAILED:-0}" = 1 ] || cmd_stop
+}
+
 cmd_start() {
     local t0 t
     t0=$(now)
@@ -257,7 +267,7 @@ cmd_start() {
     mkdir -p "$DIR"
     chmod 700 "$DIR"
     # A start that fails stops what it started.
-    trap 'rc=$?; [ $rc -eq 0 ] || { log "start failed; logs: $DIR/*.log $DIR/pg*/patroni.{out,log}"; [ "${PATRONI_KEEP_FAILED:-0}" = 1 ] || cmd_stop; }' EXIT
+    trap start_failed EXIT
     local ports
     read -r -a ports <<<"$(free_ports 8)"
     ETCD_PORT=${ports[0]}
