@@ -11,7 +11,8 @@ It runs the whole timeline itself so that every time is taken on one clock:
   3. CMD of --leader is polled until another node answers as leader;
   4. writers go on until each has had an acknowledged write at least --after seconds after the
      kill (or --deadline passes: a failure);
-  5. writers stop; every acknowledged id is looked up on the leader.
+  5. writers stop; every acknowledged id is looked up on the leader, and on the surviving
+     standby once it has replayed the leader's WAL.
 
 A write is acknowledged when the INSERT's COMMIT returned without error. A write that raised
 is uncertain: it may or may not be there; the result counts those that are.
@@ -196,7 +197,30 @@ def main():
         port, in_recovery = cur.fetchone()
         cur.execute(f"SELECT id FROM {TABLE}")
         present = {r[0] for r in cur.fetchall()}
+        cur.execute("SELECT pg_current_wal_lsn()")
+        leader_lsn = cur.fetchone()[0]
     conn.close()
+
+    # The surviving standby, once it has replayed the leader's WAL, has them all too.
+    standby = {"port": None, "missing": None, "catch_up_s": None}
+    standby_url = args.url.replace("target_session_attrs=read-write",
+                                   "target_session_attrs=standby")
+    t_s = time.monotonic()
+    try:
+        with connect(standby_url, timeout=10) as conn, conn.cursor() as cur:
+            cur.execute("SELECT inet_server_port()")
+            standby["port"] = cur.fetchone()[0]
+            while time.monotonic() - t_s < 30:
+                cur.execute("SELECT pg_last_wal_replay_lsn() >= %s::pg_lsn", (leader_lsn,))
+                if cur.fetchone()[0]:
+                    break
+                time.sleep(0.1)
+            standby["catch_up_s"] = round(time.monotonic() - t_s, 2)
+            cur.execute(f"SELECT id FROM {TABLE}")
+            standby["missing"] = len(set(acked) - {r[0] for r in cur.fetchall()})
+        conn.close()
+    except psycopg2.Error as e:
+        standby["error"] = str(e).strip().splitlines()[0]
     missing = sorted(set(acked) - present)
     uncertain_present = len(failed & present)
     unexpected = sorted(present - set(acked) - failed)
@@ -216,7 +240,11 @@ def main():
                       default=None)
     acks_before = sum(1 for a in run.acks for t, _, _ in a if t < run.t_kill)
     ports_before = sorted({p for a in run.acks for t, _, p in a if t < run.t_kill})
-    ports_after = sorted({p for a in run.acks for t, _, p in a if t >= run.t_kill})
+    ports_after = {}
+    for a in run.acks:
+        for t, _, p in a:
+            if t >= run.t_kill:
+                ports_after[p] = ports_after.get(p, 0) + 1
     errors = {}
     for f in run.fails:
         for _, _, e in f:
@@ -236,8 +264,9 @@ def main():
         "missing_acknowledged": len(missing),
         "missing_sample": missing[:10],
         "unexpected_rows": len(unexpected),
+        "standby": standby,
         "ports_acknowledging_before_kill": ports_before,
-        "ports_acknowledging_after_kill": ports_after,
+        "acknowledged_after_kill_by_port": ports_after,
         "kill_command_s": round(t_killed - t_kill_cmd, 3),
         "kill_to_new_leader_s": round(t_leader - run.t_kill, 2) if t_leader else None,
         "kill_to_first_ack_s": round(first_after - run.t_kill, 2) if first_after else None,
@@ -253,7 +282,7 @@ def main():
         with open(args.out, "w") as f:
             f.write(text + "\n")
     good = ok and not missing and not unexpected and not in_recovery and \
-        new_leader is not None and len(ports_after) > 0 and ports_after != ports_before
+        new_leader is not None and first_after is not None and standby["missing"] == 0
     print("PASS" if good else "FAIL", flush=True)
     return 0 if good else 1
 
