@@ -12,6 +12,9 @@
 #   scripts/patroni-cluster.sh leader       the current leader: "name host:port"
 #   scripts/patroni-cluster.sh kill-leader  kill -9 the leader's Patroni and its PostgreSQL
 #                                           (postmaster and backends), as a machine dying would
+#   scripts/patroni-cluster.sh revive       start Patroni again on the nodes where it is not
+#                                           running (a killed leader rejoins as a replica, after
+#                                           pg_rewind), wait until all three stream
 #   scripts/patroni-cluster.sh url          the client URL
 #   scripts/patroni-cluster.sh stop         stop everything by PID and remove the directory
 #
@@ -327,18 +330,7 @@ cmd_start() {
 
     # Both replicas streaming, one of them the synchronous standby.
     t=$(now)
-    n=0
-    while :; do
-        local m
-        m=$(members 2>/dev/null || true)
-        if [ "$(grep -cE ' (replica|sync_standby) (running|streaming) ' <<<"$m")" -eq 2 ] &&
-            grep -q ' sync_standby ' <<<"$m"; then
-            break
-        fi
-        n=$((n + 1))
-        [ $n -lt 450 ] || { log "$m"; tail -n 30 "$DIR"/pg*/patroni.out >&2; die "replicas not streaming after 90 s"; }
-        sleep 0.2
-    done
+    wait_streaming 90 || { tail -n 30 "$DIR"/pg*/patroni.out >&2; die "replicas not streaming after 90 s"; }
     log "replicas streaming, one synchronous: $(since "$t") s"
 
     # The client's role and database, on the leader.
@@ -396,6 +388,42 @@ cmd_kill_leader() {
     [ -z "$mpid" ] || kill_postgres "$mpid"
     echo "${NODES[$li]} 127.0.0.1:${PG_PORTS[$li]}"
     log "killed ${NODES[$li]}: patroni ${ppid:-gone}, postgres ${mpid:-gone} and its children (kill -9)"
+}
+
+# Waits until the leader and both replicas run, one replica synchronous; $1: limit in seconds.
+wait_streaming() {
+    local n=0 m
+    while :; do
+        m=$(members 2>/dev/null || true)
+        if [ "$(grep -cE ' (replica|sync_standby) (running|streaming) ' <<<"$m")" -eq 2 ] &&
+            grep -q ' sync_standby ' <<<"$m" && grep -qE ' (leader|master) running ' <<<"$m"; then
+            return 0
+        fi
+        n=$((n + 1))
+        [ $n -lt $(($1 * 5)) ] || { log "$m"; return 1; }
+        sleep 0.2
+    done
+}
+
+cmd_revive() {
+    load_state
+    if [ "$(id -u)" -eq 0 ]; then
+        AS=(setpriv --reuid="$RUN_AS" --regid="$(id -g "$RUN_AS")" --init-groups --)
+    else
+        AS=()
+    fi
+    local i t started=()
+    t=$(now)
+    for i in 0 1 2; do
+        live_pid "$DIR/${NODES[$i]}/patroni.pid" >/dev/null && continue
+        # A postmaster left without its Patroni (none after kill-leader) would be adopted.
+        spawn "$DIR/${NODES[$i]}/patroni.pid" "$DIR/${NODES[$i]}/patroni.out.revived" \
+            patroni "$DIR/${NODES[$i]}/patroni.yml"
+        started+=("${NODES[$i]}")
+    done
+    [ ${#started[@]} -gt 0 ] || { log "every node's Patroni is running"; return 0; }
+    wait_streaming 120 || die "not all three streaming after 120 s (see $DIR/pg*/patroni.log)"
+    log "revived ${started[*]}: all three streaming after $(since "$t") s"
 }
 
 cmd_status() {
@@ -471,6 +499,7 @@ case "${1:-}" in
     leader) cmd_leader ;;
     kill-leader) cmd_kill_leader ;;
     status) cmd_status ;;
+    revive) cmd_revive ;;
     url) load_state; cat "$DIR/url" ;;
-    *) log "usage: $0 start|stop|status|leader|kill-leader|url"; exit 2 ;;
+    *) log "usage: $0 start|stop|status|leader|kill-leader|revive|url"; exit 2 ;;
 esac
