@@ -220,6 +220,9 @@ postgresql:
       password: $SUPER_PW
   parameters:
     unix_socket_directories: '$nd'
+    # Dynamic shared memory in files of the data directory (pg_dynshmem), not in /dev/shm:
+    # a postmaster killed with SIGKILL leaves its segments, which go with the directory.
+    dynamic_shared_memory_type: mmap
     password_encryption: scram-sha-256
   pg_hba:
     - local all all scram-sha-256
