@@ -44,7 +44,8 @@ fn two_services_racing_admit_one_per_cluster() {
                 let documents: Vec<_> = chunk
                     .iter()
                     .map(|&i| {
-                        let fp = rng.flip(centres[i], rng.below(2) as u32);
+                        let d = rng.below(2) as u32;
+                        let fp = rng.flip(centres[i], d);
                         json!({"fingerprint": format!("{fp:016x}")})
                     })
                     .collect();
