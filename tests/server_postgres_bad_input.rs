@@ -19,12 +19,48 @@ fn bad_requests_get_json_errors() {
     let server = Server::start_postgres(&url, &[]);
     let cases: Vec<(&str, &str, Option<&[u8]>, u16, &str)> = vec![
         ("POST", "/v1/query", Some(b"{not json"), 400, "bad_request"),
-        ("POST", "/v1/query", Some(br#"{"fingerprints": ["zz"], "k": 3}"#), 400, "bad_request"),
-        ("POST", "/v1/query", Some(br#"{"fingerprints": ["01"], "k": 65}"#), 400, "bad_request"),
-        ("POST", "/v1/insert", Some(br#"{"documents": [{"fingerprint": "01", "key": ""}]}"#), 200, "bad_request"),
-        ("POST", "/v1/insert-if-new", Some(br#"{"documents": [{"text": "!!!"}], "k": 3}"#), 200, "no_features"),
-        ("POST", "/v1/backup", Some(br#"{"name": "b"}"#), 400, "not_on_postgres"),
-        ("POST", "/v1/query-text", Some(br#"{"texts": ["some words here"], "verified": true}"#), 400, "not_on_postgres"),
+        (
+            "POST",
+            "/v1/query",
+            Some(br#"{"fingerprints": ["zz"], "k": 3}"#),
+            400,
+            "bad_request",
+        ),
+        (
+            "POST",
+            "/v1/query",
+            Some(br#"{"fingerprints": ["01"], "k": 65}"#),
+            400,
+            "bad_request",
+        ),
+        (
+            "POST",
+            "/v1/insert",
+            Some(br#"{"documents": [{"fingerprint": "01", "key": ""}]}"#),
+            200,
+            "bad_request",
+        ),
+        (
+            "POST",
+            "/v1/insert-if-new",
+            Some(br#"{"documents": [{"text": "!!!"}], "k": 3}"#),
+            200,
+            "no_features",
+        ),
+        (
+            "POST",
+            "/v1/backup",
+            Some(br#"{"name": "b"}"#),
+            400,
+            "not_on_postgres",
+        ),
+        (
+            "POST",
+            "/v1/query-text",
+            Some(br#"{"texts": ["some words here"], "verified": true}"#),
+            400,
+            "not_on_postgres",
+        ),
         ("GET", "/v1/stats?groups=3", None, 400, "not_on_postgres"),
         ("GET", "/v1/documents/x", None, 400, "bad_request"),
         ("GET", "/v1/documents/5", None, 404, "not_found"),
@@ -38,7 +74,11 @@ fn bad_requests_get_json_errors() {
         } else {
             // An error of one item of a batch: in the item's place.
             let v = r.json();
-            let item = if v["errors"].is_array() { &v["errors"][0] } else { &v["results"][0] };
+            let item = if v["errors"].is_array() {
+                &v["errors"][0]
+            } else {
+                &v["results"][0]
+            };
             assert_eq!(item["error"]["kind"], json!(kind), "{method} {path}: {v}");
         }
     }

@@ -37,8 +37,9 @@ fn a_killed_service_loses_no_acknowledged_write() {
                 }
                 let key = format!("c{c}-{i}");
                 let fp = rng.next_u64();
-                let body = json!({"documents": [{"key": key, "fingerprint": format!("{fp:016x}")}]})
-                    .to_string();
+                let body =
+                    json!({"documents": [{"key": key, "fingerprint": format!("{fp:016x}")}]})
+                        .to_string();
                 match try_request(addr, "POST", "/v1/insert", Some(body.as_bytes()), None) {
                     Ok(r) if r.status == 200 => {
                         let id = r.json()["ids"][0].as_u64().expect("an id");
@@ -61,7 +62,11 @@ fn a_killed_service_loses_no_acknowledged_write() {
     let count = runtime.block_on(async {
         let index = PgIndex::open(&url, None).await.expect("open");
         for (key, id, fp) in &acked {
-            let doc = index.document(*id).await.expect("read").expect("an acknowledged document");
+            let doc = index
+                .document(*id)
+                .await
+                .expect("read")
+                .expect("an acknowledged document");
             assert_eq!(doc.fingerprint.0, *fp);
             assert_eq!(doc.key.as_deref(), Some(key.as_str()));
             assert_eq!(index.id_for_key(key).await.expect("key"), Some(*id));

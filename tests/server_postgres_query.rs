@@ -64,20 +64,27 @@ fn queries_through_the_service_equal_brute_force() {
         // In one batch (more than a store answers inline).
         let all: Vec<String> = queries.iter().map(|q| format!("{q:016x}")).collect();
         let answer = server.post_ok("/v1/query", &json!({"fingerprints": all, "k": k}));
-        for (q, list) in queries.iter().zip(answer["results"].as_array().expect("results")) {
+        for (q, list) in queries
+            .iter()
+            .zip(answer["results"].as_array().expect("results"))
+        {
             assert_eq!(matches(list), brute_force(&docs, *q, k), "batch, k = {k}");
         }
     }
     // A document and a key through the service.
     let (id, fp) = docs[7];
-    let doc = server.call("GET", &format!("/v1/documents/{id}"), None).json();
+    let doc = server
+        .call("GET", &format!("/v1/documents/{id}"), None)
+        .json();
     assert_eq!(doc["fingerprint"], json!(format!("{fp:016x}")));
     let keyed = server.post_ok(
         "/v1/insert",
         &json!({"documents": [{"key": "https://a.example/", "text": "the quick brown fox jumps over the lazy dog"}]}),
     );
     let keyed_id = keyed["ids"][0].as_u64().expect("an id");
-    let by_key = server.call("GET", "/v1/keys/https://a.example/", None).json();
+    let by_key = server
+        .call("GET", "/v1/keys/https://a.example/", None)
+        .json();
     assert_eq!(by_key["id"], json!(keyed_id));
     let text = server.post_ok(
         "/v1/query-text",

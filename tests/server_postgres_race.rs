@@ -49,13 +49,23 @@ fn two_services_racing_admit_one_per_cluster() {
                         json!({"fingerprint": format!("{fp:016x}")})
                     })
                     .collect();
-                let answer =
-                    server.post_ok("/v1/insert-if-new", &json!({"documents": documents, "k": K}));
-                for (item, &i) in answer["results"].as_array().expect("results").iter().zip(chunk) {
+                let answer = server.post_ok(
+                    "/v1/insert-if-new",
+                    &json!({"documents": documents, "k": K}),
+                );
+                for (item, &i) in answer["results"]
+                    .as_array()
+                    .expect("results")
+                    .iter()
+                    .zip(chunk)
+                {
                     if item["inserted"] == json!(true) {
                         admitted.push((i, item["id"].as_u64().expect("an id")));
                     } else {
-                        assert!(!item["matches"].as_array().expect("matches").is_empty(), "{item}");
+                        assert!(
+                            !item["matches"].as_array().expect("matches").is_empty(),
+                            "{item}"
+                        );
                     }
                 }
             }
@@ -68,7 +78,11 @@ fn two_services_racing_admit_one_per_cluster() {
         .collect();
     let clusters: HashSet<usize> = admitted.iter().map(|a| a.0).collect();
     assert_eq!(clusters.len(), CENTRES, "every cluster admitted");
-    assert_eq!(admitted.len(), CENTRES, "no cluster admitted twice: {admitted:?}");
+    assert_eq!(
+        admitted.len(),
+        CENTRES,
+        "no cluster admitted twice: {admitted:?}"
+    );
     let ids: HashSet<u64> = admitted.iter().map(|a| a.1).collect();
     assert_eq!(ids.len(), admitted.len(), "ids unique across the services");
     let stored = runtime.block_on(async {
@@ -77,7 +91,14 @@ fn two_services_racing_admit_one_per_cluster() {
         assert!(report.is_ok(), "{:?}", report.problems);
         index.documents().await.expect("documents")
     });
-    let docs: Vec<(u64, u64)> = stored.iter().map(|(id, d)| (*id, d.fingerprint.0)).collect();
+    let docs: Vec<(u64, u64)> = stored
+        .iter()
+        .map(|(id, d)| (*id, d.fingerprint.0))
+        .collect();
     assert_eq!(docs.len(), CENTRES);
-    assert_eq!(brute_pairs(&docs, K), Vec::new(), "two admitted within {K} bits");
+    assert_eq!(
+        brute_pairs(&docs, K),
+        Vec::new(),
+        "two admitted within {K} bits"
+    );
 }

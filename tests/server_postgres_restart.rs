@@ -45,9 +45,16 @@ fn a_database_restart_is_answered_503_then_recovered() {
         let r = server.call("POST", path, Some(&request));
         assert_eq!(r.status, 503, "{path}: {}", r.text());
         assert_eq!(r.error_kind(), "unavailable");
-        assert!(r.headers.to_ascii_lowercase().contains("retry-after: 1"), "{}", r.headers);
+        assert!(
+            r.headers.to_ascii_lowercase().contains("retry-after: 1"),
+            "{}",
+            r.headers
+        );
         let text = r.text();
-        assert!(!text.contains("127.0.0.1") && !text.contains("SQLSTATE"), "{text}");
+        assert!(
+            !text.contains("127.0.0.1") && !text.contains("SQLSTATE"),
+            "{text}"
+        );
     }
     let r = server.call("GET", "/v1/documents/0", None);
     assert_eq!(r.status, 503, "{}", r.text());
@@ -56,7 +63,11 @@ fn a_database_restart_is_answered_503_then_recovered() {
     // Recovered without a restart: within a bounded time, writes and reads answer again.
     let deadline = Instant::now() + Duration::from_secs(30);
     let answer = loop {
-        let r = server.call("POST", "/v1/insert-if-new", Some(&body(0x00ff_0000_0000_0000)));
+        let r = server.call(
+            "POST",
+            "/v1/insert-if-new",
+            Some(&body(0x00ff_0000_0000_0000)),
+        );
         if r.status == 200 {
             break r.json();
         }
@@ -65,8 +76,14 @@ fn a_database_restart_is_answered_503_then_recovered() {
         std::thread::sleep(Duration::from_millis(200));
     };
     assert_eq!(answer["results"][0]["inserted"], json!(true));
-    let found = server.post_ok("/v1/query", &json!({"fingerprints": ["ff00000000000001"], "k": 3}));
-    assert_eq!(found["results"][0][0]["key"], json!(format!("k{}", 0xff00_0000_0000_0000u64)));
+    let found = server.post_ok(
+        "/v1/query",
+        &json!({"fingerprints": ["ff00000000000001"], "k": 3}),
+    );
+    assert_eq!(
+        found["results"][0][0]["key"],
+        json!(format!("k{}", 0xff00_0000_0000_0000u64))
+    );
     let stats = server.call("GET", "/v1/stats", None).json();
     assert_eq!(stats["documents"], json!(2));
 }
