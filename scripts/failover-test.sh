@@ -18,23 +18,39 @@ PY=/usr/bin/python3   # Patroni's Python: psycopg2 comes with the Debian package
 RESULTS=$(mktemp -d)
 
 # ----------------------------------------------------------------------------------------
-# The service part. Until `simhash-store serve --postgres URL` exists these do nothing and
-# the clients write straight into PostgreSQL (SqlWriter in scripts/failover_client.py).
-# To test the service: start_services starts two service processes on the cluster's
-# multi-host URL and exports their addresses (SERVICE_URLS); the client gets a writer that
-# sends insert_if_new through them (with planted near-duplicates); check_services asserts
-# what the issue asks after the failover: both processes answer again without a restart, no
-# two admitted documents are within 3 bits, queries equal brute force over what was
-# acknowledged.
+# The service part: start_services starts two `simhash-store serve --postgres <multi-host URL>`
+# processes on loopback (this build: target/release/simhash-store, or $SIMHASH_STORE_BIN) and
+# sets SERVICE_URLS; the client's writers then send insert-if-new by key through them (planted
+# near-duplicates) and, after the failover, check that every admitted document is on the new
+# leader, no refused one is, no two documents are within 3 bits, and queries through both
+# services equal brute force over the index (scripts/failover_client.py --service).
+# check_services asserts that both processes still run: they were never restarted.
+# FAILOVER_SERVICE=0 tests the cluster alone (the clients write straight into PostgreSQL).
 SERVICE_PIDS=()
+SERVICE_URLS=
 start_services() {
-    local url=$1
-    : "$url"
-    # e.g. for port in P1 P2: target/release/simhash-store serve --postgres "$url" \
-    #     --listen 127.0.0.1:$port & SERVICE_PIDS+=($!)
+    local url=$1 bin=${SIMHASH_STORE_BIN:-target/release/simhash-store} i out line
+    [ "${FAILOVER_SERVICE:-1}" = 1 ] || return 0
+    SERVICE_URLS=
+    for i in 1 2; do
+        out="$RESULTS/service$i.out"
+        "$bin" serve --postgres "$url" --listen 127.0.0.1:0 >"$out" 2>"$RESULTS/service$i.log" &
+        SERVICE_PIDS+=($!)
+        for _ in $(seq 1 100); do
+            line=$(head -n 1 "$out" 2>/dev/null || true)
+            [ -n "$line" ] && break
+            sleep 0.1
+        done
+        [ -n "$line" ] || { cat "$RESULTS/service$i.log" >&2; echo "service $i did not start" >&2; return 1; }
+        SERVICE_URLS+="${SERVICE_URLS:+,}${line#listening on }"
+    done
+    echo "services: $SERVICE_URLS"
 }
 check_services() {
-    :
+    local pid
+    for pid in "${SERVICE_PIDS[@]}"; do
+        kill -0 "$pid" 2>/dev/null || { echo "service $pid is gone" >&2; return 1; }
+    done
 }
 stop_services() {
     local pid
@@ -63,7 +79,7 @@ for round in $(seq 1 "$ROUNDS"); do
         --kill "$CLUSTER kill-leader" --leader "$CLUSTER leader" \
         --writers "${FAILOVER_WRITERS:-4}" --before "${FAILOVER_BEFORE:-5}" \
         --after "${FAILOVER_AFTER:-5}" --deadline "${FAILOVER_DEADLINE:-90}" \
-        --out "$RESULTS/round$round.json" || rc=$?
+        --out "$RESULTS/round$round.json" ${SERVICE_URLS:+--service "$SERVICE_URLS"} || rc=$?
     check_services || rc=1
     "$CLUSTER" status || true
     stop_services
@@ -78,7 +94,8 @@ echo "== summary"
 import json, pathlib, sys
 d, n = pathlib.Path(sys.argv[1]), int(sys.argv[2])
 keys = ["acknowledged", "missing_acknowledged", "failed_attempts", "failed_keys_present",
-        "kill_to_new_leader_s", "kill_to_first_ack_s", "max_writer_gap_s"]
+        "kill_to_new_leader_s", "kill_to_first_ack_s", "max_writer_gap_s",
+        "refused_near_duplicates", "service_checks"]
 print("round " + " ".join(keys))
 for i in range(1, n + 1):
     p = d / f"round{i}.json"

@@ -18,10 +18,12 @@ A write is acknowledged when the INSERT's COMMIT returned without error. A write
 is uncertain: it may or may not be there; the result counts those that are.
 
 Writers: SqlWriter inserts straight into PostgreSQL with psycopg2 (libpq follows the writable
-host of the multi-host URL). To test the service, add a writer that sends the insert through a
-`simhash-store serve --postgres` process instead (HTTP insert_if_new by key, several processes
-round-robin) and return it from make_writer(); the verification reads the table or tables that
-service writes.
+host of the multi-host URL). With --service URL,URL,... ServiceWriter sends each write as an
+insert-if-new (k = 3) by key through `simhash-store serve --postgres` processes (writer w uses
+service w mod n), one write in five a near-duplicate (1 or 2 bits) of the writer's previous
+fingerprint; the verification then reads the index's tables: every admitted document is there,
+no refused one is, no two documents are within 3 bits, and queries through every service equal
+brute force over the index.
 
 Exit status 0 when every acknowledged write is there and the cluster failed over in time.
 """
@@ -32,6 +34,10 @@ import subprocess
 import sys
 import threading
 import time
+
+import random
+import urllib.error
+import urllib.request
 
 import psycopg2
 
@@ -79,8 +85,100 @@ class SqlWriter:
             self.conn = None
 
 
-def make_writer(args):
+class ServiceWriter:
+    """insert-if-new of one document per call through a service; a refused near-duplicate
+    returns REFUSED instead of a port (the service does not say which node committed)."""
+
+    def __init__(self, base, seed):
+        self.base = base
+        self.last = None
+        self.n = 0
+        self.rng = random.Random(seed)
+
+    def write(self, key):
+        self.n += 1
+        if self.last is not None and self.n % 5 == 0:
+            fp = self.last
+            for _ in range(self.rng.randint(1, 2)):
+                fp ^= 1 << self.rng.randrange(64)
+        else:
+            fp = self.rng.getrandbits(64)
+        self.last = fp
+        body = {"k": 3, "documents": [{"key": str(key), "fingerprint": f"{fp:016x}"}]}
+        answer = http_post(self.base + "/v1/insert-if-new", body)
+        item = answer["results"][0]
+        if "error" in item:
+            raise RuntimeError(f"item error {item['error']['kind']}")
+        return SERVICE_ACK if item["inserted"] else REFUSED
+
+    def close(self):
+        pass
+
+
+# The "port" of a write the service admitted, and of one it refused as a near-duplicate.
+SERVICE_ACK = 0
+REFUSED = -1
+
+
+def http_post(url, body, timeout=30):
+    req = urllib.request.Request(url, data=json.dumps(body).encode(),
+                                 headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as r:
+            return json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        kind = ""
+        try:
+            kind = json.loads(e.read())["error"]["kind"]
+        except Exception:
+            pass
+        raise RuntimeError(f"HTTP {e.code} {kind} Retry-After={e.headers.get('Retry-After')}")
+
+
+def make_writer(args, w=0):
+    if args.service:
+        services = args.service.split(",")
+        return ServiceWriter(services[w % len(services)], seed=w)
     return SqlWriter(args.url)
+
+
+def check_index(args, cur, admitted, refused):
+    """The service checks on the leader: admitted documents present, refused ones absent, no
+    two within 3 bits, queries through each service equal brute force. Returns a dict."""
+    cur.execute("SELECT convert_from(key, 'UTF8') FROM simhash_keys")
+    keys = {int(r[0]) for r in cur.fetchall()}
+    cur.execute("SELECT id, fingerprint FROM simhash_docs")
+    docs = [(i, f & (2**64 - 1)) for i, f in cur.fetchall()]
+    # Pairs within 3 bits share one of the four 16-bit blocks (pigeonhole).
+    close = set()
+    for b in range(4):
+        groups = {}
+        for i, f in docs:
+            groups.setdefault((f >> (16 * b)) & 0xFFFF, []).append((i, f))
+        for g in groups.values():
+            for x in range(len(g)):
+                for y in range(x + 1, len(g)):
+                    if bin(g[x][1] ^ g[y][1]).count("1") <= 3:
+                        close.add((min(g[x][0], g[y][0]), max(g[x][0], g[y][0])))
+    rng = random.Random(5)
+    sample = rng.sample(docs, min(40, len(docs)))
+    queries = [f for _, f in sample] + [f ^ (1 << rng.randrange(64)) for _, f in sample]
+    wrong = 0
+    for base in args.service.split(","):
+        got = http_post(base + "/v1/query",
+                        {"k": 3, "fingerprints": [f"{q:016x}" for q in queries]})["results"]
+        for q, lst in zip(queries, got):
+            want = sorted((bin(q ^ f).count("1"), i) for i, f in docs if bin(q ^ f).count("1") <= 3)
+            if sorted((m["distance"], m["id"]) for m in lst) != want:
+                wrong += 1
+    return {
+        "documents": len(docs),
+        "admitted_missing": len(admitted - keys),
+        "refused_present": len(refused & keys),
+        "pairs_within_3": len(close),
+        "queries_checked": len(queries) * len(args.service.split(",")),
+        "queries_wrong": wrong,
+    }
 
 
 def prepare(url):
@@ -106,7 +204,7 @@ class Run:
         self.fails = [[] for _ in range(args.writers)]
 
     def writer(self, w):
-        wr = make_writer(self.args)
+        wr = make_writer(self.args, w)
         seq = 0
         while not self.stop.is_set():
             key = w * 1_000_000_000 + seq
@@ -143,6 +241,7 @@ def main():
     ap.add_argument("--after", type=float, default=5)
     ap.add_argument("--deadline", type=float, default=90)
     ap.add_argument("--out")
+    ap.add_argument("--service", help="comma-separated base URLs of simhash-store services")
     args = ap.parse_args()
 
     sc, ssn = prepare(args.url)
@@ -190,13 +289,20 @@ def main():
     t_end = time.monotonic()
 
     # Verification on the leader (the URL's read-write host).
-    acked = {k: (t, p) for a in run.acks for t, k, p in a}
+    acked = {k: (t, p) for a in run.acks for t, k, p in a if p != REFUSED}
+    refused = {k for a in run.acks for _, k, p in a if p == REFUSED}
     failed = {k for f in run.fails for _, k, _ in f}
     with connect(args.url, timeout=10) as conn, conn.cursor() as cur:
         cur.execute("SELECT inet_server_port(), pg_is_in_recovery()")
         port, in_recovery = cur.fetchone()
-        cur.execute(f"SELECT id FROM {TABLE}")
-        present = {r[0] for r in cur.fetchall()}
+        if args.service:
+            service_checks = check_index(args, cur, set(acked), refused)
+            cur.execute("SELECT convert_from(key, 'UTF8') FROM simhash_keys")
+            present = {int(r[0]) for r in cur.fetchall()}
+        else:
+            service_checks = None
+            cur.execute(f"SELECT id FROM {TABLE}")
+            present = {r[0] for r in cur.fetchall()}
         cur.execute("SELECT pg_current_wal_lsn()")
         leader_lsn = cur.fetchone()[0]
     conn.close()
@@ -216,14 +322,21 @@ def main():
                     break
                 time.sleep(0.1)
             standby["catch_up_s"] = round(time.monotonic() - t_s, 2)
-            cur.execute(f"SELECT id FROM {TABLE}")
-            standby["missing"] = len(set(acked) - {r[0] for r in cur.fetchall()})
+            if args.service:
+                cur.execute("SELECT convert_from(key, 'UTF8') FROM simhash_keys")
+                standby["missing"] = len(set(acked) - {int(r[0]) for r in cur.fetchall()})
+            else:
+                cur.execute(f"SELECT id FROM {TABLE}")
+                standby["missing"] = len(set(acked) - {r[0] for r in cur.fetchall()})
         conn.close()
     except psycopg2.Error as e:
         standby["error"] = str(e).strip().splitlines()[0]
     missing = sorted(set(acked) - present)
     uncertain_present = len(failed & present)
     unexpected = sorted(present - set(acked) - failed)
+    if args.service:
+        # A refused key is also "unexpected" if present: check_index counts it.
+        unexpected = sorted(present - set(acked) - failed - refused)
 
     # Outage: per writer, the time from its last write acknowledged by the old leader to its
     # first acknowledged by another node; and the kill to the first write acknowledged by
@@ -275,6 +388,8 @@ def main():
         "recovered_in_deadline": ok,
         "run_s": round(t_end - t0, 1),
         "errors": dict(sorted(errors.items(), key=lambda kv: -kv[1])[:8]),
+        "refused_near_duplicates": len(refused),
+        "service_checks": service_checks,
     }
     text = json.dumps(result, indent=2)
     print(text, flush=True)
@@ -282,7 +397,11 @@ def main():
         with open(args.out, "w") as f:
             f.write(text + "\n")
     good = ok and not missing and not unexpected and not in_recovery and \
-        new_leader is not None and first_after is not None and standby["missing"] == 0
+        new_leader is not None and first_after is not None and standby["missing"] == 0 and \
+        (service_checks is None or (service_checks["admitted_missing"] == 0 and
+                                    service_checks["refused_present"] == 0 and
+                                    service_checks["pairs_within_3"] == 0 and
+                                    service_checks["queries_wrong"] == 0))
     print("PASS" if good else "FAIL", flush=True)
     return 0 if good else 1
 
