@@ -11,13 +11,16 @@ use serde_json::json;
 use common::postgres::fresh_database;
 use server_support::Server;
 
+/// A request (method, path, body) and its answer (status, error kind).
+type Case<'a> = (&'a str, &'a str, Option<&'a [u8]>, u16, &'a str);
+
 #[test]
 fn bad_requests_get_json_errors() {
     let url = tokio::runtime::Runtime::new()
         .expect("a runtime")
         .block_on(fresh_database("svc_bad"));
     let server = Server::start_postgres(&url, &[]);
-    let cases: Vec<(&str, &str, Option<&[u8]>, u16, &str)> = vec![
+    let cases: Vec<Case> = vec![
         ("POST", "/v1/query", Some(b"{not json"), 400, "bad_request"),
         (
             "POST",
