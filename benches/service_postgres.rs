@@ -10,6 +10,7 @@
 //!   1. 1 client, single-document insert-if-new (k = 3), one service;
 //!   2. 16 clients, single documents, over both services;
 //!   3. 16 clients, requests of 100 documents, over both services.
+//!
 //! Each document has a key of its own and a random fingerprint, one in ten within 2 bits of a
 //! document sent before by the same client (refused as a near-duplicate). Prints
 //! requests/s, documents/s, p50 and p99 per scenario. The database is dropped at the end.
@@ -143,7 +144,7 @@ fn run(
                     let documents: Vec<String> = (0..docs)
                         .map(|_| {
                             i += 1;
-                            let fp = if i % 10 == 0 {
+                            let fp = if i.is_multiple_of(10) {
                                 last ^ (1 << (rng.next() % 64)) ^ (1 << (rng.next() % 64))
                             } else {
                                 rng.next()
