@@ -57,6 +57,7 @@ impl Fingerprinter {
 impl Backend {
     /// The store of a service on a store directory; a 400 `not_on_postgres` naming `what`
     /// for a service on PostgreSQL.
+    #[cfg_attr(not(feature = "postgres"), allow(unused_variables))]
     pub fn store(&self, what: &str) -> Result<Arc<Store>, ApiError> {
         match self {
             Backend::Store(slot) => Ok(slot.get()),

@@ -99,6 +99,7 @@ impl ApiError {
     }
 
     /// 400: an endpoint that a service on PostgreSQL does not offer.
+    #[cfg(feature = "postgres")]
     pub fn not_on_postgres(what: &str) -> ApiError {
         ApiError::new(
             StatusCode::BAD_REQUEST,

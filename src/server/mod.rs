@@ -45,6 +45,7 @@ use state::{AppState, Limits, StoreSlot};
 
 /// The index a service serves.
 #[derive(Debug, Clone)]
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
 pub enum IndexSource {
     /// A store directory.
     Store(PathBuf),

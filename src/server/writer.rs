@@ -27,7 +27,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::error::ApiError;
 use super::metrics::Metrics;
-use super::staging::{self, Decided, Reply, Request};
+use super::staging::{self, Decided, Reply, Request, Step};
 use super::state::StoreSlot;
 
 /// The most documents committed in one group.
@@ -292,14 +292,9 @@ impl Writer {
     fn commit_ops(&mut self, ops: Vec<WriteOp>) {
         let mut run = Vec::new();
         for op in ops {
-            match op {
-                WriteOp::Insert { docs, reply } => {
-                    run.push((Request::Insert(docs), Reply::Insert(reply)))
-                }
-                WriteOp::InsertIfNew { docs, k, reply } => {
-                    run.push((Request::IfNew(docs, k), Reply::IfNew(reply)))
-                }
-                WriteOp::Remove { id, reply } => {
+            match Step::from(op) {
+                Step::Insert(request, reply) => run.push((request, reply)),
+                Step::Remove(id, reply) => {
                     self.commit_group(std::mem::take(&mut run));
                     if self.recovery.disk_full {
                         let _ = reply.send(Err(ApiError::disk_full()));
