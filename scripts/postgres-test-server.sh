@@ -18,7 +18,7 @@
 #
 # `pause` stops the running server and keeps its data; `resume` starts it again on the same
 # port (tests of clients that must get past a database restart: every database of the server
-# is unreachable meanwhile, so run such a test alone).
+# is unreachable meanwhile, so two test runs must not share a server).
 #
 # The env file is `target/postgres-test-server.env` (or $SIMHASH_TEST_POSTGRES_ENV).
 set -euo pipefail

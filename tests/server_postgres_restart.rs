@@ -1,8 +1,8 @@
 //! The PostgreSQL server stopped and started again under a running service: meanwhile
 //! requests are answered 503 `unavailable` with `Retry-After` (revealing nothing internal),
 //! then the service recovers by itself, without a restart, and what it acknowledged before
-//! is there. Stops the whole test server for a while: run it alone
-//! (`cargo test --release --features server,postgres --test server_postgres_restart`).
+//! is there. Stops the whole test server for a few seconds: cargo runs test binaries one after
+//! another, so no other test uses it then, but two `cargo test` runs must not share a server.
 #![cfg(all(feature = "server", feature = "postgres"))]
 
 mod common;
