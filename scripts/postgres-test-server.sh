@@ -16,6 +16,10 @@
 # directory and the env file, and does nothing when there is no server. So a caller can run
 # `start`, then `trap '... stop' EXIT`.
 #
+# `pause` stops the running server and keeps its data; `resume` starts it again on the same
+# port (tests of clients that must get past a database restart: every database of the server
+# is unreachable meanwhile, so two test runs must not share a server).
+#
 # The env file is `target/postgres-test-server.env` (or $SIMHASH_TEST_POSTGRES_ENV).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -84,6 +88,30 @@ EOF
   echo "$env_file"
 }
 
+# The server's options: loopback, the port of the env file's URL.
+server_options() {
+  local port=${SIMHASH_TEST_POSTGRES_URL##*:}
+  port=${port%%/*}
+  echo "-c listen_addresses=127.0.0.1 -p $port -k $1 -c max_connections=300"
+}
+
+pause() {
+  running || { echo "postgres-test-server: not running" >&2; exit 1; }
+  as_pg "$(bindir)/pg_ctl" stop -D "$SIMHASH_TEST_POSTGRES_DATA/db" -m fast -w -t 30 >/dev/null
+  echo "postgres-test-server: paused" >&2
+}
+
+resume() {
+  [ -f "$env_file" ] || { echo "postgres-test-server: no server to resume" >&2; exit 1; }
+  # shellcheck disable=SC1090
+  . "$env_file"
+  running && return 0
+  local data=$SIMHASH_TEST_POSTGRES_DATA
+  as_pg "$(bindir)/pg_ctl" -D "$data/db" -l "$data/server.log" -w -t 60 start \
+    -o "$(server_options "$data")" >/dev/null || { tail -n 20 "$data/server.log" >&2; exit 1; }
+  echo "postgres-test-server: resumed" >&2
+}
+
 stop() {
   [ -f "$env_file" ] || return 0
   # shellcheck disable=SC1090
@@ -105,8 +133,10 @@ stop() {
 case ${1:-} in
   start) start ;;
   stop) stop ;;
+  pause) pause ;;
+  resume) resume ;;
   *)
-    echo "usage: $0 start|stop" >&2
+    echo "usage: $0 start|stop|pause|resume" >&2
     exit 2
     ;;
 esac

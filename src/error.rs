@@ -288,6 +288,28 @@ fn schema_advice(found: i32, supported: i32) -> &'static str {
 }
 
 impl Error {
+    /// Whether this is a database error that retrying later may not meet: the connection
+    /// was lost or refused, the server is shutting down or starting, the server reached is
+    /// a standby (after a failover, before the client finds the new primary), too many
+    /// connections, a serialization failure or a deadlock. Such a write may or may not have
+    /// been committed when the COMMIT itself failed: resend it by id or key.
+    pub fn is_unavailable(&self) -> bool {
+        match self {
+            Error::Postgres { code: None, .. } => true,
+            Error::Postgres {
+                code: Some(code), ..
+            } => {
+                code.starts_with("08")
+                    || code.starts_with("57P")
+                    || matches!(
+                        code.as_str(),
+                        "25006" | "40001" | "40P01" | "53300" | "55P03"
+                    )
+            }
+            _ => false,
+        }
+    }
+
     pub(crate) fn io(
         operation: &'static str,
         path: impl Into<PathBuf>,

@@ -7,9 +7,9 @@ use std::time::Duration;
 
 use simhash_store::Durability;
 
-use super::{usage, QuietArg, StoreArg, EXIT_OK};
+use super::{usage, QuietArg, EXIT_OK};
 use crate::server::auth::Auth;
-use crate::server::ServeConfig;
+use crate::server::{IndexSource, ServeConfig};
 
 /// The examples at the end of `serve --help`.
 const EXAMPLES: &str = "\
@@ -20,6 +20,8 @@ Examples:
   simhash-store serve --store pages.db --read-only --listen 127.0.0.1:7701   # beside a writer
   simhash-store serve --store pages.db --backup-dir backups
   curl -s localhost:7700/v1/backup -d '{\"name\": \"pages-2026-11-29\"}'
+  simhash-store serve --postgres 'postgresql://app:PW@db1,db2,db3/dedup?target_session_attrs=read-write'
+  simhash-store serve --postgres postgresql://app:PW@primary/dedup --postgres-read postgresql://app:PW@standby/dedup
 
 The first line on standard output is `listening on http://ADDR` (the port chosen, with :0).
 SIGTERM or SIGINT: stop accepting, finish requests in flight, commit queued writes, exit 0.";
@@ -41,8 +43,33 @@ pub enum DurabilityArg {
 #[derive(clap::Args, Debug)]
 #[command(after_long_help = EXAMPLES)]
 pub struct Args {
-    #[command(flatten)]
-    store: StoreArg,
+    /// The store directory (created if there is none, unless --read-only).
+    #[arg(
+        long,
+        short = 's',
+        value_name = "DIR",
+        env = "SIMHASH_STORE",
+        required_unless_present = "postgres",
+        conflicts_with = "postgres"
+    )]
+    store: Option<PathBuf>,
+
+    /// Serve the index in the PostgreSQL database URL names instead of a store directory
+    /// (its tables are made in an empty database; build with `--features postgres`). The
+    /// URL may name several hosts with `target_session_attrs=read-write`: after a failover
+    /// the service finds the new primary by itself. Any number of service processes may
+    /// serve one database; their writes are ordered by the index's writer lock. While the
+    /// database is unreachable, requests are answered 503 `unavailable` with Retry-After.
+    #[arg(long, value_name = "URL", env = "SIMHASH_POSTGRES")]
+    postgres: Option<String>,
+
+    /// With --postgres: send queries and document reads to this database (a hot standby of
+    /// the --postgres one); writes still go to --postgres. A standby replays the primary's
+    /// writes with a delay: a client may not see its own write in a query sent right after
+    /// it (insert-if-new always decides on the primary, so it never admits a near-duplicate
+    /// the standby has not seen yet).
+    #[arg(long, value_name = "URL", requires = "postgres")]
+    postgres_read: Option<String>,
 
     #[command(flatten)]
     quiet: QuietArg,
@@ -137,8 +164,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             )))
         }
     };
+    let index = match (args.postgres, args.store) {
+        (Some(url), _) => IndexSource::Postgres {
+            url,
+            read: args.postgres_read,
+        },
+        (None, Some(store)) => IndexSource::Store(store),
+        (None, None) => return Err(usage("give --store DIR or --postgres URL".to_owned())),
+    };
     let config = ServeConfig {
-        store: args.store.store.clone(),
+        index,
         listen: args.listen,
         auth,
         read_only: args.read_only,

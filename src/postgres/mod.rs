@@ -33,6 +33,7 @@
 
 mod groups;
 mod schema;
+mod staged;
 mod stored;
 mod verify;
 mod write;
@@ -41,12 +42,13 @@ use deadpool_postgres::{GenericClient, Manager, ManagerConfig, Pool, RecyclingMe
 use tokio_postgres::{NoTls, Row};
 
 pub use schema::SCHEMA_VERSION;
+pub use staged::{PgConnection, PgStagedBatch};
 pub use verify::PgVerifyReport;
 
 use crate::codec::Document;
+use crate::distance::MAX_DISTANCE;
 use crate::error::{Error, Result};
 use crate::fingerprint::Fingerprint;
-use crate::distance::MAX_DISTANCE;
 use crate::query::Match;
 use crate::simhash::{SimhashConfig, Simhasher, SketchKind};
 use crate::sketch::{Sketch, SKETCH_BYTES};

@@ -21,7 +21,7 @@ const WRITER_LOCK: i64 = 0x7369_6d68_6173_6802;
 const FOLD_BATCH: usize = 4096;
 
 /// The entries of one batch, as the upsert planner reads them.
-struct Entries {
+pub(super) struct Entries {
     entries: Vec<Entry>,
     ascending: bool,
     keyed: bool,
@@ -29,7 +29,10 @@ struct Entries {
 
 impl Entries {
     /// Collects `entries`, checking their keys and sketches.
-    fn new(index: &PgIndex, entries: impl IntoIterator<Item = Entry>) -> Result<Entries> {
+    pub(super) fn new(
+        index: &PgIndex,
+        entries: impl IntoIterator<Item = Entry>,
+    ) -> Result<Entries> {
         let entries: Vec<Entry> = entries.into_iter().collect();
         let mut keyed = false;
         for e in &entries {
@@ -92,7 +95,7 @@ fn now_micros() -> u64 {
 }
 
 /// Begins a write transaction: takes the writer lock.
-async fn begin(conn: &mut deadpool_postgres::Object) -> Result<Transaction<'_>> {
+pub(super) async fn begin(conn: &mut deadpool_postgres::Object) -> Result<Transaction<'_>> {
     let tx = conn
         .transaction()
         .await
@@ -105,7 +108,7 @@ async fn begin(conn: &mut deadpool_postgres::Object) -> Result<Transaction<'_>> 
 
 /// How a write puts its block entries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum BlockWrites {
+pub(super) enum BlockWrites {
     /// As delta rows; a group is folded once it has [`groups::FOLD_AT`] of them.
     Deltas,
     /// Packed into the chunks of every group touched, in this process (a bulk load).
@@ -113,7 +116,11 @@ enum BlockWrites {
 }
 
 /// Plans `entries` against the index and applies the plan. The caller holds the writer lock.
-async fn upsert(client: &Transaction<'_>, entries: &Entries, blocks: BlockWrites) -> Result<()> {
+pub(super) async fn upsert(
+    client: &Transaction<'_>,
+    entries: &Entries,
+    blocks: BlockWrites,
+) -> Result<()> {
     let snapshot = Snapshot::read(client, entries).await?;
     let plan = upsert::plan(&snapshot, entries)?;
     let count = plan.count_after(upsert::Stored::count(&snapshot));

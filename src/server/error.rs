@@ -85,6 +85,29 @@ impl ApiError {
         self.kind == ApiError::disk_full().kind
     }
 
+    /// 503 with `Retry-After`: the database cannot be reached now (connection lost, a
+    /// failover, a restart). A write answered so is not acknowledged: it may or may not be
+    /// stored, so resend it (by id or key it replaces, never duplicates).
+    pub fn unavailable() -> ApiError {
+        ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "unavailable",
+            "the database is unavailable for now (a lost connection, a failover or a restart): \
+             this request is not acknowledged (a write may or may not be stored: resend it, by \
+             id or key it replaces rather than duplicates); retry after the time in Retry-After",
+        )
+    }
+
+    /// 400: an endpoint that a service on PostgreSQL does not offer.
+    #[cfg(feature = "postgres")]
+    pub fn not_on_postgres(what: &str) -> ApiError {
+        ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "not_on_postgres",
+            format!("{what} is not available from a service on PostgreSQL: use the database's own tools"),
+        )
+    }
+
     /// 503: the server is shutting down.
     pub fn shutting_down() -> ApiError {
         ApiError::new(
@@ -187,6 +210,10 @@ impl From<simhash_store::Error> for ApiError {
                 ApiError::disk_full()
             }
             E::DestinationExists { .. } => ApiError::backup_exists(),
+            e if e.is_unavailable() => {
+                eprintln!("warning: {e}");
+                ApiError::unavailable()
+            }
             other => ApiError::internal("use the store", other),
         }
     }

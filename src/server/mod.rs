@@ -4,16 +4,23 @@
 //!   `error.rs`: every error as a status and a JSON body.
 //! - `state.rs`: what handlers share; `auth.rs`: bearer tokens; `metrics.rs`: `/metrics`.
 //! - `pool.rs`: the threads that answer large query batches, round-robin.
-//! - `writer.rs`: the single writer thread and its group commit.
+//! - `backend.rs`: what handlers read, a store directory or an index in PostgreSQL.
+//! - `writer.rs`: the single writer thread and its group commit; `pg_writer.rs`: the same
+//!   for PostgreSQL, one transaction per group; `staging.rs`: how a group is staged, ids
+//!   included, for both.
 //! - Here: opening the store, the accept loop (plain TCP or rustls), per-connection limits,
 //!   and graceful shutdown on SIGTERM/SIGINT.
 
 pub mod api;
 pub mod auth;
+pub mod backend;
 pub mod error;
 pub mod metrics;
+#[cfg(feature = "postgres")]
+pub mod pg_writer;
 pub mod pool;
 pub mod routes;
+pub mod staging;
 pub mod state;
 pub mod writer;
 
@@ -36,11 +43,27 @@ use metrics::Metrics;
 use pool::QueryPool;
 use state::{AppState, Limits, StoreSlot};
 
+/// The index a service serves.
+#[derive(Debug, Clone)]
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+pub enum IndexSource {
+    /// A store directory.
+    Store(PathBuf),
+    /// An index in PostgreSQL: the URL writes (and, without `read`, reads) go to, and the
+    /// URL queries go to (a hot standby).
+    Postgres {
+        /// `--postgres`.
+        url: String,
+        /// `--postgres-read`.
+        read: Option<String>,
+    },
+}
+
 /// Everything `serve` is configured with.
 #[derive(Debug, Clone)]
 pub struct ServeConfig {
-    /// The store directory.
-    pub store: PathBuf,
+    /// The index served.
+    pub index: IndexSource,
     /// Where to listen.
     pub listen: SocketAddr,
     /// Who may call.
@@ -87,50 +110,20 @@ pub fn run(config: ServeConfig) -> anyhow::Result<()> {
         .as_ref()
         .map(|(cert, key)| tls_acceptor(cert, key))
         .transpose()?;
-    let store = if config.read_only {
-        Store::builder().read_only(true).open(&config.store)
-    } else {
-        Store::builder()
-            .durability(config.durability)
-            .open(&config.store)
-    }
-    .map_err(|e| match e {
-        simhash_store::Error::Locked { .. } if !config.read_only => anyhow::anyhow!(
-            "the store at {0} is in use by another process that writes to it (a `simhash-store \
-             load`, another `serve`, or a program): to serve queries beside it, run \
-             `simhash-store serve --store {0} --read-only` (on a --listen port of its own) and \
-             send writes to the process that holds it; or run this again when it has finished",
-            config.store.display()
+    match config.index.clone() {
+        IndexSource::Store(path) => run_store(config, path, tls),
+        #[cfg(feature = "postgres")]
+        IndexSource::Postgres { url, read } => run_postgres(config, &url, read.as_deref(), tls),
+        #[cfg(not(feature = "postgres"))]
+        IndexSource::Postgres { .. } => anyhow::bail!(
+            "this simhash-store was built without PostgreSQL support: build it with `--features postgres`"
         ),
-        e => anyhow::Error::new(e).context(format!(
-            "cannot open the store at {}",
-            config.store.display()
-        )),
-    })?;
-    let backup_dir = config
-        .backup_dir
-        .as_deref()
-        .map(|dir| backup_dir(dir, store.path()))
-        .transpose()?;
-    // The server keeps no handle of its own on the store: the writer closes and reopens it
-    // after a full disk (`writer.rs`).
-    let slot = Arc::new(StoreSlot::new(Arc::new(store)));
-    let metrics = Arc::new(Metrics::default());
-    let (writer, writer_thread) = if config.read_only {
-        (None, None)
-    } else {
-        let (path, durability) = (config.store.clone(), config.durability);
-        let reopen: writer::Reopen =
-            Box::new(move || Store::builder().durability(durability).open(&path));
-        let (handle, thread) = writer::start(
-            Arc::clone(&slot),
-            reopen,
-            config.queue,
-            Arc::clone(&metrics),
-        )?;
-        (Some(handle), Some(thread))
-    };
-    let threads = match config.threads {
+    }
+}
+
+/// The async runtime of `threads` request threads (0: one per core).
+fn runtime(threads: usize) -> anyhow::Result<(tokio::runtime::Runtime, usize)> {
+    let threads = match threads {
         0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
         n => n,
     };
@@ -147,12 +140,128 @@ pub fn run(config: ServeConfig) -> anyhow::Result<()> {
     .thread_name("simhash-serve")
     .build()
     .context("cannot start the async runtime")?;
+    Ok((runtime, threads))
+}
+
+/// [`run`] on an index in PostgreSQL: opens it (and the `--postgres-read` one), starts the
+/// writer task and serves; on shutdown the writer commits what is queued.
+#[cfg(feature = "postgres")]
+fn run_postgres(
+    config: ServeConfig,
+    url: &str,
+    read: Option<&str>,
+    tls: Option<TlsAcceptor>,
+) -> anyhow::Result<()> {
+    use simhash_store::postgres::PgIndex;
+    if config.read_only || config.backup_dir.is_some() {
+        anyhow::bail!(
+            "--read-only and --backup-dir are for a store directory: with --postgres, send \
+             queries to a hot standby with --postgres-read URL, and back up with PostgreSQL's tools"
+        );
+    }
+    let (runtime, threads) = runtime(config.threads)?;
+    let pool = QueryPool::start(threads).context("cannot start the query threads")?;
+    let served = runtime.block_on(async {
+        let write = Arc::new(
+            PgIndex::open(url, None)
+                .await
+                .context("cannot open the index in PostgreSQL (--postgres)")?,
+        );
+        let read = match read {
+            Some(read) => Arc::new(
+                PgIndex::open(read, None)
+                    .await
+                    .context("cannot open the index in PostgreSQL (--postgres-read)")?,
+            ),
+            None => Arc::clone(&write),
+        };
+        let metrics = Arc::new(Metrics::default());
+        let (writer, writer_task) =
+            pg_writer::start(Arc::clone(&write), config.queue, Arc::clone(&metrics));
+        let description = match read.database() == write.database() {
+            true => write.database().to_owned(),
+            false => format!("{} (queries: {})", write.database(), read.database()),
+        };
+        let state = AppState::new(
+            backend::Backend::Postgres(backend::PgBackend { write, read }),
+            Some(writer),
+            config.auth.clone(),
+            Limits {
+                max_batch: config.max_batch,
+            },
+            metrics,
+            pool,
+            None,
+        );
+        let served = serve(&config, state, tls, &description).await;
+        // Every handle of the queue is gone with the router: the writer commits what is
+        // queued and ends.
+        if tokio::time::timeout(config.shutdown_grace, writer_task)
+            .await
+            .is_err()
+        {
+            eprintln!(
+                "warning: the writer did not finish within {:?}",
+                config.shutdown_grace
+            );
+        }
+        served
+    });
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    served?;
+    if !config.quiet {
+        eprintln!("simhash-store serve: stopped");
+    }
+    Ok(())
+}
+
+/// [`run`] on a store directory.
+fn run_store(config: ServeConfig, path: PathBuf, tls: Option<TlsAcceptor>) -> anyhow::Result<()> {
+    let store = if config.read_only {
+        Store::builder().read_only(true).open(&path)
+    } else {
+        Store::builder().durability(config.durability).open(&path)
+    }
+    .map_err(|e| match e {
+        simhash_store::Error::Locked { .. } if !config.read_only => anyhow::anyhow!(
+            "the store at {0} is in use by another process that writes to it (a `simhash-store \
+             load`, another `serve`, or a program): to serve queries beside it, run \
+             `simhash-store serve --store {0} --read-only` (on a --listen port of its own) and \
+             send writes to the process that holds it; or run this again when it has finished",
+            path.display()
+        ),
+        e => anyhow::Error::new(e).context(format!("cannot open the store at {}", path.display())),
+    })?;
+    let backup_dir = config
+        .backup_dir
+        .as_deref()
+        .map(|dir| backup_dir(dir, store.path()))
+        .transpose()?;
+    // The server keeps no handle of its own on the store: the writer closes and reopens it
+    // after a full disk (`writer.rs`).
+    let slot = Arc::new(StoreSlot::new(Arc::new(store)));
+    let metrics = Arc::new(Metrics::default());
+    let (writer, writer_thread) = if config.read_only {
+        (None, None)
+    } else {
+        let (path, durability) = (path.clone(), config.durability);
+        let reopen: writer::Reopen =
+            Box::new(move || Store::builder().durability(durability).open(&path));
+        let (handle, thread) = writer::start(
+            Arc::clone(&slot),
+            reopen,
+            config.queue,
+            Arc::clone(&metrics),
+        )?;
+        (Some(handle), Some(thread))
+    };
+    let (runtime, threads) = runtime(config.threads)?;
     let pool = QueryPool::start(threads).context("cannot start the query threads")?;
     let limits = Limits {
         max_batch: config.max_batch,
     };
     let state = AppState::new(
-        Arc::clone(&slot),
+        backend::Backend::Store(Arc::clone(&slot)),
         writer,
         config.auth.clone(),
         limits,
@@ -160,7 +269,13 @@ pub fn run(config: ServeConfig) -> anyhow::Result<()> {
         pool,
         backup_dir,
     );
-    let served = runtime.block_on(serve(&config, state, tls));
+    let description = format!(
+        "{} documents in {}{}",
+        slot.get().len(),
+        path.display(),
+        if config.read_only { " (read-only)" } else { "" }
+    );
+    let served = runtime.block_on(serve(&config, state, tls, &description));
     // Dropping the runtime drops every task and with them the last handles of the writer's
     // queue: the writer commits what is queued and ends.
     runtime.shutdown_timeout(Duration::from_secs(1));
@@ -201,6 +316,7 @@ async fn serve(
     config: &ServeConfig,
     state: AppState,
     tls: Option<TlsAcceptor>,
+    description: &str,
 ) -> anyhow::Result<()> {
     let listener = TcpListener::bind(config.listen)
         .await
@@ -211,12 +327,7 @@ async fn serve(
     // chosen): scripts and tests read it.
     println!("listening on {scheme}://{local}");
     if !config.quiet {
-        eprintln!(
-            "simhash-store serve: {} documents in {}{}; listening on {scheme}://{local}",
-            state.store().len(),
-            config.store.display(),
-            if config.read_only { " (read-only)" } else { "" }
-        );
+        eprintln!("simhash-store serve: {description}; listening on {scheme}://{local}");
     }
     if config.read_only {
         state.refresh_every(config.refresh);

@@ -2,7 +2,6 @@
 //! library (reads directly on the shared `Store`, writes through the writer's queue) and
 //! returns JSON; errors become responses in `error.rs`.
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use axum::body::Bytes;
@@ -16,22 +15,18 @@ use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 use simhash_store::groups::BlockGroups;
 use simhash_store::verified::{Verification, DEFAULT_MIN_SIMILARITY, DEFAULT_VERIFIED_K};
-use simhash_store::{Match, Store};
+use simhash_store::Match;
 use tokio::sync::oneshot;
 use tower_http::limit::RequestBodyLimitLayer;
 use tower_http::timeout::TimeoutLayer;
 
 use super::api::{self, Content, DocumentIn, MatchOut};
 use super::auth::require_token;
+use super::backend::Fingerprinter;
 use super::error::{with_json_body, ApiError};
 use super::metrics::Gauges;
 use super::state::AppState;
 use super::writer::{IfNew, Prepared, WriteOp};
-
-/// Batches up to this many queries (about 0.3 ms at k = 3) are answered on the request's own
-/// thread, with no hand-over; larger ones go to the query pool (`pool.rs`), which shares the
-/// cores fairly between the batches in flight.
-const INLINE_QUERIES: usize = 8;
 
 /// The service: every route, with auth, limits, timeouts, metrics and JSON errors.
 pub fn router(state: AppState, max_body: usize, request_timeout: Duration) -> Router {
@@ -166,17 +161,10 @@ async fn query(
 ) -> Result<Json<api::Results>, ApiError> {
     check_batch(&state, request.fingerprints.len())?;
     let k = check_k(request.k)?;
-    let store = state.store();
-    let fps = request.fingerprints;
-    let lists = if fps.len() <= INLINE_QUERIES {
-        fps.iter()
-            .map(|&fp| store.query(fp, k))
-            .collect::<Result<Vec<_>, _>>()?
-    } else {
-        state.pool.query(store, fps, k).await.ok_or_else(|| {
-            ApiError::internal("answer a query batch", "no answer from the query threads")
-        })??
-    };
+    let lists = state
+        .backend
+        .query(&state.pool, request.fingerprints, k)
+        .await?;
     Ok(results(lists.into_iter().map(out).collect()))
 }
 
@@ -185,7 +173,6 @@ async fn query_text(
     ApiJson(request): ApiJson<api::QueryTextRequest>,
 ) -> Result<Json<api::Results>, ApiError> {
     check_batch(&state, request.texts.len())?;
-    let store = state.store();
     let verified = request.verified;
     let verification = if verified {
         Some(
@@ -205,6 +192,19 @@ async fn query_text(
     };
     let k = check_k(request.k.unwrap_or(api::DEFAULT_K))?;
     let texts = request.texts;
+    if verification.is_none() {
+        let fingerprinter = state.backend.fingerprinter();
+        let fps = blocking(move || {
+            texts
+                .iter()
+                .map(|text| Ok(fingerprinter.simhasher().fingerprint(text)?))
+                .collect::<Result<Vec<_>, ApiError>>()
+        })
+        .await?;
+        let lists = state.backend.query(&state.pool, fps, k).await?;
+        return Ok(results(lists.into_iter().map(out).collect()));
+    }
+    let store = state.backend.store("a verified query")?;
     let lists = blocking(move || {
         texts
             .iter()
@@ -231,7 +231,7 @@ async fn query_text(
 /// Fingerprints each document (on the blocking pool: texts can be long): a document that
 /// cannot be is an error of its own, the others go on.
 async fn prepare(
-    store: Arc<Store>,
+    fingerprinter: Fingerprinter,
     documents: Vec<DocumentIn>,
 ) -> Result<Vec<Result<Prepared, ApiError>>, ApiError> {
     blocking(move || {
@@ -242,7 +242,8 @@ async fn prepare(
                     match doc.content().map_err(ApiError::bad_request)? {
                         Content::Fingerprint(fp) => (fp, None, None),
                         Content::Text(text) => {
-                            let (fp, sketch) = store.simhasher().fingerprint_and_sketch(text)?;
+                            let (fp, sketch) =
+                                fingerprinter.simhasher().fingerprint_and_sketch(text)?;
                             (fp, Some(text.len() as u64), sketch)
                         }
                     };
@@ -289,7 +290,7 @@ async fn insert(
 ) -> Result<Json<Value>, ApiError> {
     check_batch(&state, request.documents.len())?;
     let writer = writer(&state)?;
-    let (docs, errors) = split(prepare(state.store(), request.documents).await?);
+    let (docs, errors) = split(prepare(state.backend.fingerprinter(), request.documents).await?);
     let mut fingerprints = docs
         .iter()
         .map(|d| d.fingerprint)
@@ -331,7 +332,7 @@ async fn insert_if_new(
     check_batch(&state, request.documents.len())?;
     let k = check_k(request.k)?;
     let writer = writer(&state)?;
-    let (docs, errors) = split(prepare(state.store(), request.documents).await?);
+    let (docs, errors) = split(prepare(state.backend.fingerprinter(), request.documents).await?);
     let mut outcomes = Vec::new().into_iter();
     if !docs.is_empty() {
         let (reply, rx) = oneshot::channel();
@@ -377,7 +378,7 @@ async fn document(
     Path(id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
     let id = parse_id(&id)?;
-    match state.store().document(id)? {
+    match state.backend.document(id).await? {
         Some(doc) => Ok(Json(document_json(id, doc))),
         None => Err(ApiError::not_found(format!("no document {id}"))),
     }
@@ -387,13 +388,9 @@ async fn by_key(
     State(state): State<AppState>,
     Path(key): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
-    let store = state.store();
-    let found = match store.id_for_key(&key)? {
-        Some(id) => store.document(id)?.map(|doc| document_json(id, doc)),
-        None => None,
-    };
+    let found = state.backend.by_key(&key).await?;
     found
-        .map(Json)
+        .map(|(id, doc)| Json(document_json(id, doc)))
         .ok_or_else(|| ApiError::not_found("no document has this key"))
 }
 
@@ -414,9 +411,9 @@ async fn backup(
     State(state): State<AppState>,
     ApiJson(request): ApiJson<api::BackupRequest>,
 ) -> Result<Json<Value>, ApiError> {
+    let store = state.backend.store("POST /v1/backup")?;
     let dir = state.backup_dir.clone().ok_or_else(ApiError::backups_off)?;
     api::check_backup_name(&request.name).map_err(ApiError::bad_request)?;
-    let store = state.store();
     let dest = dir.join(&request.name);
     let made = blocking(move || Ok(store.backup(&dest)?)).await?;
     Ok(Json(json!({
@@ -433,17 +430,19 @@ async fn stats(
     RawQuery(query): RawQuery,
 ) -> Result<Json<Value>, ApiError> {
     let top = api::stats_groups(query.as_deref()).map_err(ApiError::bad_request)?;
-    let store = state.store();
-    let disk: u64 = store.disk_usage()?.iter().map(|(_, b)| b).sum();
     let mut body = json!({
-        "documents": store.len(),
-        "disk_bytes": disk,
-        "format_version": store.format_version(),
+        "documents": state.backend.len().await?,
+        "disk_bytes": state.backend.disk_bytes()?,
         "read_only": state.writer.is_none(),
-        "sketches": store.simhasher().config().sketch != simhash_store::sketch::SketchKind::None,
+        "sketches": state.backend.fingerprinter().simhasher().config().sketch != simhash_store::sketch::SketchKind::None,
         "queued_writes": state.writer.as_ref().map_or(0, |w| w.queued()),
     });
+    match state.backend.store("") {
+        Ok(store) => body["format_version"] = json!(store.format_version()),
+        Err(_) => body["backend"] = json!("postgres"),
+    }
     if let Some(top) = top {
+        let store = state.backend.store("\"groups\" in GET /v1/stats")?;
         let groups = blocking(move || Ok(BlockGroups::of_store(&store)?)).await?;
         body["groups"] = groups_json(&groups, top);
     }
@@ -482,10 +481,9 @@ fn groups_json(groups: &BlockGroups, top: usize) -> Value {
 }
 
 async fn metrics(State(state): State<AppState>) -> Result<Response, ApiError> {
-    let store = state.store();
     let gauges = Gauges {
-        documents: store.len(),
-        disk_bytes: store.disk_usage()?.iter().map(|(_, b)| b).sum(),
+        documents: state.backend.len().await?,
+        disk_bytes: state.backend.disk_bytes()?,
         queued_writes: state.writer.as_ref().map_or(0, |w| w.queued()),
     };
     Ok((

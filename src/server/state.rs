@@ -1,4 +1,4 @@
-//! What every handler shares, in one `Arc`: the store, the writer's queue, auth, limits,
+//! What every handler shares, in one `Arc`: the backend (a store or PostgreSQL), the writer's queue, auth, limits,
 //! metrics and the query pool.
 //!
 //! A writing server holds one writable [`Store`], which the writer replaces after a full disk
@@ -13,6 +13,7 @@ use std::time::Duration;
 use simhash_store::Store;
 
 use super::auth::Auth;
+use super::backend::Backend;
 use super::metrics::Metrics;
 use super::pool::QueryPool;
 use super::writer::WriterHandle;
@@ -59,7 +60,8 @@ impl StoreSlot {
 
 /// The state behind [`AppState`].
 pub struct Shared {
-    store: Arc<StoreSlot>,
+    /// The index served.
+    pub backend: Backend,
     /// `None` for a read-only server.
     pub writer: Option<WriterHandle>,
     /// Who may call.
@@ -82,9 +84,9 @@ impl std::ops::Deref for AppState {
 }
 
 impl AppState {
-    /// The state of a server over the store in `store`.
+    /// The state of a server over `backend`.
     pub fn new(
-        store: Arc<StoreSlot>,
+        backend: Backend,
         writer: Option<WriterHandle>,
         auth: Auth,
         limits: Limits,
@@ -93,7 +95,7 @@ impl AppState {
         backup_dir: Option<PathBuf>,
     ) -> AppState {
         AppState(Arc::new(Shared {
-            store,
+            backend,
             writer,
             auth,
             limits,
@@ -103,29 +105,27 @@ impl AppState {
         }))
     }
 
-    /// The store as of now.
-    pub fn store(&self) -> Arc<Store> {
-        self.0.store.get()
-    }
-
     /// Read-only servers: reopens the store every `interval` until the process ends, so
     /// that the writer's commits become visible. A failed reopen keeps the old view and is
     /// logged.
     pub fn refresh_every(&self, interval: Duration) {
-        let state = self.clone();
+        let Some(slot) = self.0.backend.store_slot() else {
+            return;
+        };
+        let slot = Arc::clone(slot);
         tokio::spawn(async move {
             let mut tick = tokio::time::interval(interval);
             tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             tick.tick().await;
             loop {
                 tick.tick().await;
-                let path = state.store().path().to_path_buf();
+                let path = slot.get().path().to_path_buf();
                 let reopened = tokio::task::spawn_blocking(move || {
                     Store::builder().read_only(true).open(&path)
                 })
                 .await;
                 match reopened {
-                    Ok(Ok(fresh)) => state.0.store.replace(Arc::new(fresh)),
+                    Ok(Ok(fresh)) => slot.replace(Arc::new(fresh)),
                     Ok(Err(e)) => eprintln!("warning: cannot refresh the read-only view: {e}"),
                     Err(e) => eprintln!("warning: cannot refresh the read-only view: {e}"),
                 }

@@ -19,15 +19,15 @@
 //! and writes resume, without a restart. Nothing acknowledged is lost: a write is
 //! acknowledged after its commit, and the reopened store replays its write-ahead log.
 
-use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use simhash_store::{Entry, Fingerprint, IdAssigner, KeyHolder, Match, Sketch, StagedBatch, Store};
+use simhash_store::{Fingerprint, IdAssigner, Match, Sketch, StagedBatch, Store};
 use tokio::sync::{mpsc, oneshot};
 
 use super::error::ApiError;
 use super::metrics::Metrics;
+use super::staging::{self, Decided, Reply, Request, Step};
 use super::state::StoreSlot;
 
 /// The most documents committed in one group.
@@ -93,7 +93,8 @@ pub enum WriteOp {
 }
 
 impl WriteOp {
-    fn items(&self) -> usize {
+    /// The documents the request writes (a removal counts one).
+    pub fn items(&self) -> usize {
         match self {
             WriteOp::Insert { docs, .. } | WriteOp::InsertIfNew { docs, .. } => docs.len(),
             WriteOp::Remove { .. } => 1,
@@ -152,7 +153,7 @@ pub fn start(
     capacity: usize,
     metrics: Arc<Metrics>,
 ) -> anyhow::Result<(WriterHandle, std::thread::JoinHandle<()>)> {
-    let (queue, rx) = mpsc::channel(capacity.max(1));
+    let (handle, rx) = channel(capacity);
     let store = slot.get();
     let ids = IdAssigner::for_store(&store)?;
     let mut writer = Writer {
@@ -169,7 +170,13 @@ pub fn start(
     let thread = std::thread::Builder::new()
         .name("simhash-writer".into())
         .spawn(move || writer.run(rx))?;
-    Ok((WriterHandle { queue }, thread))
+    Ok((handle, thread))
+}
+
+/// A writer's queue of `capacity` requests: the handlers' end and the writer's.
+pub fn channel(capacity: usize) -> (WriterHandle, mpsc::Receiver<WriteOp>) {
+    let (queue, rx) = mpsc::channel(capacity.max(1));
+    (WriterHandle { queue }, rx)
 }
 
 struct Writer {
@@ -190,50 +197,6 @@ struct Recovery {
     closing: Option<Arc<Store>>,
     /// Whether a write failed for want of space and the store is not writable again yet.
     disk_full: bool,
-}
-
-/// An insert request of a group, its reply split off.
-enum Request {
-    Insert(Vec<Prepared>),
-    IfNew(Vec<Prepared>, u32),
-}
-
-impl Request {
-    fn docs(&self) -> &[Prepared] {
-        match self {
-            Request::Insert(docs) | Request::IfNew(docs, _) => docs,
-        }
-    }
-}
-
-/// Where a request's answer goes.
-enum Reply {
-    Insert(oneshot::Sender<Result<Vec<u64>, ApiError>>),
-    IfNew(oneshot::Sender<Result<Vec<IfNew>, ApiError>>),
-}
-
-/// A request's answer, decided before the commit and sent after it.
-enum Decided {
-    Ids(Vec<u64>),
-    IfNew(Vec<IfNew>),
-}
-
-impl Reply {
-    fn send(self, answer: Result<Decided, ApiError>) {
-        // A client that went away no longer waits for its reply: nothing to do.
-        match (self, answer) {
-            (Reply::Insert(r), Ok(Decided::Ids(ids))) => drop(r.send(Ok(ids))),
-            (Reply::IfNew(r), Ok(Decided::IfNew(outcomes))) => drop(r.send(Ok(outcomes))),
-            (Reply::Insert(r), Err(e)) => drop(r.send(Err(e))),
-            (Reply::IfNew(r), Err(e)) => drop(r.send(Err(e))),
-            (Reply::Insert(r), Ok(_)) => drop(r.send(Err(mixed_up()))),
-            (Reply::IfNew(r), Ok(_)) => drop(r.send(Err(mixed_up()))),
-        }
-    }
-}
-
-fn mixed_up() -> ApiError {
-    ApiError::internal("match a write with its reply", "a reply of the other kind")
 }
 
 impl Writer {
@@ -329,14 +292,9 @@ impl Writer {
     fn commit_ops(&mut self, ops: Vec<WriteOp>) {
         let mut run = Vec::new();
         for op in ops {
-            match op {
-                WriteOp::Insert { docs, reply } => {
-                    run.push((Request::Insert(docs), Reply::Insert(reply)))
-                }
-                WriteOp::InsertIfNew { docs, k, reply } => {
-                    run.push((Request::IfNew(docs, k), Reply::IfNew(reply)))
-                }
-                WriteOp::Remove { id, reply } => {
+            match Step::from(op) {
+                Step::Insert(request, reply) => run.push((request, reply)),
+                Step::Remove(id, reply) => {
                     self.commit_group(std::mem::take(&mut run));
                     if self.recovery.disk_full {
                         let _ = reply.send(Err(ApiError::disk_full()));
@@ -409,91 +367,15 @@ impl Writer {
         requests: &[Request],
     ) -> Result<(StagedBatch<'s>, Vec<Decided>), ApiError> {
         let mut batch = store.staged_batch()?;
-        let mut decided = Vec::with_capacity(requests.len());
-        for request in requests {
-            let given = self.reserve_given_ids(request.docs());
-            let start = batch.len();
-            match request {
-                Request::Insert(docs) => {
-                    let mut ids = Vec::with_capacity(docs.len());
-                    for doc in docs {
-                        let entry = self.entry(&batch, start, &given, doc)?;
-                        ids.push(entry.id);
-                        batch.insert(entry)?;
-                    }
-                    decided.push(Decided::Ids(ids));
-                }
-                Request::IfNew(docs, k) => {
-                    let mut outcomes = Vec::with_capacity(docs.len());
-                    for doc in docs {
-                        let entry = self.entry(&batch, start, &given, doc)?;
-                        let id = entry.id;
-                        let outcome = batch.insert_if_new(entry, *k)?;
-                        outcomes.push(if outcome.is_inserted() {
-                            IfNew::Inserted(id)
-                        } else {
-                            IfNew::Duplicate(outcome.into_matches())
-                        });
-                    }
-                    decided.push(Decided::IfNew(outcomes));
-                }
-            }
-        }
+        let decided = staging::stage(&mut self.ids, &mut batch, requests)?;
         Ok((batch, decided))
-    }
-
-    /// Moves the next free id past every id `docs` give, before any of them gets a new one:
-    /// a new id never takes an id given in the same request. Returns the ids given.
-    fn reserve_given_ids(&mut self, docs: &[Prepared]) -> HashSet<u64> {
-        let given: HashSet<u64> = docs.iter().filter_map(|d| d.id).collect();
-        for &id in &given {
-            self.ids.give(id);
-        }
-        given
-    }
-
-    /// The entry of `doc`, a document of the request whose first document is staged entry
-    /// `start` of `batch`, with the id it is stored under, as `simhash-store load` assigns
-    /// it: the one given; else the id of the document holding its key once the entries
-    /// staged before are stored, unless the request gives that id to another document (a
-    /// holder staged by this request keeps its id); else a new one.
-    fn entry(
-        &mut self,
-        batch: &StagedBatch<'_>,
-        start: usize,
-        given: &HashSet<u64>,
-        doc: &Prepared,
-    ) -> Result<Entry, ApiError> {
-        let id = match (doc.id, &doc.key) {
-            (Some(id), _) => id,
-            (None, Some(key)) => match batch.key_holder(key)? {
-                Some(KeyHolder::Staged { id, at }) if at >= start => id,
-                // A holder whose id the request gives to another document is replaced by it.
-                holder => self.new_id(holder.map(|h| h.id()), given)?,
-            },
-            (None, None) => self.new_id(None, given)?,
-        };
-        Ok(Entry {
-            id,
-            fingerprint: doc.fingerprint,
-            key: doc.key.clone(),
-            text_len: doc.text_len,
-            sketch: doc.sketch,
-        })
-    }
-
-    /// The id of a document whose key `holder` holds, unless the request gives that id
-    /// to another document; else a new one. Fails once no new id is left.
-    fn new_id(&mut self, holder: Option<u64>, given: &HashSet<u64>) -> Result<u64, ApiError> {
-        self.ids
-            .for_key(holder, |id| given.contains(&id))
-            .ok_or_else(ApiError::no_id_left)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use simhash_store::Entry;
 
     fn doc(id: Option<u64>, key: Option<&str>, fp: u64) -> Prepared {
         Prepared {

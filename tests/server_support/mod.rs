@@ -21,10 +21,21 @@ impl Server {
     /// Starts `simhash-store serve --store DIR --listen 127.0.0.1:0 ARGS...` and waits for its
     /// `listening on` line.
     pub fn start(store: &Path, args: &[&str]) -> Server {
+        let store = store.to_str().expect("a UTF-8 path");
+        Server::serve(&["--store", store], args)
+    }
+
+    /// Starts `simhash-store serve --postgres URL --listen 127.0.0.1:0 ARGS...`.
+    pub fn start_postgres(url: &str, args: &[&str]) -> Server {
+        Server::serve(&["--postgres", url], args)
+    }
+
+    /// Starts `simhash-store serve INDEX --listen 127.0.0.1:0 ARGS...` and waits for its
+    /// `listening on` line.
+    fn serve(index: &[&str], args: &[&str]) -> Server {
         let mut child = Command::new(env!("CARGO_BIN_EXE_simhash-store"))
             .arg("serve")
-            .arg("--store")
-            .arg(store)
+            .args(index)
             .args(["--listen", "127.0.0.1:0"])
             .args(args)
             .stdout(Stdio::piped())
