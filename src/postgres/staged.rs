@@ -19,7 +19,8 @@ use crate::dedup::{InsertOutcome, KeyHolder};
 use crate::error::{Error, Result};
 use crate::fingerprint::Fingerprint;
 use crate::query::Match;
-use crate::store::{check_key, Entry, PendingAdds};
+use crate::store::write::plan::PendingAdds;
+use crate::store::{check_key, Entry};
 
 /// A connection of a [`PgIndex`]'s pool, held for a [`PgStagedBatch`]. A connection that
 /// failed is not given back to the pool for reuse: the pool drops closed ones.
