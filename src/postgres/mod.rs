@@ -32,6 +32,7 @@
 //! ```
 
 mod groups;
+mod load;
 mod schema;
 mod stored;
 mod verify;
@@ -40,6 +41,7 @@ mod write;
 use deadpool_postgres::{GenericClient, Manager, ManagerConfig, Pool, RecyclingMethod};
 use tokio_postgres::{NoTls, Row};
 
+pub use load::PgLoadSummary;
 pub use schema::SCHEMA_VERSION;
 pub use verify::PgVerifyReport;
 
