@@ -68,7 +68,13 @@ Exit codes: 0 loaded (bad records, if any, were skipped and reported), 1 error, 
 #[command(after_help = EXAMPLES)]
 pub struct Args {
     /// The store directory; `load` creates a store there if there is none.
-    #[arg(long, short = 's', value_name = "DIR", env = "SIMHASH_STORE", required_unless_present = "postgres")]
+    #[arg(
+        long,
+        short = 's',
+        value_name = "DIR",
+        env = "SIMHASH_STORE",
+        required_unless_present = "postgres"
+    )]
     store: Option<std::path::PathBuf>,
 
     /// Load into the index in this PostgreSQL database instead of a store directory
@@ -78,7 +84,12 @@ pub struct Args {
 
     /// Documents per transaction with --postgres: each is packed into the index's groups and
     /// committed whole.
-    #[arg(long, value_name = "DOCS", default_value_t = 1_000_000, requires = "postgres")]
+    #[arg(
+        long,
+        value_name = "DOCS",
+        default_value_t = 1_000_000,
+        requires = "postgres"
+    )]
     postgres_batch: usize,
 
     #[command(flatten)]
@@ -563,7 +574,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         );
     }
     let store = StoreArg {
-        store: args.store.clone().context("give --store DIR or --postgres URL")?,
+        store: args
+            .store
+            .clone()
+            .context("give --store DIR or --postgres URL")?,
     };
     args.input.check_exist()?;
     store.check_can_hold_a_store()?;

@@ -46,9 +46,9 @@ pub use schema::SCHEMA_VERSION;
 pub use verify::PgVerifyReport;
 
 use crate::codec::Document;
+use crate::distance::MAX_DISTANCE;
 use crate::error::{Error, Result};
 use crate::fingerprint::Fingerprint;
-use crate::distance::MAX_DISTANCE;
 use crate::query::Match;
 use crate::simhash::{SimhashConfig, Simhasher, SketchKind};
 use crate::sketch::{Sketch, SKETCH_BYTES};

@@ -295,7 +295,13 @@ pub fn run(args: &Args, url: &str) -> anyhow::Result<ExitCode> {
         Err(e) => {
             let holds = runtime
                 .block_on(index.len())
-                .map(|n| format!("the index in {} holds {}", index.database(), plural(n, "document", "documents")))
+                .map(|n| {
+                    format!(
+                        "the index in {} holds {}",
+                        index.database(),
+                        plural(n, "document", "documents")
+                    )
+                })
                 .unwrap_or_else(|_| format!("the index in {}", index.database()));
             return Err(Exit {
                 code: e.downcast_ref::<Exit>().map_or(EXIT_ERROR, |x| x.code),
