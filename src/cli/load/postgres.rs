@@ -25,8 +25,15 @@ const RESUME: &str = "each batch is one transaction: the batches before this one
 Run the same command again to finish: documents with a key or an id replace themselves, so none is stored twice \
 (documents with neither get new ids again)";
 
+/// Bytes of text gathered before they are fingerprinted on all cores (each text counts 64
+/// bytes more), as `load` does: a batch keeps fingerprints, not texts.
+const TEXT_CHUNK_BYTES: usize = /* 1 MiB */ 1 << 20;
+
+/// A fingerprint, the length of its text, its sketch.
+type Fingerprinted = (Fingerprint, Option<u64>, Option<simhash_store::sketch::Sketch>);
+
 /// A document of the batch being gathered: its id if it gives one, its key, where it was
-/// read, and its fingerprint (texts are fingerprinted when the batch is full).
+/// read, and its text until it is fingerprinted.
 struct Pending {
     id: Option<u64>,
     key: Option<String>,
@@ -36,11 +43,7 @@ struct Pending {
 
 enum PendingContent {
     Text(String),
-    Fingerprint {
-        fingerprint: Fingerprint,
-        text_len: Option<u64>,
-        sketch: Option<simhash_store::sketch::Sketch>,
-    },
+    Fingerprinted(simhash_store::Result<Fingerprinted>),
 }
 
 /// Gathers documents into batches, gives them ids and loads each batch.
@@ -50,6 +53,9 @@ struct Loader<'a> {
     batch_docs: usize,
     trust_fingerprints: bool,
     pending: Vec<Pending>,
+    /// How many of `pending` (the first ones) are fingerprinted, and the bytes of the others.
+    fingerprinted: usize,
+    text_bytes: usize,
     ids: IdAssigner,
     /// Keys of the batch in flight and their ids (not yet in the index).
     keys: HashMap<String, u64>,
@@ -78,12 +84,13 @@ impl Loader<'_> {
                 }
                 return Ok(());
             }
-            Content::Text(text) => PendingContent::Text(text),
-            Content::Exported(e) => PendingContent::Fingerprint {
-                fingerprint: e.fingerprint,
-                text_len: e.text_len,
-                sketch: e.sketch,
-            },
+            Content::Text(text) => {
+                self.text_bytes += text.len() + 64;
+                PendingContent::Text(text)
+            }
+            Content::Exported(e) => {
+                PendingContent::Fingerprinted(Ok((e.fingerprint, e.text_len, e.sketch)))
+            }
         };
         self.pending.push(Pending {
             id: doc.id,
@@ -93,31 +100,36 @@ impl Loader<'_> {
         });
         if self.pending.len() >= self.batch_docs {
             self.flush()?;
+        } else if self.text_bytes >= TEXT_CHUNK_BYTES {
+            self.fingerprint_texts();
         }
         Ok(())
     }
 
+    /// Fingerprints the gathered texts on all cores.
+    fn fingerprint_texts(&mut self) {
+        let hasher = self.index.simhasher();
+        let from = self.fingerprinted.min(self.pending.len());
+        self.pending[from..].par_iter_mut().for_each(|p| {
+            if let PendingContent::Text(text) = &p.content {
+                let done = hasher
+                    .fingerprint_and_sketch(text)
+                    .map(|(fp, sketch)| (fp, Some(text.len() as u64), sketch));
+                p.content = PendingContent::Fingerprinted(done);
+            }
+        });
+        self.fingerprinted = self.pending.len();
+        self.text_bytes = 0;
+    }
+
     /// Fingerprints, numbers and loads the gathered documents in one transaction.
     fn flush(&mut self) -> anyhow::Result<()> {
+        self.fingerprint_texts();
+        self.fingerprinted = 0;
         let pending = std::mem::take(&mut self.pending);
         if pending.is_empty() {
             return Ok(());
         }
-        self.bar.set_prefix("fingerprinting");
-        let hasher = self.index.simhasher();
-        let fingerprinted: Vec<_> = pending
-            .par_iter()
-            .map(|p| match &p.content {
-                PendingContent::Text(text) => hasher
-                    .fingerprint_and_sketch(text)
-                    .map(|(fp, sketch)| (fp, Some(text.len() as u64), sketch)),
-                PendingContent::Fingerprint {
-                    fingerprint,
-                    text_len,
-                    sketch,
-                } => Ok((*fingerprint, *text_len, sketch.clone())),
-            })
-            .collect();
         // The holders of the keys of documents that give no id, in one statement.
         let wanted: Vec<&str> = pending
             .iter()
@@ -136,8 +148,13 @@ impl Loader<'_> {
                 .collect()
         };
         let mut entries = Vec::with_capacity(pending.len());
-        for (p, fingerprinted) in pending.into_iter().zip(fingerprinted) {
-            let (fingerprint, text_len, sketch) = match fingerprinted {
+        for p in pending {
+            let done = match p.content {
+                PendingContent::Fingerprinted(done) => done,
+                // Every text was fingerprinted above.
+                PendingContent::Text(_) => Err(simhash_store::Error::NoFeatures),
+            };
+            let (fingerprint, text_len, sketch) = match done {
                 Ok(f) => f,
                 Err(simhash_store::Error::NoFeatures) => {
                     self.no_features.push(NoText {
@@ -256,6 +273,8 @@ pub fn run(args: &Args, url: &str) -> anyhow::Result<ExitCode> {
         batch_docs: args.postgres_batch.max(1),
         trust_fingerprints: args.trust_fingerprints,
         pending: Vec::new(),
+        fingerprinted: 0,
+        text_bytes: 0,
         ids: IdAssigner::starting_at(match largest {
             Some(id) => id.checked_add(1),
             None => Some(0),
