@@ -24,6 +24,9 @@ use super::{
     open_for_writing, plural, ConfigArgs, Exit, InputArgs, StoreArg, EXIT_ERROR, EXIT_PROBLEMS,
 };
 
+#[cfg(feature = "postgres")]
+mod postgres;
+
 const EXAMPLES: &str = "\
 Examples:
   simhash-store load CC-MAIN-*.warc.gz --store pages.db
@@ -50,6 +53,13 @@ loaded), naming both: list inputs that give ids before the others. The summary c
 documents, replaced ones (same id or key), stored documents removed (a loaded document took
 their key) and documents superseded within the load (a later one had the same id or key).
 
+With --postgres URL the documents go to the index in that PostgreSQL database (made in an
+empty one, recording the settings given), in transactions of --postgres-batch documents. A
+load that stops (an error, a kill, a lost server) leaves the batches before it in the index
+and nothing of the one in flight: run the same command again to finish. Documents with a key
+or an id replace themselves, so none is stored twice; documents with neither get new ids again.
+  simhash-store load docs.jsonl --postgres postgres://app@db.example/dedup
+
 Exit codes: 0 loaded (bad records, if any, were skipped and reported), 1 error, 2 usage,
 3 stopped at a bad record under --strict (what came before it is loaded).";
 
@@ -57,8 +67,30 @@ Exit codes: 0 loaded (bad records, if any, were skipped and reported), 1 error, 
 #[derive(clap::Args, Debug)]
 #[command(after_help = EXAMPLES)]
 pub struct Args {
-    #[command(flatten)]
-    store: StoreArg,
+    /// The store directory; `load` creates a store there if there is none.
+    #[arg(
+        long,
+        short = 's',
+        value_name = "DIR",
+        env = "SIMHASH_STORE",
+        required_unless_present = "postgres"
+    )]
+    store: Option<std::path::PathBuf>,
+
+    /// Load into the index in this PostgreSQL database instead of a store directory
+    /// (`postgres://user:password@host:port/db`; made in an empty database).
+    #[arg(long, value_name = "URL")]
+    postgres: Option<String>,
+
+    /// Documents per transaction with --postgres: each is packed into the index's groups and
+    /// committed whole.
+    #[arg(
+        long,
+        value_name = "DOCS",
+        default_value_t = 1_000_000,
+        requires = "postgres"
+    )]
+    postgres_batch: usize,
 
     #[command(flatten)]
     input: InputArgs,
@@ -536,12 +568,26 @@ pub fn load_inputs(
 /// # Errors
 /// An input or the store cannot be opened or written.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if let Some(url) = &args.postgres {
+        #[cfg(feature = "postgres")]
+        return postgres::run(&args, url);
+        #[cfg(not(feature = "postgres"))]
+        anyhow::bail!(
+            "cannot load into {url}: this simhash-store was built without PostgreSQL support; build it with --features postgres"
+        );
+    }
+    let store = StoreArg {
+        store: args
+            .store
+            .clone()
+            .context("give --store DIR or --postgres URL")?,
+    };
     args.input.check_exist()?;
-    args.store.check_can_hold_a_store()?;
-    let state = LoadState::new(&args.store.store);
+    store.check_can_hold_a_store()?;
+    let state = LoadState::new(&store.store);
     stopped::say_state_on_interrupt(Arc::clone(&state))
         .context("cannot watch for Ctrl-C (SIGINT)")?;
-    let target = Target::new(&args.store.store, &args.settings, args.trust_fingerprints)
+    let target = Target::new(&store.store, &args.settings, args.trust_fingerprints)
         .with_state(Arc::clone(&state));
     let mut progress = Progress::new("loading", args.input.quiet);
     let (tally, summary) = match load_inputs(&target, &args.input, &mut progress) {
@@ -598,7 +644,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         println!(
             "the store at {} holds {} (was {before})",
-            args.store.store.display(),
+            store.store.display(),
             plural(after, "document", "documents"),
         );
     }

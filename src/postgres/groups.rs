@@ -9,7 +9,8 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use deadpool_postgres::GenericClient;
+use deadpool_postgres::{GenericClient, Transaction};
+use rayon::prelude::*;
 
 use super::{col, pg_error};
 use crate::error::{Error, Result};
@@ -206,7 +207,7 @@ impl Deltas {
     fn sorted(mut self) -> Vec<(i32, u64, u64, bool)> {
         // Stable: the writes of one entry stay in order, and the last is kept.
         self.0
-            .sort_by_key(|&(grp, remainder, id, _)| (grp, remainder, id));
+            .par_sort_by_key(|&(grp, remainder, id, _)| (grp, remainder, id));
         let mut out: Vec<(i32, u64, u64, bool)> = Vec::with_capacity(self.0.len());
         for row in self.0 {
             match out.last_mut() {
@@ -219,7 +220,7 @@ impl Deltas {
 
     /// Writes the rows, then folds each group they touch that has [`FOLD_AT`] rows or more.
     /// The caller holds the writer lock.
-    pub(crate) async fn write(self, client: &impl GenericClient) -> Result<()> {
+    pub(crate) async fn write(self, client: &Transaction<'_>) -> Result<()> {
         let rows = self.sorted();
         if rows.is_empty() {
             return Ok(());
@@ -266,7 +267,7 @@ impl Deltas {
     /// Packs the rows into the chunks of the groups they touch, with those groups' delta
     /// rows, instead of writing them: what a bulk load does. Rewrites every group touched.
     /// The caller holds the writer lock.
-    pub(crate) async fn pack(self, client: &impl GenericClient) -> Result<()> {
+    pub(crate) async fn pack(self, client: &Transaction<'_>) -> Result<()> {
         let rows = self.sorted();
         let mut groups: Vec<i32> = rows.iter().map(|&(grp, ..)| grp).collect();
         groups.dedup();
@@ -275,7 +276,7 @@ impl Deltas {
 }
 
 /// Packs the delta rows of `groups` into their chunks. The caller holds the writer lock.
-pub(crate) async fn fold(client: &impl GenericClient, groups: &[i32]) -> Result<()> {
+pub(crate) async fn fold(client: &Transaction<'_>, groups: &[i32]) -> Result<()> {
     pack(client, groups, &[]).await
 }
 
@@ -283,7 +284,7 @@ pub(crate) async fn fold(client: &impl GenericClient, groups: &[i32]) -> Result<
 /// (sorted, distinct, [`Deltas::sorted`]) applied, and deletes their delta rows. The caller
 /// holds the writer lock.
 async fn pack(
-    client: &impl GenericClient,
+    client: &Transaction<'_>,
     groups: &[i32],
     more: &[(i32, u64, u64, bool)],
 ) -> Result<()> {
@@ -291,22 +292,28 @@ async fn pack(
         return Ok(());
     }
     let read = GroupsRead::read(client, groups).await?;
-    let (mut grps, mut parts, mut chunks) = (Vec::new(), Vec::new(), Vec::new());
-    for &grp in groups {
-        let (from, to) = (
-            more.partition_point(|r| r.0 < grp),
-            more.partition_point(|r| r.0 <= grp),
-        );
-        let entries = merge(read.entries(grp)?, more.get(from..to).unwrap_or_default());
-        let n = entries.len().div_ceil(MAX_ENTRIES);
-        for (part, slice) in entries.chunks(MAX_ENTRIES).enumerate() {
-            let mut bytes = Vec::new();
-            chunk::encode(slice, part + 1 == n, &mut bytes);
-            grps.push(grp);
-            parts.push(part as i32);
-            chunks.push(bytes);
-        }
-    }
+    // Each group's entries merged and encoded on all cores; then written in group order.
+    let packed: Vec<(i32, Vec<Vec<u8>>)> = groups
+        .par_iter()
+        .map(|&grp| {
+            let (from, to) = (
+                more.partition_point(|r| r.0 < grp),
+                more.partition_point(|r| r.0 <= grp),
+            );
+            let entries = merge(read.entries(grp)?, more.get(from..to).unwrap_or_default());
+            let n = entries.len().div_ceil(MAX_ENTRIES);
+            let chunks = entries
+                .chunks(MAX_ENTRIES)
+                .enumerate()
+                .map(|(part, slice)| {
+                    let mut bytes = Vec::new();
+                    chunk::encode(slice, part + 1 == n, &mut bytes);
+                    bytes
+                })
+                .collect();
+            Ok((grp, chunks))
+        })
+        .collect::<Result<_>>()?;
     client
         .execute("DELETE FROM simhash_groups WHERE grp = ANY($1)", &[&groups])
         .await
@@ -315,14 +322,30 @@ async fn pack(
         .execute("DELETE FROM simhash_deltas WHERE grp = ANY($1)", &[&groups])
         .await
         .map_err(pg_error("rewrite groups"))?;
-    client
-        .execute(
-            "INSERT INTO simhash_groups (grp, part, chunk)
-             SELECT * FROM unnest($1::integer[], $2::integer[], $3::bytea[])",
-            &[&grps, &parts, &chunks],
-        )
+    copy_chunks(client, &packed).await
+}
+
+/// Writes packed chunks with binary COPY: (group, its chunks as parts 0, 1, ...).
+async fn copy_chunks(client: &Transaction<'_>, packed: &[(i32, Vec<Vec<u8>>)]) -> Result<()> {
+    use tokio_postgres::binary_copy::BinaryCopyInWriter;
+    use tokio_postgres::types::Type;
+    let sink = client
+        .copy_in("COPY simhash_groups (grp, part, chunk) FROM STDIN BINARY")
         .await
-        .map_err(pg_error("rewrite groups"))?;
+        .map_err(pg_error("write groups"))?;
+    let writer = BinaryCopyInWriter::new(sink, &[Type::INT4, Type::INT4, Type::BYTEA]);
+    let mut writer = std::pin::pin!(writer);
+    for (grp, chunks) in packed {
+        for (part, bytes) in chunks.iter().enumerate() {
+            let part = part as i32;
+            writer
+                .as_mut()
+                .write(&[grp, &part, &bytes.as_slice()])
+                .await
+                .map_err(pg_error("write groups"))?;
+        }
+    }
+    writer.finish().await.map_err(pg_error("write groups"))?;
     Ok(())
 }
 

@@ -32,6 +32,7 @@
 //! ```
 
 mod groups;
+mod load;
 mod schema;
 mod staged;
 mod stored;
@@ -41,6 +42,7 @@ mod write;
 use deadpool_postgres::{GenericClient, Manager, ManagerConfig, Pool, RecyclingMethod};
 use tokio_postgres::{NoTls, Row};
 
+pub use load::PgLoadSummary;
 pub use schema::SCHEMA_VERSION;
 pub use staged::{PgConnection, PgStagedBatch};
 pub use verify::PgVerifyReport;

@@ -87,6 +87,15 @@ impl Snapshot {
             return Ok(Vec::new());
         }
         let wanted: Vec<i64> = ids.iter().map(|&id| id as i64).collect();
+        for id in &ids {
+            self.documents.insert(*id, None);
+        }
+        // One index probe first: a bulk load's new ids lie past every stored one, and
+        // looking each up would cost a million probes per million documents.
+        let (lo, hi) = (wanted.iter().min(), wanted.iter().max());
+        if !any_between(client, "simhash_docs", "id", &lo, &hi).await? {
+            return Ok(Vec::new());
+        }
         let rows = client
             .query(
                 &format!("SELECT {DOC_COLUMNS} FROM simhash_docs WHERE id = ANY($1)"),
@@ -95,9 +104,6 @@ impl Snapshot {
             .await
             .map_err(pg_error("read documents"))?;
         let mut keys = Vec::new();
-        for id in ids {
-            self.documents.insert(id, None);
-        }
         for row in rows {
             let (id, doc) = document_from_row(&row)?;
             if let Some(key) = &doc.key {
@@ -118,6 +124,13 @@ impl Snapshot {
             return Ok(Vec::new());
         }
         let wanted: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
+        for key in &keys {
+            self.owners.insert(key.clone(), None);
+        }
+        let (lo, hi) = (wanted.first(), wanted.last());
+        if !any_between(client, "simhash_keys", "key", &lo, &hi).await? {
+            return Ok(Vec::new());
+        }
         let rows = client
             .query(
                 "SELECT key, id FROM simhash_keys WHERE key = ANY($1)",
@@ -126,9 +139,6 @@ impl Snapshot {
             .await
             .map_err(pg_error("read keys"))?;
         let mut owners = Vec::new();
-        for key in &keys {
-            self.owners.insert(key.clone(), None);
-        }
         for row in rows {
             let (key, id): (Vec<u8>, i64) = (col(&row, 0)?, col(&row, 1)?);
             owners.push(id as u64);
@@ -143,6 +153,29 @@ impl Snapshot {
     pub(crate) fn holds(&self, id: u64) -> bool {
         matches!(self.documents.get(&id), Some(Some(_)))
     }
+}
+
+/// Whether `table` has a row whose `column` lies in `lo..=hi` (one index probe).
+async fn any_between<T: tokio_postgres::types::ToSql + Sync>(
+    client: &impl GenericClient,
+    table: &'static str,
+    column: &'static str,
+    lo: &T,
+    hi: &T,
+) -> Result<bool> {
+    let stmt = client
+        .prepare_cached(&format!(
+            "SELECT EXISTS (SELECT 1 FROM {table} WHERE {column} BETWEEN $1 AND $2)"
+        ))
+        .await
+        .map_err(pg_error("prepare a range probe"))?;
+    col(
+        &client
+            .query_one(&stmt, &[lo, hi])
+            .await
+            .map_err(pg_error("probe a range"))?,
+        0,
+    )
 }
 
 /// A question the read-ahead did not foresee: a defect, reported rather than guessed.

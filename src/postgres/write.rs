@@ -6,6 +6,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use deadpool_postgres::{GenericClient, Transaction};
 
 use super::groups::{self, Deltas};
+use super::load::PgLoadSummary;
 use super::stored::Snapshot;
 use super::{col, connection, pg_error, query_on, PgIndex};
 use crate::dedup::InsertOutcome;
@@ -115,16 +116,23 @@ pub(super) enum BlockWrites {
     Pack,
 }
 
-/// Plans `entries` against the index and applies the plan. The caller holds the writer lock.
+/// Plans `entries` against the index and applies the plan; returns what it did. The caller
+/// holds the writer lock.
 pub(super) async fn upsert(
     client: &Transaction<'_>,
     entries: &Entries,
     blocks: BlockWrites,
-) -> Result<()> {
+) -> Result<PgLoadSummary> {
     let snapshot = Snapshot::read(client, entries).await?;
     let plan = upsert::plan(&snapshot, entries)?;
     let count = plan.count_after(upsert::Stored::count(&snapshot));
-    apply(client, entries, &plan, &snapshot, count, blocks).await
+    apply(client, entries, &plan, &snapshot, count, blocks).await?;
+    Ok(PgLoadSummary {
+        added: plan.added,
+        replaced: plan.replaced,
+        removed: plan.removed,
+        superseded: plan.superseded,
+    })
 }
 
 /// Writes `plan` of `entries`, and the new document count. The caller holds the writer lock.
@@ -319,14 +327,21 @@ impl PgIndex {
     /// it large batches (a million documents is about 4 x 65,536 groups, each touched ~15
     /// times): a load of many batches costs each batch a rewrite of the groups so far.
     ///
+    /// Returns what the batch did. A load of many batches that stops (a crash, a lost
+    /// connection) leaves the batches before committed and nothing of the one in flight.
+    ///
     /// # Errors
     /// As [`PgIndex::insert_batch`]; on error nothing of the batch is written.
-    pub async fn load_batch(&self, entries: impl IntoIterator<Item = Entry>) -> Result<()> {
+    pub async fn load_batch(
+        &self,
+        entries: impl IntoIterator<Item = Entry>,
+    ) -> Result<PgLoadSummary> {
         let entries = Entries::new(self, entries)?;
         let mut conn = connection(&self.pool).await?;
         let tx = begin(&mut conn).await?;
-        upsert(&tx, &entries, BlockWrites::Pack).await?;
-        tx.commit().await.map_err(pg_error("commit a load"))
+        let summary = upsert(&tx, &entries, BlockWrites::Pack).await?;
+        tx.commit().await.map_err(pg_error("commit a load"))?;
+        Ok(summary)
     }
 
     /// Packs every group's delta rows into its chunks, 4,096 groups per transaction
