@@ -19,6 +19,9 @@ trap 'scripts/postgres-test-server.sh stop' EXIT
 cargo test --release --features server,postgres "$@"
 scripts/postgres-test-server.sh stop
 trap - EXIT
+# The failover test: etcd and three PostgreSQL nodes under Patroni (synchronous replication),
+# two `serve --postgres` processes, the leader killed mid-run (about a minute).
+scripts/failover-test.sh 1
 # Warnings as errors: clippy, the API docs, the crate as published.
 scripts/lint.sh
 
