@@ -149,6 +149,11 @@ impl Snapshot {
 }
 
 impl Snapshot {
+    /// Whether key `key` was read and no document holds it.
+    pub(crate) fn key_is_free(&self, key: &[u8]) -> bool {
+        matches!(self.owners.get(key), Some(None))
+    }
+
     /// Whether document `id` was read and is stored.
     pub(crate) fn holds(&self, id: u64) -> bool {
         matches!(self.documents.get(&id), Some(Some(_)))

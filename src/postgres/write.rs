@@ -157,8 +157,13 @@ async fn apply(
             .map_err(pg_error("delete documents"))?;
     }
     let (mut put_keys, mut put_ids, mut deleted_keys) = (Vec::new(), Vec::new(), Vec::new());
+    // Keys no document held go in with COPY (each key is written once per plan).
+    let mut new_keys: Vec<(&[u8], i64)> = Vec::new();
     for write in &plan.key_writes {
         match write {
+            KeyWrite::Put(key, id) if snapshot.key_is_free(key.bytes(entries)) => {
+                new_keys.push((key.bytes(entries), *id as i64));
+            }
             KeyWrite::Put(key, id) => {
                 put_keys.push(key.bytes(entries));
                 put_ids.push(*id as i64);
@@ -175,6 +180,7 @@ async fn apply(
             .await
             .map_err(pg_error("delete keys"))?;
     }
+    copy_keys(client, &new_keys).await?;
     if !put_keys.is_empty() {
         client
             .execute(
@@ -271,6 +277,30 @@ async fn copy_documents(client: &Transaction<'_>, rows: &[DocRow<'_>]) -> Result
             .map_err(pg_error("write documents"))?;
     }
     writer.finish().await.map_err(pg_error("write documents"))?;
+    Ok(())
+}
+
+/// Writes keys that no document holds, with binary COPY.
+async fn copy_keys(client: &Transaction<'_>, keys: &[(&[u8], i64)]) -> Result<()> {
+    use tokio_postgres::binary_copy::BinaryCopyInWriter;
+    use tokio_postgres::types::Type;
+    if keys.is_empty() {
+        return Ok(());
+    }
+    let sink = client
+        .copy_in("COPY simhash_keys (key, id) FROM STDIN BINARY")
+        .await
+        .map_err(pg_error("write keys"))?;
+    let writer = BinaryCopyInWriter::new(sink, &[Type::BYTEA, Type::INT8]);
+    let mut writer = std::pin::pin!(writer);
+    for (key, id) in keys {
+        writer
+            .as_mut()
+            .write(&[key, id])
+            .await
+            .map_err(pg_error("write keys"))?;
+    }
+    writer.finish().await.map_err(pg_error("write keys"))?;
     Ok(())
 }
 

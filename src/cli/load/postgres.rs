@@ -30,7 +30,11 @@ Run the same command again to finish: documents with a key or an id replace them
 const TEXT_CHUNK_BYTES: usize = /* 1 MiB */ 1 << 20;
 
 /// A fingerprint, the length of its text, its sketch.
-type Fingerprinted = (Fingerprint, Option<u64>, Option<simhash_store::sketch::Sketch>);
+type Fingerprinted = (
+    Fingerprint,
+    Option<u64>,
+    Option<simhash_store::sketch::Sketch>,
+);
 
 /// A document of the batch being gathered: its id if it gives one, its key, where it was
 /// read, and its text until it is fingerprinted.
