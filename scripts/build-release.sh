@@ -19,7 +19,7 @@ name=simhash-store-$version-$release_target
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 maturin build --release --locked --strip --zig --compatibility "$release_compat" \
-  --target "$release_target" -m Cargo.toml --bindings bin --features server -o "$scratch"
+  --target "$release_target" -m Cargo.toml --bindings bin --features server,postgres -o "$scratch"
 bin=$CARGO_TARGET_DIR/$release_target/release/simhash-store
 
 stage=$scratch/$name

@@ -5,5 +5,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
-cargo build --release --features server --bin simhash-store
+cargo build --release --features server,postgres --bin simhash-store
 exec "${CARGO_TARGET_DIR:-target}"/release/simhash-store demo "$@"
