@@ -164,6 +164,8 @@ def test_every_error_kind_of_the_service_has_a_class():
         "shutting_down",
         "internal",
         "backups_off",
+        "unavailable",
+        "not_on_postgres",
     }
     assert set(client_module._KINDS) | service == kinds
     assert not set(client_module._KINDS) & service
