@@ -369,7 +369,7 @@ postmaster_pid() {
 }
 
 # kill -9 of a postmaster and all its children (backends, walsenders, ...), by PID: each child
-# is in a session of its own, so there is no process group to signal, and a child outlives a
+# calls setsid, so there is no process group to signal, and a child outlives a
 # postmaster killed alone (a walsender goes on streaming, a backend goes on committing). The
 # postmaster is stopped first so that it forks nothing between the listing and the kill.
 kill_postgres() {

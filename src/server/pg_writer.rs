@@ -22,7 +22,7 @@ use tokio::sync::mpsc;
 use super::error::ApiError;
 use super::metrics::Metrics;
 use super::staging::{self, Decided, Reply, Request, Step};
-use super::writer::{channel, WriteOp, WriterHandle, MAX_GROUP_ITEMS};
+use super::writer::{channel, take_group, WriteOp, WriterHandle};
 
 /// Starts the writer task over `index` with a queue of `capacity` requests, on the current
 /// runtime. The task ends once every [`WriterHandle`] is dropped and the queue is drained.
@@ -50,17 +50,7 @@ struct PgWriter {
 impl PgWriter {
     async fn run(mut self, mut rx: mpsc::Receiver<WriteOp>) {
         while let Some(first) = rx.recv().await {
-            let mut items = first.items();
-            let mut ops = vec![first];
-            while items < MAX_GROUP_ITEMS {
-                match rx.try_recv() {
-                    Ok(op) => {
-                        items += op.items();
-                        ops.push(op);
-                    }
-                    Err(_) => break,
-                }
-            }
+            let ops = take_group(first, &mut rx);
             self.commit_ops(ops).await;
         }
     }

@@ -199,6 +199,23 @@ struct Recovery {
     disk_full: bool,
 }
 
+/// `first` and the operations queued behind it, up to about [`MAX_GROUP_ITEMS`] documents:
+/// one group, committed together.
+pub fn take_group(first: WriteOp, rx: &mut mpsc::Receiver<WriteOp>) -> Vec<WriteOp> {
+    let mut items = first.items();
+    let mut ops = vec![first];
+    while items < MAX_GROUP_ITEMS {
+        match rx.try_recv() {
+            Ok(op) => {
+                items += op.items();
+                ops.push(op);
+            }
+            Err(_) => break,
+        }
+    }
+    ops
+}
+
 impl Writer {
     fn run(&mut self, mut rx: mpsc::Receiver<WriteOp>) {
         while let Some(first) = rx.blocking_recv() {
@@ -206,17 +223,7 @@ impl Writer {
                 self.recover(first, &mut rx);
                 continue;
             }
-            let mut items = first.items();
-            let mut ops = vec![first];
-            while items < MAX_GROUP_ITEMS {
-                match rx.try_recv() {
-                    Ok(op) => {
-                        items += op.items();
-                        ops.push(op);
-                    }
-                    Err(_) => break,
-                }
-            }
+            let ops = take_group(first, &mut rx);
             self.commit_ops(ops);
         }
     }
