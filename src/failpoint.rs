@@ -1,4 +1,4 @@
-//! Crash points for the crate's own tests (`src/bulk/crash_tests.rs`, `src/store/backup.rs`):
+//! Crash points for the crate's own tests (`src/store/bulk_loader/crash_tests.rs`, `src/store/backup.rs`):
 //! a test arms one point on its thread, and the bulk loader, the journal's ingestion or a
 //! backup stops there with an error, leaving the store as a kill would. In other builds no
 //! point is ever hit.

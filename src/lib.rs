@@ -50,7 +50,7 @@
 //!
 //! | module | what it holds |
 //! |---|---|
-//! | [`bulk`] | [`BulkLoader`] and its options, progress and summary |
+//! | [`bulk`] | the options, progress and summary of a [`BulkLoader`] |
 //! | [`dedup`] | all pairs within `k` ([`Store::pairs`]), clusters, check-then-insert, the [`partition`](dedup::partition) planner of the Spark and Ray jobs |
 //! | [`verified`] | near-duplicates whose MinHash sketches agree |
 //! | [`readers`] | WARC/WET, HTML, JSON Lines and text inputs (feature `readers`) |
@@ -101,11 +101,12 @@ pub mod sketch;
 mod storage;
 mod store;
 pub mod upgrade;
+mod upsert;
 pub mod verified;
 pub mod verify;
 
 // The names most programs use; everything else is in the module that owns it (above).
-pub use bulk::{BulkLoader, BulkOptions};
+pub use bulk::BulkOptions;
 pub use codec::Document;
 pub use dedup::{Clusters, Pair};
 pub use distance::{DEFAULT_K, MAX_DISTANCE};
@@ -118,9 +119,9 @@ pub use readers::{read_input, Record};
 pub use simhash::{SimhashConfig, Simhasher};
 pub use sketch::Sketch;
 pub use store::{
-    Backup, Durability, Entry, IdAssigner, InsertOutcome, KeyHolder, StagedBatch, Store,
-    StoreBuilder,
+    Backup, BulkLoader, Durability, InsertOutcome, KeyHolder, StagedBatch, Store, StoreBuilder,
 };
+pub use upsert::{Entry, IdAssigner};
 pub use verified::VerifiedMatch;
 pub use verify::VerifyReport;
 

@@ -1,5 +1,5 @@
 //! A run: the documents gathered in memory up to the budget, packed for sorting. The store's
-//! upsert planner (`src/store/write/plan/`) reads it through [`Adds`] and plans its net
+//! upsert planner (`src/upsert/plan/`) reads it through [`Adds`] and plans its net
 //! effect on the store, which `sst/` writes.
 
 use rayon::prelude::*;
@@ -8,7 +8,8 @@ use super::prefault::Ahead;
 use crate::codec::DocumentRef;
 use crate::fingerprint::Fingerprint;
 use crate::sketch::Sketch;
-use crate::store::{apply, Adds};
+use crate::upsert::apply;
+use crate::upsert::plan::Adds;
 
 /// `text_len` of a document that has none.
 const NO_TEXT_LEN: u64 = u64::MAX;
@@ -104,7 +105,7 @@ impl RunBuffer {
             + self.added.len() * std::mem::size_of::<Option<u64>>()
     }
 
-    /// Adds a document without a sketch; the key must have passed `store::check_key`.
+    /// Adds a document without a sketch; the key must have passed `upsert::check_key`.
     #[cfg(test)]
     pub(crate) fn push(
         &mut self,
@@ -116,7 +117,7 @@ impl RunBuffer {
         self.push_sketched(id, fp, key, text_len, None);
     }
 
-    /// Adds a document; the key must have passed `store::check_key`.
+    /// Adds a document; the key must have passed `upsert::check_key`.
     pub(crate) fn push_sketched(
         &mut self,
         id: u64,
@@ -196,7 +197,7 @@ impl RunBuffer {
     }
 
     /// Adds a stored document as it is, its `added` time included (a store's upgrade); the
-    /// key must have passed `store::check_key`.
+    /// key must have passed `upsert::check_key`.
     pub(crate) fn push_document(&mut self, id: u64, doc: &DocumentRef<'_>) {
         self.push_sketched(id, doc.fingerprint, doc.key, doc.text_len, doc.sketch);
         self.added.resize(self.recs.len() - 1, None);

@@ -13,14 +13,14 @@ use std::collections::HashMap;
 
 use deadpool_postgres::Transaction;
 
-use super::write::{begin, upsert, BlockWrites, Entries};
+use super::write::{begin, upsert, BlockWrites};
 use super::{col, connection, pg_error, query_on, PgIndex};
 use crate::dedup::{InsertOutcome, KeyHolder};
 use crate::error::{Error, Result};
 use crate::fingerprint::Fingerprint;
 use crate::query::Match;
-use crate::store::write::plan::PendingAdds;
-use crate::store::{check_key, Entry};
+use crate::upsert::plan::PendingAdds;
+use crate::upsert::{check_key, Entries, Entry};
 
 /// A connection of a [`PgIndex`]'s pool, held for a [`PgStagedBatch`]. A connection that
 /// failed is not given back to the pool for reuse: the pool drops closed ones.
@@ -246,7 +246,8 @@ impl PgStagedBatch<'_> {
     /// [`Error::Postgres`]; then nothing of the batch is written, except as said above.
     pub async fn commit(self) -> Result<()> {
         if !self.pending.is_empty() {
-            let entries = Entries::new(self.index, self.pending.into_entries())?;
+            let entries =
+                Entries::new(self.pending.into_entries(), |e| self.index.check_sketch(e))?;
             upsert(&self.tx, &entries, BlockWrites::Deltas).await?;
         }
         self.tx.commit().await.map_err(pg_error("commit a write"))

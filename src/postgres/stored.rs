@@ -1,6 +1,6 @@
 //! What the upsert planner reads of the index, read ahead inside the writer's transaction.
 //!
-//! The planner ([`crate::store::write::plan::plan`]) asks for the documents of the ids the adds
+//! The planner ([`crate::upsert::plan::plan`]) asks for the documents of the ids the adds
 //! name, the owners of the keys they name, the documents of those owners and the owners of
 //! those documents' keys, in batches, synchronously. [`Snapshot::read`] reads exactly that
 //! set, in four statements, and answers the planner from memory; a question outside it is an
@@ -13,7 +13,7 @@ use deadpool_postgres::GenericClient;
 use super::{col, document_from_row, pg_error, DOC_COLUMNS};
 use crate::codec::Document;
 use crate::error::{Error, Result};
-use crate::store::write::plan::{Adds, Stored};
+use crate::upsert::plan::{Adds, Stored};
 
 /// The stored documents and key owners that planning some adds reads.
 pub(crate) struct Snapshot {

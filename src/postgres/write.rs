@@ -12,81 +12,14 @@ use super::{col, connection, pg_error, query_on, PgIndex};
 use crate::dedup::InsertOutcome;
 use crate::error::{Error, Result};
 use crate::query::Match;
-use crate::store::write::plan::{self as upsert, check_key, Adds, KeyName, KeyWrite, UpsertPlan};
-use crate::store::Entry;
+use crate::upsert::plan::{self as upsert, KeyName, KeyWrite, UpsertPlan};
+use crate::upsert::{Entries, Entry};
 
 /// The advisory lock every write transaction takes first (`pg_advisory_xact_lock`).
 const WRITER_LOCK: i64 = 0x7369_6d68_6173_6802;
 
 /// Groups [`PgIndex::fold`] folds per transaction.
 const FOLD_BATCH: usize = 4096;
-
-/// The entries of one batch, as the upsert planner reads them.
-pub(super) struct Entries {
-    entries: Vec<Entry>,
-    ascending: bool,
-    keyed: bool,
-}
-
-impl Entries {
-    /// Collects `entries`, checking their keys and sketches.
-    pub(super) fn new(
-        index: &PgIndex,
-        entries: impl IntoIterator<Item = Entry>,
-    ) -> Result<Entries> {
-        let entries: Vec<Entry> = entries.into_iter().collect();
-        let mut keyed = false;
-        for e in &entries {
-            if e.sketch.is_some() && !index.keeps_sketches() {
-                return Err(Error::InvalidArgument(format!(
-                    "document {} comes with a sketch, but the index in {} keeps none: leave the sketch out, or load into a new database with SimhashConfig::with_sketch",
-                    e.id, index.database
-                )));
-            }
-            if let Some(key) = &e.key {
-                check_key(e.id, key)?;
-                keyed = true;
-            }
-        }
-        let ascending = entries.windows(2).all(|w| w[0].id < w[1].id);
-        Ok(Entries {
-            entries,
-            ascending,
-            keyed,
-        })
-    }
-}
-
-impl Adds for Entries {
-    fn len(&self) -> usize {
-        self.entries.len()
-    }
-
-    fn id(&self, seq: u32) -> u64 {
-        self.entries.get(seq as usize).map_or(0, |e| e.id)
-    }
-
-    fn fingerprint(&self, seq: u32) -> u64 {
-        self.entries
-            .get(seq as usize)
-            .map_or(0, |e| e.fingerprint.0)
-    }
-
-    fn key(&self, seq: u32) -> Option<&[u8]> {
-        self.entries
-            .get(seq as usize)
-            .and_then(|e| e.key.as_deref())
-            .map(str::as_bytes)
-    }
-
-    fn ids_ascending(&self) -> bool {
-        self.ascending
-    }
-
-    fn has_keys(&self) -> bool {
-        self.keyed
-    }
-}
 
 /// Microseconds since the Unix epoch: the `added` time of a new document.
 fn now_micros() -> u64 {
@@ -196,7 +129,7 @@ async fn apply(
     let mut new_docs = Vec::new();
     let mut replacing = Vec::new();
     for &s in &plan.survivors {
-        let Some(e) = entries.entries.get(s as usize) else {
+        let Some(e) = entries.get(s) else {
             continue;
         };
         deltas.set(e.fingerprint.0, e.id, true);
@@ -337,6 +270,17 @@ fn would_replace(entry: &Entry, m: &Match) -> bool {
 }
 
 impl PgIndex {
+    /// Refuses a sketch given to an index that keeps none.
+    pub(super) fn check_sketch(&self, entry: &Entry) -> Result<()> {
+        if entry.sketch.is_some() && !self.keeps_sketches() {
+            return Err(Error::InvalidArgument(format!(
+                "document {} comes with a sketch, but the index in {} keeps none: leave the sketch out, or load into a new database with SimhashConfig::with_sketch",
+                entry.id, self.database
+            )));
+        }
+        Ok(())
+    }
+
     /// Stores `entries` in one transaction: upserts, applied in order (a later entry for the
     /// same id or key wins), with the rules of [`Store::insert_batch`](crate::Store::insert_batch).
     ///
@@ -344,7 +288,7 @@ impl PgIndex {
     /// [`Error::InvalidArgument`] for an empty key or one over 4096 bytes, or a sketch for an
     /// index that keeps none; [`Error::Postgres`]. On error nothing of the batch is written.
     pub async fn insert_batch(&self, entries: impl IntoIterator<Item = Entry>) -> Result<()> {
-        let entries = Entries::new(self, entries)?;
+        let entries = Entries::new(entries, |e| self.check_sketch(e))?;
         let mut conn = connection(&self.pool).await?;
         let tx = begin(&mut conn).await?;
         upsert(&tx, &entries, BlockWrites::Deltas).await?;
@@ -366,7 +310,7 @@ impl PgIndex {
         &self,
         entries: impl IntoIterator<Item = Entry>,
     ) -> Result<PgLoadSummary> {
-        let entries = Entries::new(self, entries)?;
+        let entries = Entries::new(entries, |e| self.check_sketch(e))?;
         let mut conn = connection(&self.pool).await?;
         let tx = begin(&mut conn).await?;
         let summary = upsert(&tx, &entries, BlockWrites::Pack).await?;
@@ -423,11 +367,13 @@ impl PgIndex {
         entries: impl IntoIterator<Item = Entry>,
         k: u32,
     ) -> Result<Vec<InsertOutcome>> {
-        let entries = Entries::new(self, entries)?;
+        let entries = Entries::new(entries, |e| self.check_sketch(e))?;
         let mut conn = connection(&self.pool).await?;
         let tx = begin(&mut conn).await?;
-        let mut outcomes = Vec::with_capacity(entries.entries.len());
-        for entry in entries.entries {
+        let keyed = entries.keyed();
+        let entries = entries.into_entries();
+        let mut outcomes = Vec::with_capacity(entries.len());
+        for entry in entries {
             let matches: Vec<Match> = query_on(&tx, &[entry.fingerprint], k)
                 .await?
                 .pop()
@@ -439,11 +385,7 @@ impl PgIndex {
                 outcomes.push(InsertOutcome::Duplicate(matches));
                 continue;
             }
-            let one = Entries {
-                entries: vec![entry],
-                ascending: true,
-                keyed: entries.keyed,
-            };
+            let one = Entries::one(entry, keyed);
             upsert(&tx, &one, BlockWrites::Deltas).await?;
             outcomes.push(InsertOutcome::Inserted);
         }
@@ -490,11 +432,7 @@ impl PgIndex {
 /// Removes document `id` if stored: its block entries, its document and its key if the key
 /// still names it. The caller holds the writer lock.
 async fn remove_locked(client: &Transaction<'_>, id: u64) -> Result<bool> {
-    let no_adds = Entries {
-        entries: Vec::new(),
-        ascending: true,
-        keyed: false,
-    };
+    let no_adds = Entries::none();
     let snapshot = Snapshot::read_ids(client, &[id]).await?;
     let Some(Some(old)) = upsert::Stored::documents_of(&snapshot, &[id])?.pop() else {
         return Ok(false);

@@ -29,8 +29,8 @@
 //!
 //! The layers above read only through the types above and write through a [`Sink`] (a
 //! [`BatchSink`] committed with a [`Persist`], or a bulk run's SST files); no RocksDB type,
-//! handle or alias is exported to them. (A failed SST fill, [`FillError`], still carries
-//! RocksDB's error to the bulk loader, which names it through [`error`].)
+//! handle or alias is exported to them; a failed SST fill is an opaque [`FillError`], which
+//! the SST writer turns into the crate's error naming the file.
 
 mod creation;
 mod cursor;

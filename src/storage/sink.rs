@@ -6,7 +6,7 @@
 //! - an SST file (`SstWriter`, `sst/writer.rs`: one family's file of a bulk run): keys
 //!   in strictly increasing byte order, each once, or the writer fails.
 //!
-//! A writer of both (`src/store/write/apply.rs`) therefore emits each family's entries in
+//! A writer of both (`src/upsert/apply.rs`) therefore emits each family's entries in
 //! key order, which a batch accepts as well.
 
 use std::convert::Infallible;

@@ -234,7 +234,7 @@ fn publish(copy: &Path, dest: &Path) -> Result<()> {
 mod tests {
     use super::*;
     use crate::fingerprint::Fingerprint;
-    use crate::store::Entry;
+    use crate::upsert::Entry;
 
     type TestResult = std::result::Result<(), Box<dyn std::error::Error>>;
 

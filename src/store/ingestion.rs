@@ -8,12 +8,12 @@ use std::sync::atomic::Ordering;
 
 use parking_lot::MutexGuard;
 
-use super::{Durability, HeldWrites, Store, UpsertPlan};
+use super::{Durability, HeldWrites, Store};
 use crate::error::{Error, Result};
 use crate::postings::{self, spool};
 use crate::storage::{journal, Journal, LoadRecord};
 
-use super::Adds;
+use crate::upsert::plan::{Adds, UpsertPlan};
 
 /// The store's write lock, held for one run or for a whole load.
 enum Lock<'a> {

@@ -1,7 +1,7 @@
 //! The [`Store`]: the struct, its accessors and the plumbing every part of it uses.
 //!
-//! Where each `impl Store` block is (all but two, named last, are in this directory; the
-//! public methods whose work belongs to another concept are one-line delegations to it):
+//! Where each `impl Store` block is (all in this directory; the public methods whose work
+//! belongs to another concept are one-line delegations to it):
 //! - here: the accessors, `flush`, `compact`, disk and cache usage, and the crate-internal
 //!   plumbing (the database, the block families' handle, the write lock).
 //! - `open.rs`: opening (`open`, `builder`), the format version and fingerprint settings
@@ -9,11 +9,15 @@
 //! - `backup.rs`: [`Store::backup`], a consistent copy of an open store.
 //! - `read.rs`: documents by id, by external key, in id order (through the storage layer's
 //!   typed reads of `docs` and `keys`).
-//! - `write/`: [`Entry`], inserts (upserts) and removals; `write/plan/`: the upsert planner
-//!   that inserts, the bulk loader and staged batches share; `write/apply.rs`: the one
-//!   translation of a plan into writes; `write/ids.rs`: the one id assigner;
-//!   `write/staged.rs`: [`StagedBatch`] and check-then-insert ([`Store::insert_if_new`] and
-//!   its variants); `ingestion.rs`: what a bulk load asks of the store.
+//! - `write/`: inserts (upserts) and removals, planned and applied by the rules both
+//!   backends share (`src/upsert/`: [`Entry`](crate::Entry), the planner, the one apply, the
+//!   id assigner), the store being the planner's `Stored`; `write/staged.rs`:
+//!   [`StagedBatch`] and check-then-insert ([`Store::insert_if_new`] and its variants).
+//! - `bulk_loader/`: [`BulkLoader`] ([`Store::bulk_loader`]): runs filled and written by
+//!   `src/bulk/`, planned and ingested here; `ingestion.rs`: the write lock, journal and
+//!   merge a bulk load works under.
+//! - `upgrade.rs`: [`Store::upgrade`], a copy of an old store into a new one through the bulk
+//!   loader (public as `simhash_store::upgrade`).
 //! - `sketches.rs`: whether the store keeps sketches, and the checks of sketches given to it.
 //! - Delegations to the work modules below the store, each over a narrow type this
 //!   directory lends them: `query.rs`, [`Store::query`] and its variants (`src/query.rs`,
@@ -25,12 +29,9 @@
 //!   salvage.
 //! - [`View`] (`src/storage/view.rs`): the consistent read view that queries, `verify` and
 //!   the pair scan read, from [`Store::view`].
-//! - Still elsewhere, in clients of the store that open stores or hold one for a whole load
-//!   (a delegation from here would make the modules name each other): `upgrade` in
-//!   `src/upgrade.rs` (opens the old and the new store, and bulk-loads the new one), and
-//!   `bulk_loader` in `src/bulk/mod.rs` (its public [`crate::BulkLoader`] holds the store).
 
 mod backup;
+mod bulk_loader;
 mod dedup;
 mod ingestion;
 mod open;
@@ -38,6 +39,7 @@ mod options;
 mod query;
 mod read;
 mod sketches;
+pub(crate) mod upgrade;
 mod verified;
 mod verify;
 pub(crate) mod write;
@@ -53,20 +55,18 @@ use crate::keys::BLOCK_FAMILIES;
 use crate::postings::Postings;
 use crate::simhash::Simhasher;
 use crate::storage::{Database, Persist};
+use crate::upsert::plan::{KeyWrite, UpsertPlan};
 
 pub use crate::format::Format;
 pub(crate) use crate::storage::View;
 pub use backup::Backup;
+pub use bulk_loader::BulkLoader;
 pub(crate) use ingestion::Ingestion;
 pub use open::{FORMAT_VERSION, MIN_FORMAT_VERSION};
 use options::Clock;
 pub use options::{Durability, StoreBuilder};
 pub(crate) use verify::damage_report;
-pub(crate) use write::apply;
-pub use write::ids::IdAssigner;
-pub(crate) use write::plan::{check_key, Adds, KeyWrite, UpsertPlan};
 pub use write::staged::{InsertOutcome, KeyHolder, StagedBatch};
-pub use write::Entry;
 
 /// A persistent near-duplicate index: documents (a `u64` id, a
 /// [`Fingerprint`](crate::Fingerprint), an optional external key) in RocksDB, indexed by the

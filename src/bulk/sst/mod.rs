@@ -35,7 +35,8 @@ use crate::postings::spool::SpoolWriter;
 
 use crate::storage::sst::{write_file, KEPT_FILE_ENTRIES};
 use crate::storage::{Destination, Keep};
-use crate::store::{apply, UpsertPlan};
+use crate::upsert::apply;
+use crate::upsert::plan::UpsertPlan;
 
 use crate::postings::run_chunks::{write_packed, ChunkOut, Segment};
 use radix::*;
@@ -137,7 +138,7 @@ pub(crate) struct RunFiles<'a> {
 
 /// Writes the run's SST files as `files` says, and returns them in ingestion order: `docs`,
 /// `keys`, then `block0..3`. Documents and keys are written by the one translation of a plan
-/// into writes (`store::apply`). The block families get removals of the documents the run
+/// into writes (`upsert::apply`). The block families get removals of the documents the run
 /// replaces, numbered `segment`, and the run's entries as chunks of segment `segment`
 /// ([`write_packed`]), in the SST files or in spool files (`chunks`).
 ///

@@ -455,7 +455,7 @@ fn merge_part(
             )?;
         }
         if puts == 0 {
-            return Err(FillError::Empty);
+            return Err(FillError::empty());
         }
         Ok(())
     })?;

@@ -9,23 +9,35 @@ use crate::error::{Error, Result};
 use crate::keys;
 use crate::storage::families::{sst_file_options, Destination};
 
-/// Why filling an SST file stopped.
-pub(crate) enum FillError {
+/// Why filling an SST file stopped: opaque above the storage layer, which makes one with
+/// [`FillError::empty`] or from the crate's [`Error`]; [`write_file`] names RocksDB's errors
+/// with the file and family.
+pub(crate) struct FillError(Stop);
+
+/// The reasons of a [`FillError`].
+enum Stop {
     Rocks(rocksdb::Error),
     Other(Error),
     /// Nothing was put: no file is made.
     Empty,
 }
 
+impl FillError {
+    /// Nothing was put: [`write_file`] makes no file and returns `None`.
+    pub(crate) fn empty() -> FillError {
+        FillError(Stop::Empty)
+    }
+}
+
 impl From<rocksdb::Error> for FillError {
     fn from(e: rocksdb::Error) -> Self {
-        FillError::Rocks(e)
+        FillError(Stop::Rocks(e))
     }
 }
 
 impl From<Error> for FillError {
     fn from(e: Error) -> Self {
-        FillError::Other(e)
+        FillError(Stop::Other(e))
     }
 }
 
@@ -62,17 +74,17 @@ fn rocks(operation: &'static str, family: &'static str, path: &Path, e: rocksdb:
 
 impl FillError {
     /// The crate's error for a fill of `family`'s file at `path` that failed in `operation`;
-    /// `None` when nothing was put ([`FillError::Empty`]).
+    /// `None` when nothing was put ([`FillError::empty`]).
     pub(crate) fn into_error(
         self,
         operation: &'static str,
         family: &'static str,
         path: &Path,
     ) -> Option<Error> {
-        match self {
-            FillError::Rocks(e) => Some(rocks(operation, family, path, e)),
-            FillError::Other(e) => Some(e),
-            FillError::Empty => None,
+        match self.0 {
+            Stop::Rocks(e) => Some(rocks(operation, family, path, e)),
+            Stop::Other(e) => Some(e),
+            Stop::Empty => None,
         }
     }
 }
@@ -216,9 +228,9 @@ pub(crate) fn write_file(
     };
     match fill(&mut writer) {
         Ok(()) => {}
-        Err(FillError::Rocks(e)) => return Err(rocks("write an SST file", family, path, e)),
-        Err(FillError::Other(e)) => return Err(e),
-        Err(FillError::Empty) => {
+        Err(FillError(Stop::Rocks(e))) => return Err(rocks("write an SST file", family, path, e)),
+        Err(FillError(Stop::Other(e))) => return Err(e),
+        Err(FillError(Stop::Empty)) => {
             drop(writer);
             let _ = std::fs::remove_file(path);
             return Ok(None);

@@ -1,149 +1,60 @@
-//! Writes: upserts and removals, each one atomic batch across all column families.
+//! Writes: upserts and removals, each one atomic batch across all column families, planned
+//! and applied by the rules of `src/upsert/` (the store is the planner's [`Stored`]).
 //!
-//! - `plan/`: the upsert planner, which inserts, the bulk loader and staged batches share;
-//! - `apply.rs`: a plan's writes, into a write batch or a bulk run's SST files;
-//! - `ids.rs`: [`IdAssigner`](ids::IdAssigner), the ids of documents that give none;
 //! - `staged.rs`: [`StagedBatch`](staged::StagedBatch), writes decided one by one and committed
 //!   together, and check-then-insert ([`Store::insert_if_new`] and its variants).
 
-pub(crate) mod apply;
-pub(crate) mod ids;
-pub(crate) mod plan;
 pub(crate) mod staged;
 
 use std::sync::atomic::Ordering;
 
 use super::Store;
-use crate::codec::{self, Document, DocumentRef};
-use crate::error::Result;
+use crate::codec::{self, Document};
+use crate::error::{Error, Result};
 use crate::fingerprint::Fingerprint;
 use crate::keys::{self, DOCS_FAMILY, KEYS_FAMILY, META_FAMILY};
-use crate::sketch::Sketch;
 use crate::storage::{BatchSink, Sink};
-use apply::Documents;
-use plan::{check_key, Adds};
+use crate::upsert::plan::{self, Adds, Stored, UpsertPlan};
+use crate::upsert::{apply, Entries, Entry, IdAssigner};
 
-/// A document to store: its id, fingerprint and optional external key, text length and
-/// [`Sketch`] (kept only by a store that keeps sketches).
-///
-/// ```
-/// use simhash_store::{Entry, Fingerprint};
-/// let e = Entry::new(7, Fingerprint(0xabc)).with_key("https://example.com/a").with_text_len(1234);
-/// assert_eq!(e.key.as_deref(), Some("https://example.com/a"));
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Entry {
-    /// The document id, chosen by the caller.
-    pub id: u64,
-    /// Its fingerprint.
-    pub fingerprint: Fingerprint,
-    /// Its external key (URL, file path): unique in the store.
-    pub key: Option<String>,
-    /// The length in bytes of its text, when known.
-    pub text_len: Option<u64>,
-    /// Its sketch, for a store that keeps them ([`Simhasher::sketch`](crate::Simhasher::sketch)).
-    pub sketch: Option<Sketch>,
+impl Stored for Store {
+    fn count(&self) -> u64 {
+        self.len()
+    }
+
+    fn id_range(&self) -> Result<Option<(u64, u64)>> {
+        self.db.docs()?.id_range()
+    }
+
+    fn documents_of(&self, ids: &[u64]) -> Result<Vec<Option<Document>>> {
+        self.db.docs()?.multi_get(ids, "read documents")
+    }
+
+    fn owners_of(&self, keys: &[&[u8]]) -> Result<Vec<Option<u64>>> {
+        self.db.owners()?.multi_get(keys)
+    }
 }
 
-impl Entry {
-    /// An entry with no key.
-    pub fn new(id: u64, fingerprint: Fingerprint) -> Entry {
-        Entry {
-            id,
-            fingerprint,
-            key: None,
-            text_len: None,
-            sketch: None,
+impl Store {
+    /// Plans storing `adds`, in order, in this store. The caller holds the write lock until
+    /// the plan is written.
+    pub(crate) fn plan_upserts<A: Adds + Sync>(&self, adds: &A) -> Result<UpsertPlan> {
+        plan::plan(self, adds)
+    }
+}
+
+impl IdAssigner {
+    /// An assigner whose first new id is past every id stored in `store`.
+    ///
+    /// # Errors
+    /// As [`Store::next_id`], except [`Error::NoIdLeft`]: then no new id is left, but
+    /// documents that give ids or whose keys are held can still be stored.
+    pub fn for_store(store: &Store) -> Result<IdAssigner> {
+        match store.next_id() {
+            Ok(id) => Ok(IdAssigner::starting_at(Some(id))),
+            Err(Error::NoIdLeft { .. }) => Ok(IdAssigner::starting_at(None)),
+            Err(e) => Err(e),
         }
-    }
-
-    /// Sets the external key.
-    pub fn with_key(mut self, key: impl Into<String>) -> Entry {
-        self.key = Some(key.into());
-        self
-    }
-
-    /// Sets the text length.
-    pub fn with_text_len(mut self, len: u64) -> Entry {
-        self.text_len = Some(len);
-        self
-    }
-
-    /// Sets the sketch.
-    pub fn with_sketch(mut self, sketch: Sketch) -> Entry {
-        self.sketch = Some(sketch);
-        self
-    }
-}
-
-/// The entries of one batch, as the upsert planner reads them.
-struct Entries {
-    entries: Vec<Entry>,
-    ascending: bool,
-    keyed: bool,
-}
-
-impl Entries {
-    /// Collects `entries`, checking their keys.
-    fn new(store: &Store, entries: impl IntoIterator<Item = Entry>) -> Result<Entries> {
-        let entries: Vec<Entry> = entries.into_iter().collect();
-        let mut keyed = false;
-        for e in &entries {
-            store.check_sketch(e.id, e.sketch.as_ref())?;
-            if let Some(key) = &e.key {
-                check_key(e.id, key)?;
-                keyed = true;
-            }
-        }
-        let ascending = entries.windows(2).all(|w| w[0].id < w[1].id);
-        Ok(Entries {
-            entries,
-            ascending,
-            keyed,
-        })
-    }
-}
-
-impl Adds for Entries {
-    fn len(&self) -> usize {
-        self.entries.len()
-    }
-
-    fn id(&self, seq: u32) -> u64 {
-        self.entries[seq as usize].id
-    }
-
-    fn fingerprint(&self, seq: u32) -> u64 {
-        self.entries[seq as usize].fingerprint.0
-    }
-
-    fn key(&self, seq: u32) -> Option<&[u8]> {
-        self.entries
-            .get(seq as usize)
-            .and_then(|e| e.key.as_deref())
-            .map(str::as_bytes)
-    }
-
-    fn ids_ascending(&self) -> bool {
-        self.ascending
-    }
-
-    fn has_keys(&self) -> bool {
-        self.keyed
-    }
-}
-
-impl Documents for Entries {
-    fn document(&self, seq: u32, added: u64) -> Option<(u64, DocumentRef<'_>)> {
-        let entry = self.entries.get(seq as usize)?;
-        let doc = DocumentRef {
-            fingerprint: entry.fingerprint,
-            key: entry.key.as_deref(),
-            text_len: entry.text_len,
-            added,
-            sketch: entry.sketch.as_ref(),
-        };
-        Some((entry.id, doc))
     }
 }
 
@@ -204,7 +115,7 @@ impl Store {
         entries: impl IntoIterator<Item = Entry>,
     ) -> Result<()> {
         self.check_writable()?;
-        let entries = Entries::new(self, entries)?;
+        let entries = Entries::new(entries, |e| self.check_sketch(e.id, e.sketch.as_ref()))?;
         let plan = self.plan_upserts(&entries)?;
         self.note_keys(&plan);
         let mut batch = BatchSink::new(&self.db);

@@ -5,12 +5,12 @@
 
 use parking_lot::MutexGuard;
 
-use super::plan::{check_key, PendingAdds};
-use super::Entry;
 use crate::error::Result;
 use crate::fingerprint::Fingerprint;
 use crate::query::Match;
 use crate::store::Store;
+use crate::upsert::plan::PendingAdds;
+use crate::upsert::{check_key, Entry};
 
 /// Who holds an external key once a [`StagedBatch`]'s entries are committed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -12,7 +12,7 @@
 use std::collections::HashMap;
 
 use crate::fingerprint::Fingerprint;
-use crate::store::Entry;
+use crate::upsert::Entry;
 
 /// A sequence of adds not yet written, in add order.
 #[derive(Debug, Default)]

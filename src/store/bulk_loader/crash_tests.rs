@@ -9,8 +9,8 @@ use std::collections::BTreeMap;
 use crate::bulk::BulkOptions;
 use crate::failpoint::{self, Point};
 use crate::fingerprint::Fingerprint;
-use crate::store::Entry;
 use crate::store::Store;
+use crate::upsert::Entry;
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
@@ -58,7 +58,7 @@ fn stopped_load(
         )?;
     }
     failpoint::arm(point);
-    let budget = 60 * super::runs::BYTES_PER_ADD + 60 * 4;
+    let budget = 60 * crate::bulk::runs::BYTES_PER_ADD + 60 * 4;
     let mut loader = store.bulk_loader_with(BulkOptions::new().memory_budget(budget))?;
     let mut result = Ok(());
     for id in (25..400).chain(100..150) {

@@ -1,9 +1,6 @@
 //! [`IdAssigner`]: the one rule that gives documents their ids where the caller does not,
 //! for `simhash-store load`, the service's writer and the Python package.
 
-use crate::error::{Error, Result};
-use crate::store::Store;
-
 /// Gives documents their ids, in the order they are stored: the id a document gives; else
 /// the id of the document that holds its external key, unless that id was given to another
 /// document (which then replaces the holder); else a new id, past every id stored, given or
@@ -30,19 +27,6 @@ pub struct IdAssigner {
 }
 
 impl IdAssigner {
-    /// An assigner whose first new id is past every id stored in `store`.
-    ///
-    /// # Errors
-    /// As [`Store::next_id`], except [`Error::NoIdLeft`]: then no new id is left, but
-    /// documents that give ids or whose keys are held can still be stored.
-    pub fn for_store(store: &Store) -> Result<IdAssigner> {
-        match store.next_id() {
-            Ok(id) => Ok(IdAssigner::starting_at(Some(id))),
-            Err(Error::NoIdLeft { .. }) => Ok(IdAssigner::starting_at(None)),
-            Err(e) => Err(e),
-        }
-    }
-
     /// An assigner whose first new id is `next` (`None`: no new id is left).
     pub fn starting_at(next: Option<u64>) -> IdAssigner {
         IdAssigner { next }

@@ -1,5 +1,5 @@
 //! The upsert planner: what storing a sequence of adds does to the store. One plan serves
-//! [`Store::insert_batch`] and the bulk loader; `../apply.rs` writes it, into one atomic
+//! [`Store::insert_batch`](crate::Store::insert_batch) and the bulk loader, on either backend; `../apply.rs` writes it, into one atomic
 //! write batch or into the SST files of a run.
 //!
 //! The plan is what applying the adds one by one, in order, would do, computed with sorts
@@ -41,9 +41,7 @@ pub(crate) use resolve::SeqSet;
 use resolve::*;
 
 use crate::codec::Document;
-use crate::error::{Error, Result};
-use crate::keys::{self, MAX_EXTERNAL_KEY_LEN};
-use crate::store::Store;
+use crate::error::Result;
 
 /// Ids or keys read from the store per multi-get.
 const LOOKUP_BATCH: usize = 4096;
@@ -51,19 +49,8 @@ const LOOKUP_BATCH: usize = 4096;
 /// skips the lookups of ids outside it (an append of new ids reads nothing).
 const RANGE_CHECK_MIN: usize = LOOKUP_BATCH;
 
-/// Checks the external key of document `id` ([`keys::external_key_fits`]).
-pub(crate) fn check_key(id: u64, key: &str) -> Result<()> {
-    if !keys::external_key_fits(key) {
-        return Err(Error::InvalidArgument(format!(
-            "document {id}: an external key must have 1..={MAX_EXTERNAL_KEY_LEN} bytes, this one has {}",
-            key.len()
-        )));
-    }
-    Ok(())
-}
-
 /// A sequence of adds, in add order: the sequence number of an add is its index. Keys have
-/// passed [`check_key`].
+/// passed [`check_key`](super::check_key).
 pub(crate) trait Adds {
     /// The number of adds.
     fn len(&self) -> usize;
@@ -89,32 +76,6 @@ pub(crate) trait Stored {
     fn documents_of(&self, ids: &[u64]) -> Result<Vec<Option<Document>>>;
     /// The stored owners of `keys` (sorted), aligned with them.
     fn owners_of(&self, keys: &[&[u8]]) -> Result<Vec<Option<u64>>>;
-}
-
-impl Stored for Store {
-    fn count(&self) -> u64 {
-        self.len()
-    }
-
-    fn id_range(&self) -> Result<Option<(u64, u64)>> {
-        self.db.docs()?.id_range()
-    }
-
-    fn documents_of(&self, ids: &[u64]) -> Result<Vec<Option<Document>>> {
-        self.db.docs()?.multi_get(ids, "read documents")
-    }
-
-    fn owners_of(&self, keys: &[&[u8]]) -> Result<Vec<Option<u64>>> {
-        self.db.owners()?.multi_get(keys)
-    }
-}
-
-impl Store {
-    /// Plans storing `adds`, in order, in this store. The caller holds the write lock until
-    /// the plan is written.
-    pub(crate) fn plan_upserts<A: Adds + Sync>(&self, adds: &A) -> Result<UpsertPlan> {
-        plan(self, adds)
-    }
 }
 
 /// The key of a `keys`-family write.
