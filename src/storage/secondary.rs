@@ -225,18 +225,30 @@ fn race(
         Err(e) if !before.logs.is_subset(&after.logs) => {
             Some(format!("a log was deleted, and: {e}"))
         }
-        // A compaction deleted a table file the MANIFEST read during the open still listed.
-        // (A file missing while the MANIFEST did not grow was not deleted by the writer: the
-        // store is damaged.)
-        Err(e)
-            if e.kind() == rocksdb::ErrorKind::IOError
-                && e.to_string().contains("No such file")
-                && before.manifest_len != after.manifest_len =>
-        {
+        Err(e) if table_file_deleted(e.kind(), e.as_ref(), before, after) => {
             Some(format!("a table file was deleted: {e}"))
         }
         Err(_) => None,
     }
+}
+
+/// Whether an open that failed with `kind` and `message` found a table file missing that a
+/// compaction deleted meanwhile: the MANIFEST read during the open still listed it, and grew
+/// since (the record that removes it). A file missing while the MANIFEST did not grow was not
+/// deleted by the writer: the store is damaged. RocksDB reports the missing file as an I/O
+/// error, or, when it meets it while recovering the MANIFEST's state, as corruption ("... may
+/// be corrupted").
+fn table_file_deleted(
+    kind: rocksdb::ErrorKind,
+    message: &str,
+    before: &WalListing,
+    after: &WalListing,
+) -> bool {
+    matches!(
+        kind,
+        rocksdb::ErrorKind::IOError | rocksdb::ErrorKind::Corruption
+    ) && message.contains("No such file")
+        && before.manifest_len != after.manifest_len
 }
 
 #[cfg(test)]
@@ -249,6 +261,37 @@ mod tests {
             current: Some(current.as_bytes().to_vec()),
             manifest_len: Some(1000),
         }
+    }
+
+    #[test]
+    fn a_table_file_missing_is_a_race_only_while_the_manifest_grew() {
+        let before = listing(&[7], "MANIFEST-000005\n");
+        let mut grown = listing(&[7], "MANIFEST-000005\n");
+        grown.manifest_len = Some(1200);
+        let io =
+            "IO error: No such file or directory: While open a file for random read: s/000049.sst";
+        let recovering = "Corruption: Corruption: IO error: No such file or directory: While open a \
+                          file for random read: s/000049.sst  The file s/MANIFEST-000005 may be corrupted.";
+        for (kind, message) in [
+            (rocksdb::ErrorKind::IOError, io),
+            (rocksdb::ErrorKind::Corruption, recovering),
+        ] {
+            assert!(
+                table_file_deleted(kind, message, &before, &grown),
+                "{message}"
+            );
+            assert!(
+                !table_file_deleted(kind, message, &before, &before),
+                "{message}"
+            );
+        }
+        let damaged = "Corruption: Bad table magic number in s/000049.sst";
+        assert!(!table_file_deleted(
+            rocksdb::ErrorKind::Corruption,
+            damaged,
+            &before,
+            &grown
+        ));
     }
 
     #[test]
