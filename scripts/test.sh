@@ -10,15 +10,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
-# The tests of the `postgres` feature run against a throwaway PostgreSQL server on loopback
-# (scripts/postgres-test-server.sh), stopped and deleted when the Rust tests end.
+# The tests of the `postgres` feature, Rust and Python (python/tests/test_postgres.py, which
+# reads SIMHASH_TEST_POSTGRES_URL), run against a throwaway PostgreSQL server on loopback
+# (scripts/postgres-test-server.sh), stopped and deleted when this script ends.
+host_path=$PATH
 pg_env=$(scripts/postgres-test-server.sh start)
 trap 'scripts/postgres-test-server.sh stop' EXIT
 # shellcheck disable=SC1090
 . "$pg_env"
 cargo test --release --features server,postgres "$@"
-scripts/postgres-test-server.sh stop
-trap - EXIT
 # The failover test: etcd and three PostgreSQL nodes under Patroni (synchronous replication),
 # two `serve --postgres` processes, the leader killed mid-run (about a minute).
 scripts/failover-test.sh 1
@@ -31,7 +31,7 @@ target=${CARGO_TARGET_DIR:-$PWD/target}
 .venv-build/bin/python -m pip install -q "maturin>=1.9,<2"
 wheels=$(mktemp -d)
 nocc=$(mktemp -d)
-trap 'rm -rf "$wheels" "$nocc"' EXIT
+trap 'PATH=$host_path scripts/postgres-test-server.sh stop; rm -rf "$wheels" "$nocc"' EXIT
 # The host's own build (glibc and libstdc++ of this machine); scripts/build-wheels.sh builds
 # the portable release wheel.
 .venv-build/bin/maturin build --release --locked -m python/Cargo.toml -o "$wheels"

@@ -17,7 +17,8 @@ interpreter during long calls.
 [(1, 'https://example.com/a', 0)]
 
 Names: :class:`Simhasher` (text to fingerprints), :class:`Store` (the index),
-:func:`distance`, :class:`Match`, :class:`Document`, :class:`Clusters`, the exceptions in
+:func:`distance`, :class:`Match`, :class:`Document`, :class:`Clusters`,
+:class:`PostgresIndex` (the index in a PostgreSQL database), the exceptions in
 :mod:`simhash_store.errors`, :class:`Client` (a ``simhash-store serve`` over HTTP),
 :class:`simhash_store.compat.SimhashIndex` (the PyPI ``simhash``
 package's index API) and :mod:`simhash_store.spark` (deduplication on Spark).
@@ -39,6 +40,7 @@ from ._native import (
     DocumentIterator,
     Match,
     PairIterator,
+    PostgresLoadSummary,
     Simhasher,
     VerifyReport,
     default_settings,
@@ -58,6 +60,7 @@ from .errors import (
     NoSketchesError,
     NotAStoreError,
     ParseFingerprintError,
+    PostgresError,
     ReadOnlyError,
     RocksDbError,
     SettingsMismatchError,
@@ -84,6 +87,8 @@ __all__ = [
     "DocumentIterator",
     "Match",
     "PairIterator",
+    "PostgresIndex",
+    "PostgresLoadSummary",
     "Simhasher",
     "Store",
     "VerifyReport",
@@ -104,6 +109,7 @@ __all__ = [
     "NoSketchesError",
     "NotAStoreError",
     "ParseFingerprintError",
+    "PostgresError",
     "ReadOnlyError",
     "RocksDbError",
     "SettingsMismatchError",
@@ -131,6 +137,16 @@ class Store(_native.Store):
 
         a, b, d = self.pairs_numpy(k)
         return pa.table({"a": a, "b": b, "distance": d})
+
+
+class PostgresIndex(_native.PostgresIndex):
+    __doc__ = _native.PostgresIndex.__doc__
+
+    @classmethod
+    def open(cls, url: str, **settings: Any) -> "PostgresIndex":
+        """Opens the index in the database ``url`` names, making its tables in an empty
+        database: the same as ``PostgresIndex(url, **settings)``."""
+        return cls(url, **settings)
 
 
 def to_signed(fingerprint: int) -> int:

@@ -41,6 +41,8 @@ __all__ = [
     "Match",
     "PairIterator",
     "PartitionPlan",
+    "PostgresIndex",
+    "PostgresLoadSummary",
     "Simhasher",
     "Store",
     "VerifyReport",
@@ -631,6 +633,114 @@ def spark_fingerprint_utf8(
     valid: npt.NDArray[np.bool_],
 ) -> Tuple[npt.NDArray[np.int64], npt.NDArray[np.bool_]]: ...
 def group_counts(fingerprints: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]: ...
+@disjoint_base
+class PostgresIndex:
+    """The near-duplicate index in a PostgreSQL database, shared by any number of processes:
+    the same answers as a :class:`Store` directory. ``PostgresIndex.open(url)`` opens it,
+    making its tables in an empty database.
+
+    ``url`` is ``postgres://user:password@host:port/database`` (or ``postgresql://``, or
+    ``host=... dbname=...``); several hosts with ``target_session_attrs=read-write`` reach
+    the primary of a replicated cluster. Keyword arguments are :class:`Simhasher` settings
+    for a *new* index; an existing one records its own and raises
+    :class:`~simhash_store.SettingsMismatchError` if they differ.
+
+    Writes from all processes apply one after another (each transaction takes the index's
+    writer lock), so :meth:`insert_if_new` never admits two near-duplicates sent at once.
+    Calls release the interpreter while the database works; many threads can share one
+    index (it keeps a pool of up to 16 connections). Use it as a context manager, or call
+    ``close()``. Failures of the server or the connection raise
+    :class:`~simhash_store.PostgresError`.
+
+    >>> import simhash_store
+    >>> with simhash_store.PostgresIndex.open("postgres://app@db.example/dedup") as index:  # doctest: +SKIP
+    ...     index.insert(1, 0x0123_4567_89ab_cdef, key="https://example.com/a")
+    ...     [(m.id, m.key, m.distance) for m in index.query(0x0123_4567_89ab_cdee, k=1)]
+    [(1, 'https://example.com/a', 1)]
+    """
+
+    def __new__(cls, url: str, **settings: Any) -> PostgresIndex: ...
+    def close(self) -> None:
+        """Closes the index's connections (calls running on other threads finish first).
+        Idempotent."""
+    def __enter__(self) -> "PostgresIndex": ...
+    def __exit__(self, *exc: object) -> bool: ...
+    @property
+    def closed(self) -> bool: ...
+    @property
+    def database(self) -> str:
+        """The database, as a URL without user or password."""
+    @property
+    def simhasher(self) -> Simhasher:
+        """The fingerprinter with the settings the index records."""
+    def __len__(self) -> int:
+        """The number of documents."""
+    def insert(self, id: int, fingerprint: int, key: Optional[str] = None) -> None:
+        """Stores document ``id`` (an upsert, as :meth:`Store.insert`), in one transaction."""
+    def insert_if_new(self, id: int, fingerprint: int, k: int = 3, key: Optional[str] = None) -> List[Match]:
+        """Stores the document only if nothing stored is within ``k``: the check and the insert
+        hold the index's writer lock together, so two near-duplicates sent at once, from any
+        processes, are never both stored. Returns the near-duplicates that kept it out: an
+        empty list means it was stored."""
+    def get(self, id: int) -> Optional[int]:
+        """The fingerprint of document ``id``."""
+    def id_for_key(self, key: str) -> Optional[int]:
+        """The id of the document with external key ``key``."""
+    def query(self, fingerprint: int, k: int = 3) -> List[Match]:
+        """The stored documents within Hamming distance ``k`` (0..=64) of ``fingerprint``,
+        sorted by distance, then id: exactly what a brute-force scan finds."""
+    def query_text(self, text: str, k: int = 3) -> List[Match]:
+        """:meth:`query` of the fingerprint of ``text``, made with the recorded settings."""
+    def query_many(self, fingerprints: _IntArrayLike, k: int = 3) -> List[List[Match]]:
+        """:meth:`query` of each fingerprint (a list of ints, or a numpy ``uint64`` or
+        ``int64`` array, read as the fingerprints' bits), two statements per 1,024 of them;
+        results in input order."""
+    def bulk_load_fingerprints(
+        self,
+        ids: _IntArrayLike,
+        fingerprints: _IntArrayLike,
+        keys: Optional[Iterable[Optional[str]]] = None,
+        *,
+        batch_size: int = 1000000,
+    ) -> PostgresLoadSummary:
+        """Loads precomputed fingerprints as ``simhash-store load --postgres`` does: every
+        ``batch_size`` documents are one transaction that copies the new documents in
+        (binary COPY) and packs the groups they touch in this process. Larger batches load
+        faster (each rewrites the groups it touches) and hold more memory (a few hundred bytes
+        a document). Arrays are read as :meth:`Store.bulk_load_fingerprints` reads them.
+        Documents are upserts by id and key, so loading the same ones again stores none twice.
+
+        A load that stops (an error, a lost server, Ctrl-C) leaves the batches before it in
+        the index and nothing of the one in flight; the error says how many; calling again
+        with the same documents finishes the load.
+
+        >>> import numpy as np, simhash_store
+        >>> with simhash_store.PostgresIndex.open("postgres://app@db.example/dedup") as index:  # doctest: +SKIP
+        ...     summary = index.bulk_load_fingerprints(np.array([1, 2, 2**63], dtype=np.uint64),
+        ...                                            np.array([0xff, 0xfe, 2**64 - 1], dtype=np.uint64))
+        ...     (summary.added, len(index), [m.id for m in index.query(0xff, k=1)])
+        (3, 3, [1, 2])
+        """
+
+@final
+class PostgresLoadSummary:
+    """What :meth:`PostgresIndex.bulk_load_fingerprints` did (``str()`` gives one line)."""
+
+    added: int
+    """Documents stored that were not in the index before."""
+    replaced: int
+    """Documents stored that replaced a stored document with the same id or key."""
+    removed: int
+    """Stored documents removed because a loaded document took their key."""
+    superseded: int
+    """Documents superseded within the load: a later one had the same id or key."""
+    documents: int
+    """Documents given, in the batches committed."""
+    batches: int
+    """Transactions committed."""
+    elapsed: float
+    """Seconds."""
+
 @final
 class PartitionPlan:
     def __new__(

@@ -448,28 +448,36 @@ def load_parquet(
     progress: bool = False,
 ) -> int:
     """Loads the Parquet files under ``path`` (a Spark or Ray job's output: ``id``,
-    ``fingerprint``, optional ``key``) into ``store`` (a :class:`simhash_store.Store` or a
-    store directory) with :meth:`simhash_store.Store.bulk_load_fingerprints`, ``batch_rows``
-    rows at a time. The fingerprint column may be a signed long (Spark), ``uint64`` (Ray's
+    ``fingerprint``, optional ``key``) into ``store`` with its ``bulk_load_fingerprints``,
+    ``batch_rows`` rows at a time. ``store`` is a :class:`simhash_store.Store` or a store
+    directory, or the index in PostgreSQL: a :class:`simhash_store.PostgresIndex` or a
+    ``postgres://`` (``postgresql://``) URL, loaded in transactions of a million documents
+    whose groups are packed by this process (as ``simhash-store load --postgres``). The fingerprint column may be a signed long (Spark), ``uint64`` (Ray's
     :func:`fingerprints`), a ``decimal(20, 0)`` (Spark's reading of ``uint64``) or Ray's
     column of Python ints (which it writes pickled once an int is 2**63 or more; only ints
     are unpickled, nothing else); each file is read with its own types. Rows with a null
     fingerprint are skipped; a missing ``key_col`` column means no keys. Returns the number
-    of documents given to the store.
+    of documents given to the store. ``progress`` draws a progress line for a store directory.
+
+    A load that stops part-way (an error, Ctrl-C, a lost server) leaves the store or the
+    index consistent, with what was loaded before it; loading the same files again finishes
+    it, since every document replaces itself by id.
 
     The same as ``python -m simhash_store.spark load-parquet PATH --store DIR`` (or
-    ``simhash_store.ray``).
+    ``--postgres URL``; or ``simhash_store.ray``).
 
     Raises:
         ValueError: a missing id or fingerprint column, a null id, an id or fingerprint
             out of range.
         TypeError: an id or fingerprint column, or value, that is not an integer.
+        simhash_store.PostgresError: the PostgreSQL server cannot be reached or failed; the
+            message says which batches are loaded.
     """
     import numpy as np
     import pyarrow as pa
     import pyarrow.dataset as ds
 
-    from . import Store
+    from . import PostgresIndex, Store
 
     if batch_rows < 1:
         raise ValueError(f"batch_rows must be at least 1, got {batch_rows}")
@@ -488,8 +496,10 @@ def load_parquet(
             check_fingerprint_type(fp_field.type, fingerprint_col, repr(fragment.path))
         if not _pickled_field(id_field):
             check_id_type(id_field.type, id_col, repr(fragment.path))
-    own = not isinstance(store, Store)
-    target = Store.open(os.fspath(store)) if own else store
+    own = not isinstance(store, (Store, PostgresIndex))
+    target: Union[Store, PostgresIndex] = store
+    if own:
+        target = PostgresIndex.open(store) if is_postgres_url(store) else Store.open(os.fspath(store))
     total = 0
     try:
         pending: List[Any] = []
@@ -505,7 +515,10 @@ def load_parquet(
             if any(p[2] is not None for p in pending):
                 keys = [k for p in pending for k in (p[2] if p[2] is not None else [None] * len(p[0]))]
             pending, rows = [], 0
-            target.bulk_load_fingerprints(ids, fps, keys, progress=progress or None)
+            if isinstance(target, PostgresIndex):
+                target.bulk_load_fingerprints(ids, fps, keys)
+            else:
+                target.bulk_load_fingerprints(ids, fps, keys, progress=progress or None)
             total += len(ids)
 
         for fragment in fragments:
@@ -533,9 +546,15 @@ def load_parquet(
     return total
 
 
+def is_postgres_url(store: Any) -> bool:
+    """Whether ``store`` is a PostgreSQL URL (``postgres://`` or ``postgresql://``)."""
+    return isinstance(store, str) and store.startswith(("postgres://", "postgresql://"))
+
+
 def load_parquet_main(engine: str, argv: Optional[List[str]] = None) -> int:
-    """``python -m simhash_store.ENGINE load-parquet PATH --store DIR``; ``engine`` is
-    ``"spark"`` or ``"ray"``."""
+    """``python -m simhash_store.ENGINE load-parquet PATH --store DIR`` (or ``--postgres
+    URL``); ``engine`` is ``"spark"`` or ``"ray"``."""
+    from . import PostgresIndex
     from .errors import Error
 
     title = {"spark": "Spark", "ray": "Ray"}[engine]
@@ -549,11 +568,21 @@ def load_parquet_main(engine: str, argv: Optional[List[str]] = None) -> int:
         "load-parquet",
         help=f"load Parquet files (id, fingerprint as {unsigned}, optional key) into a store",
         description=f"Loads the Parquet files under PATH (a {title} job's output with columns "
-        "id, fingerprint and optionally key) into the store DIR with the bulk loader. Example: "
-        f"python -m simhash_store.{engine} load-parquet out/ --store pages.db",
+        "id, fingerprint and optionally key) into the store DIR with the bulk loader, or into "
+        "the index in a PostgreSQL database (transactions of a million documents; a load that "
+        "stops leaves whole transactions, and running it again finishes it). Examples: "
+        f"python -m simhash_store.{engine} load-parquet out/ --store pages.db; "
+        f"python -m simhash_store.{engine} load-parquet out/ --postgres postgres://app@db.example/dedup",
     )
     load.add_argument("path", help="a Parquet file or a folder of them")
-    load.add_argument("--store", required=True, help="the store directory (created if missing)")
+    target = load.add_mutually_exclusive_group(required=True)
+    target.add_argument("--store", help="the store directory (created if missing)")
+    target.add_argument(
+        "--postgres",
+        metavar="URL",
+        help="the index in this PostgreSQL database (postgres://user:password@host:port/db; "
+        "its tables are made in an empty database)",
+    )
     load.add_argument("--id-col", default="id")
     load.add_argument("--fingerprint-col", default="fingerprint")
     load.add_argument("--key-col", default="key", help="ignored when the files have no such column")
@@ -567,10 +596,13 @@ def load_parquet_main(engine: str, argv: Optional[List[str]] = None) -> int:
             file=sys.stderr,
         )
         return 1
+    index = None
     try:
+        if args.postgres is not None:
+            index = PostgresIndex.open(args.postgres)
         n = load_parquet(
             args.path,
-            args.store,
+            args.store if index is None else index,
             id_col=args.id_col,
             fingerprint_col=args.fingerprint_col,
             key_col=args.key_col,
@@ -583,5 +615,9 @@ def load_parquet_main(engine: str, argv: Optional[List[str]] = None) -> int:
     except OSError as e:
         print(f"error: cannot read {args.path}: {e}", file=sys.stderr)
         return 1
-    print(f"loaded {n} document{'' if n == 1 else 's'} into {args.store}")
+    finally:
+        if index is not None:
+            index.close()
+    where = args.store if index is None else f"the index in {index.database}"
+    print(f"loaded {n} document{'' if n == 1 else 's'} into {where}")
     return 0

@@ -34,6 +34,7 @@ __all__ = [
     "CancelledError",
     "BadRecordError",
     "NoSketchesError",
+    "PostgresError",
 ]
 
 
@@ -125,4 +126,14 @@ class NoSketchesError(Error):
 
     Sketches come from the texts: load them into a new store made with
     ``Store.open(path, sketch="MinHash")``, or ask without verification.
+    """
+
+
+class PostgresError(Error):
+    """A statement or a connection of a :class:`~simhash_store.PostgresIndex` failed: the
+    server cannot be reached (the message names it), refused the login, or answered with an
+    error (the message gives its SQLSTATE code).
+
+    A write that failed was not stored, unless the connection failed during its commit: then
+    it may or may not be; writing it again (by id or key) stores it once either way.
     """

@@ -38,6 +38,8 @@ fn class_name(e: &Error) -> &'static str {
         Error::Cancelled => "CancelledError",
         Error::BadRecord { .. } => "BadRecordError",
         Error::NoSketches { .. } => "NoSketchesError",
+        Error::Postgres { .. } => "PostgresError",
+        Error::SchemaVersion { .. } => "UnsupportedFormatError",
         _ => "Error",
     }
 }
@@ -63,6 +65,14 @@ fn message(e: &Error) -> String {
         ),
         Error::ConfigMismatch {
             path, differences, ..
+        } if path.starts_with("postgres://") => format!(
+            "the index in {} fingerprints with other settings than requested ({differences}): \
+             open it with PostgresIndex.open(url) and no settings to use the stored ones, or \
+             use a new database",
+            path.display()
+        ),
+        Error::ConfigMismatch {
+            path, differences, ..
         } => format!(
             "store at {} fingerprints with other settings than requested ({differences}): \
              open it with Store.open(path) and no settings to use the stored ones, or use a new \
@@ -76,7 +86,18 @@ fn message(e: &Error) -> String {
 /// `e` as an instance of its `simhash_store.errors` class.
 pub(crate) fn to_py(e: Error) -> PyErr {
     let message = message(&e);
-    let name = class_name(&e);
+    instance(class_name(&e), message)
+}
+
+/// [`to_py`] with `advice` on a second line of the message (where a load that stopped left
+/// things, and how to finish it).
+pub(crate) fn to_py_with_advice(e: Error, advice: &str) -> PyErr {
+    let message = format!("{}\n{advice}", message(&e));
+    instance(class_name(&e), message)
+}
+
+/// An instance of class `name` of `simhash_store.errors` with `message`.
+fn instance(name: &str, message: String) -> PyErr {
     Python::attach(|py| {
         let module = match ERRORS.get_or_try_init(py, || {
             PyModule::import(py, "simhash_store.errors").map(Bound::unbind)

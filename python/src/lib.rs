@@ -15,6 +15,7 @@
 //!   `VerifyReport`.
 //! - `stats.rs`: `Store.disk_usage`, `Store.stats`.
 //! - `load.rs`: `Store.bulk_load` and `Store.bulk_load_fingerprints`.
+//! - `postgres.rs`: `PostgresIndex`, the index in PostgreSQL, and `PostgresLoadSummary`.
 //! - `dedup.rs`: `Store.pairs`, `Store.pairs_numpy`, `Store.clusters` and `Clusters`.
 //! - `stream.rs`: iterators fed by a scan on a background thread (pairs, documents).
 //! - `kernels.rs`: array functions for the Spark jobs (`simhash_store.spark`).
@@ -35,6 +36,7 @@ mod interrupt;
 mod kernels;
 mod load;
 mod maintenance;
+mod postgres;
 mod queries;
 mod settings;
 mod stats;
@@ -62,6 +64,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<documents::PyDocumentIter>()?;
     m.add_class::<load::PyBulkSummary>()?;
     m.add_class::<load::PyBulkProgress>()?;
+    m.add_class::<postgres::PyPostgresIndex>()?;
+    m.add_class::<postgres::PyPostgresLoadSummary>()?;
     m.add_class::<dedup::PyPairIter>()?;
     m.add_class::<dedup::PyClusters>()?;
     m.add_class::<dedup::PyCluster>()?;

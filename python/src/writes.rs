@@ -169,7 +169,7 @@ impl PyStore {
     }
 }
 
-fn entry(
+pub(crate) fn entry(
     id: &Bound<'_, PyAny>,
     fingerprint: &Bound<'_, PyAny>,
     key: Option<&Bound<'_, PyAny>>,
@@ -183,7 +183,10 @@ fn entry(
     Ok(e)
 }
 
-fn outcome_to_py<'py>(py: Python<'py>, outcome: InsertOutcome) -> PyResult<Bound<'py, PyList>> {
+pub(crate) fn outcome_to_py<'py>(
+    py: Python<'py>,
+    outcome: InsertOutcome,
+) -> PyResult<Bound<'py, PyList>> {
     match outcome {
         InsertOutcome::Duplicate(found) => matches_to_py(py, found),
         _ => Ok(PyList::empty(py)),

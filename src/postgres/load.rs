@@ -1,8 +1,14 @@
-//! What a bulk load into the index needs beside [`PgIndex::load_batch`]: what a batch did,
-//! and the stored ids a loader assigns new ids past and looks keys up in, a batch at a time.
+//! Bulk loads into the index: [`PgLoader`] (documents gathered and loaded a batch per
+//! transaction, [`PgIndex::load_batch`]), what the batches did, and the stored ids a loader
+//! assigns new ids past and looks keys up in, a batch at a time.
 
 use super::{col, connection, pg_error, PgIndex};
 use crate::error::Result;
+use crate::store::Entry;
+
+/// Documents per transaction of a [`PgLoader`] by default: about 4 x 65,536 groups touched
+/// ~15 times each, rewritten once per batch.
+pub const DEFAULT_LOAD_BATCH: usize = 1_000_000;
 
 /// What one or more [`PgIndex::load_batch`]es did, as the store's bulk loader counts.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -73,5 +79,109 @@ impl PgIndex {
             owners.insert(key, id as u64);
         }
         Ok(wanted.iter().map(|k| owners.get(*k).copied()).collect())
+    }
+}
+
+/// A bulk load into the index a batch at a time: entries are gathered, and every
+/// `batch_size` of them are loaded in one transaction ([`PgIndex::load_batch`]: the new
+/// documents by binary COPY, the groups they touch packed in this process). Entries carry
+/// their ids; a later entry of the same id or key replaces an earlier one, as in any upsert.
+///
+/// A load that stops (an error, a lost connection, a killed process) leaves every batch
+/// before it committed and nothing of the one in flight, so the index is consistent; loading
+/// the same entries again finishes it, since each replaces itself by id.
+#[derive(Debug)]
+pub struct PgLoader<'a> {
+    index: &'a PgIndex,
+    batch_size: usize,
+    pending: Vec<Entry>,
+    summary: PgLoadSummary,
+    batches: u64,
+    committed: u64,
+}
+
+impl<'a> PgLoader<'a> {
+    /// A load into `index` in transactions of `batch_size` entries (at least 1; see
+    /// [`DEFAULT_LOAD_BATCH`]): larger batches load faster, since each batch rewrites the
+    /// groups it touches, and hold more in memory (a few hundred bytes an entry).
+    pub fn new(index: &'a PgIndex, batch_size: usize) -> PgLoader<'a> {
+        PgLoader {
+            index,
+            batch_size: batch_size.max(1),
+            pending: Vec::new(),
+            summary: PgLoadSummary::default(),
+            batches: 0,
+            committed: 0,
+        }
+    }
+
+    /// Gathers `entries`, loading each batch as it fills.
+    ///
+    /// # Errors
+    /// As [`PgIndex::load_batch`]; the batch that failed is not written, nor are the
+    /// entries gathered after it.
+    pub async fn add_all(&mut self, entries: impl IntoIterator<Item = Entry>) -> Result<()> {
+        for entry in entries {
+            self.pending.push(entry);
+            if self.pending.len() >= self.batch_size {
+                self.flush().await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Loads the gathered entries now, as one batch (nothing if none are gathered).
+    ///
+    /// # Errors
+    /// As [`PgIndex::load_batch`]; on error nothing of the batch is written.
+    pub async fn flush(&mut self) -> Result<()> {
+        let entries = std::mem::take(&mut self.pending);
+        if entries.is_empty() {
+            return Ok(());
+        }
+        let n = entries.len() as u64;
+        self.summary += self.index.load_batch(entries).await?;
+        self.batches += 1;
+        self.committed += n;
+        Ok(())
+    }
+
+    /// Loads what is gathered and returns what the whole load did.
+    ///
+    /// # Errors
+    /// As [`PgLoader::flush`].
+    pub async fn finish(mut self) -> Result<PgLoadSummary> {
+        self.flush().await?;
+        Ok(self.summary)
+    }
+
+    /// What the committed batches did.
+    pub fn summary(&self) -> PgLoadSummary {
+        self.summary
+    }
+
+    /// The batches committed.
+    pub fn batches(&self) -> u64 {
+        self.batches
+    }
+
+    /// The entries of the committed batches.
+    pub fn committed(&self) -> u64 {
+        self.committed
+    }
+
+    /// Where a load that stopped left the index, for its error message: the batches
+    /// committed and the batch not written.
+    pub fn stopped(&self) -> String {
+        match (self.batches, self.committed) {
+            (0, _) => "each batch is one transaction: no batch of this load was committed before the one that failed, and nothing of that one is in the index".to_owned(),
+            (1, n) => format!(
+                "each batch is one transaction: the 1 batch of this load before the one that failed ({n} {}) is in the index, nothing of that one is",
+                if n == 1 { "entry" } else { "entries" }
+            ),
+            (b, n) => format!(
+                "each batch is one transaction: the {b} batches of this load before the one that failed ({n} entries) are in the index, nothing of that one is"
+            ),
+        }
     }
 }

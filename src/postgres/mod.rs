@@ -42,7 +42,7 @@ mod write;
 use deadpool_postgres::{GenericClient, Manager, ManagerConfig, Pool, RecyclingMethod};
 use tokio_postgres::{NoTls, Row};
 
-pub use load::PgLoadSummary;
+pub use load::{PgLoadSummary, PgLoader, DEFAULT_LOAD_BATCH};
 pub use schema::SCHEMA_VERSION;
 pub use staged::{PgConnection, PgStagedBatch};
 pub use verify::PgVerifyReport;
@@ -126,7 +126,11 @@ pub(crate) fn pg_error(operation: &'static str) -> impl Fn(tokio_postgres::Error
         code: e.code().map(|c| c.code().to_owned()),
         message: match e.as_db_error() {
             Some(db) => db.message().to_owned(),
-            None => e.to_string(),
+            // The client's own message leaves out its cause ("error connecting to server").
+            None => match std::error::Error::source(&e) {
+                Some(cause) => format!("{e}: {cause}"),
+                None => e.to_string(),
+            },
         },
     }
 }
@@ -180,7 +184,19 @@ impl PgIndex {
                 message: e.to_string(),
                 code: None,
             })?;
-        let mut conn = connection(&pool).await?;
+        // A failure to connect names the server, whose address the client's message lacks.
+        let mut conn = connection(&pool).await.map_err(|e| match e {
+            Error::Postgres {
+                operation,
+                message,
+                code,
+            } => Error::Postgres {
+                operation,
+                message: format!("{database}: {message}"),
+                code,
+            },
+            other => other,
+        })?;
         let config = schema::create_or_check(&mut conn, &database, config.as_ref()).await?;
         Ok(PgIndex {
             pool,

@@ -14,9 +14,9 @@ the Spark job does:
   give for the same documents.
 - :func:`dedup_against`: a new dump against an earlier one, with the rule of
   :func:`simhash_store.spark.dedup_against`.
-- ``python -m simhash_store.ray load-parquet OUT/ --store DIR`` (:func:`load_parquet`): a
-  Ray result (Parquet with ``id``, ``key``, ``fingerprint``) into a store, for the online
-  index.
+- ``python -m simhash_store.ray load-parquet OUT/ --store DIR`` (or ``--postgres URL``)
+  (:func:`load_parquet`): a Ray result (Parquet with ``id``, ``key``, ``fingerprint``) into a
+  store, or into the index in PostgreSQL, for the online index.
 
 Needs the ``ray`` extra: ``pip install "simhash_store-*.whl[ray]"`` (``ray[data]``, pyarrow), and
 the package installed on every worker. ``docs/scale-out.md`` shows a run end to end.

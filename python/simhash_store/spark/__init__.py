@@ -13,9 +13,9 @@ batches (``mapInArrow``), never one Python call per row:
   ``Store.clusters(k)`` and ``simhash-store dedup`` give for the same documents, for any
   ``k`` in ``0..=64``.
 - :func:`dedup_against`: a new dump against an earlier one.
-- ``python -m simhash_store.spark load-parquet OUT/ --store DIR``
+- ``python -m simhash_store.spark load-parquet OUT/ --store DIR`` (or ``--postgres URL``)
   (:func:`load_parquet`): a Spark result (Parquet with ``id``, ``key``, ``fingerprint``)
-  into a store, for the online index.
+  into a store, or into the index in PostgreSQL, for the online index.
 
 Needs the ``spark`` extra: ``pip install "simhash_store-*.whl[spark]"`` (pyspark, pyarrow, pandas),
 and the package installed on every worker. ``docs/scale-out.md`` says how to run it on a

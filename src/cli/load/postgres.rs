@@ -1,9 +1,9 @@
 //! `simhash-store load --postgres URL`: the same inputs, readers and fingerprinting as a load
-//! into a store directory, written to the index in PostgreSQL a batch at a time, each batch
-//! one transaction ([`PgIndex::load_batch`]: binary COPY of the new documents, groups packed
-//! here). A load that stops leaves the batches before it committed and nothing of the one in
-//! flight; running the same command again finishes it, since documents with a key or an id
-//! replace themselves.
+//! into a store directory, numbered here a batch at a time and written to the index in
+//! PostgreSQL by a [`PgLoader`], each batch one transaction ([`PgIndex::load_batch`]: binary
+//! COPY of the new documents, groups packed here). A load that stops leaves the batches
+//! before it committed and nothing of the one in flight; running the same command again
+//! finishes it, since documents with a key or an id replace themselves.
 
 use std::collections::HashMap;
 use std::process::ExitCode;
@@ -11,7 +11,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use rayon::prelude::*;
 use roaring::RoaringTreemap;
-use simhash_store::postgres::{PgIndex, PgLoadSummary};
+use simhash_store::postgres::{PgIndex, PgLoader};
 use simhash_store::readers::Location;
 use simhash_store::{Entry, Fingerprint, IdAssigner, SimhashConfig};
 
@@ -21,9 +21,9 @@ use super::super::{plural, Exit, EXIT_ERROR, EXIT_PROBLEMS};
 use super::Args;
 
 /// What running the same command again does after a load that stopped.
-const RESUME: &str = "each batch is one transaction: the batches before this one are in the index, nothing of this one is. \
-Run the same command again to finish: documents with a key or an id replace themselves, so none is stored twice \
-(documents with neither get new ids again)";
+const RESUME: &str =
+    "Run the same command again to finish: documents with a key or an id replace themselves, \
+so none is stored twice (documents with neither get new ids again)";
 
 /// Bytes of text gathered before they are fingerprinted on all cores (each text counts 64
 /// bytes more), as `load` does: a batch keeps fingerprints, not texts.
@@ -66,9 +66,9 @@ struct Loader<'a> {
     /// Ids this load gave documents without one, and the ids documents gave.
     new_ids: RoaringTreemap,
     given_ids: RoaringTreemap,
-    summary: PgLoadSummary,
+    /// The batches' transactions, and what they did.
+    loads: PgLoader<'a>,
     no_features: NoTexts,
-    batches: u64,
     bar: indicatif::ProgressBar,
 }
 
@@ -186,12 +186,14 @@ impl Loader<'_> {
             });
         }
         self.bar.set_prefix("writing to PostgreSQL");
-        let done = self
-            .runtime
-            .block_on(self.index.load_batch(entries))
+        // One transaction: the batch holds at most `batch_docs` entries, the loader's size.
+        let loads = &mut self.loads;
+        self.runtime
+            .block_on(async move {
+                loads.add_all(entries).await?;
+                loads.flush().await
+            })
             .with_context(|| format!("cannot load a batch into {}", self.index.database()))?;
-        self.summary += done;
-        self.batches += 1;
         self.keys.clear();
         self.bar.set_prefix("loading");
         Ok(())
@@ -286,9 +288,8 @@ pub fn run(args: &Args, url: &str) -> anyhow::Result<ExitCode> {
         keys: HashMap::new(),
         new_ids: RoaringTreemap::new(),
         given_ids: RoaringTreemap::new(),
-        summary: PgLoadSummary::default(),
+        loads: PgLoader::new(&index, args.postgres_batch),
         no_features: NoTexts::default(),
-        batches: 0,
         bar: progress.bar(),
     };
     let mut recorded: Option<std::sync::Arc<std::path::Path>> = None;
@@ -329,9 +330,9 @@ pub fn run(args: &Args, url: &str) -> anyhow::Result<ExitCode> {
             return Err(Exit {
                 code: e.downcast_ref::<Exit>().map_or(EXIT_ERROR, |x| x.code),
                 message: format!(
-                    "{}\n{holds} ({} loaded by this run): {RESUME}",
+                    "{}\n{holds}; {}. {RESUME}",
                     super::super::message(&e),
-                    plural(loader.batches, "batch", "batches"),
+                    loader.loads.stopped(),
                 ),
             }
             .into());
@@ -339,7 +340,7 @@ pub fn run(args: &Args, url: &str) -> anyhow::Result<ExitCode> {
     };
     tally.docs -= loader.no_features.count;
     tally.empty.absorb(std::mem::take(&mut loader.no_features));
-    let summary = loader.summary;
+    let summary = loader.loads.summary();
     let elapsed = progress.elapsed().as_secs_f64();
     let after = runtime.block_on(index.len())?;
     if args.json {
@@ -355,7 +356,7 @@ pub fn run(args: &Args, url: &str) -> anyhow::Result<ExitCode> {
             "bad_records": tally.bad.iter().map(|(k, n)| (k.as_str(), *n)).collect::<HashMap<_, _>>(),
             "documents_before": before,
             "documents_after": after,
-            "batches": loader.batches,
+            "batches": loader.loads.batches(),
             "seconds": elapsed,
             "input_bytes": progress.bytes(),
         });
@@ -367,7 +368,7 @@ pub fn run(args: &Args, url: &str) -> anyhow::Result<ExitCode> {
             elapsed,
             tally.docs as f64 / elapsed.max(1e-6),
             progress.bytes() as f64 / 1e6 / elapsed.max(1e-6),
-            plural(loader.batches, "transaction", "transactions"),
+            plural(loader.loads.batches(), "transaction", "transactions"),
         );
         println!(
             "  {} new, {} replaced a stored document (same id or key), {} superseded by a later document of this load; \
