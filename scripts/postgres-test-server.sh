@@ -3,6 +3,7 @@
 #
 #   scripts/postgres-test-server.sh start   # prints the env file to source
 #   . target/postgres-test-server.env       # SIMHASH_TEST_POSTGRES_URL=postgres://...
+#                                           # SIMHASH_TEST_POSTGRES_STANDBY_URL=postgres://...
 #   cargo test --release --features server,postgres --test postgres_query
 #   scripts/postgres-test-server.sh stop
 #
@@ -10,13 +11,16 @@
 # /tmp owned by an unprivileged user (`simhash-pg`, created when run as root: PostgreSQL
 # refuses to run as root), starts the server on 127.0.0.1 on a free port with the default
 # durability settings (fsync and synchronous_commit on), creates the database `simhash_test`
-# and writes `SIMHASH_TEST_POSTGRES_URL=...` to the env file. The URL's user is a superuser:
+# and writes `SIMHASH_TEST_POSTGRES_URL=...` to the env file. Beside it, `start` makes a
+# streaming hot standby of it (`pg_basebackup -R`, another port, asynchronous replication):
+# `SIMHASH_TEST_POSTGRES_STANDBY_URL`, the same database on the standby, for the tests of
+# `serve --postgres-read`. The URL's user is a superuser:
 # the tests create one database each. `start` when the server of the env file is running does
 # nothing; `stop` stops it (`pg_ctl stop -m fast`, then the postmaster's PID), deletes its data
 # directory and the env file, and does nothing when there is no server. So a caller can run
 # `start`, then `trap '... stop' EXIT`.
 #
-# `pause` stops the running server and keeps its data; `resume` starts it again on the same
+# `pause` stops the running server (the primary; the standby waits for it) and keeps its data; `resume` starts it again on the same
 # port (tests of clients that must get past a database restart: every database of the server
 # is unreachable meanwhile, so two test runs must not share a server).
 #
@@ -79,12 +83,23 @@ start() {
     -o "-c listen_addresses=127.0.0.1 -p $port -k $data -c max_connections=300" >/dev/null ||
     { cat "$data/server.log" >&2; exit 1; }
   as_pg "$bin/createdb" -h 127.0.0.1 -p "$port" -U postgres simhash_test
+  # The standby: a base backup of the primary that follows it (`-R` writes standby.signal
+  # and the primary's address), on its own port. initdb's pg_hba.conf lets loopback
+  # replication connections in.
+  local standby_port
+  standby_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  as_pg "$bin/pg_basebackup" -h 127.0.0.1 -p "$port" -U postgres -D "$data/standby" -R -X stream --no-sync \
+    >"$data/basebackup.log" 2>&1 || { cat "$data/basebackup.log" >&2; exit 1; }
+  as_pg "$bin/pg_ctl" -D "$data/standby" -l "$data/standby.log" -w -t 60 start \
+    -o "-c listen_addresses=127.0.0.1 -p $standby_port -k $data -c max_connections=300" >/dev/null ||
+    { cat "$data/standby.log" >&2; exit 1; }
   mkdir -p "$(dirname "$env_file")"
   cat >"$env_file" <<EOF
 export SIMHASH_TEST_POSTGRES_URL=postgres://postgres@127.0.0.1:$port/simhash_test
+export SIMHASH_TEST_POSTGRES_STANDBY_URL=postgres://postgres@127.0.0.1:$standby_port/simhash_test
 export SIMHASH_TEST_POSTGRES_DATA=$data
 EOF
-  echo "postgres-test-server: started on 127.0.0.1:$port ($data): . $env_file" >&2
+  echo "postgres-test-server: started on 127.0.0.1:$port, standby on 127.0.0.1:$standby_port ($data): . $env_file" >&2
   echo "$env_file"
 }
 
@@ -117,6 +132,14 @@ stop() {
   # shellcheck disable=SC1090
   . "$env_file"
   local data=${SIMHASH_TEST_POSTGRES_DATA:-}
+  if [ -n "$data" ] && [ -d "$data/standby" ]; then
+    local standby_pid=
+    [ -f "$data/standby/postmaster.pid" ] && standby_pid=$(head -n 1 "$data/standby/postmaster.pid")
+    as_pg "$(bindir)/pg_ctl" stop -D "$data/standby" -m fast -w -t 30 >/dev/null 2>&1 || true
+    if [ -n "$standby_pid" ] && kill -0 "$standby_pid" 2>/dev/null; then
+      kill -KILL "$standby_pid" 2>/dev/null || true
+    fi
+  fi
   if [ -n "$data" ] && [ -d "$data/db" ]; then
     local pid=
     [ -f "$data/db/postmaster.pid" ] && pid=$(head -n 1 "$data/db/postmaster.pid")

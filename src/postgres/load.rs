@@ -4,7 +4,7 @@
 
 use super::{col, connection, pg_error, PgIndex};
 use crate::error::Result;
-use crate::store::Entry;
+use crate::upsert::Entry;
 
 /// Documents per transaction of a [`PgLoader`] by default: about 4 x 65,536 groups touched
 /// ~15 times each, rewritten once per batch.

@@ -87,9 +87,19 @@ pub(super) async fn create_or_check(
         .transaction()
         .await
         .map_err(pg_error("begin making the tables"))?;
-    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&SCHEMA_LOCK])
+    // A hot standby (`--postgres-read`) replays the primary's tables: nothing to make or
+    // lock there, only to check.
+    let standby: bool = tx
+        .query_one("SELECT pg_is_in_recovery()", &[])
         .await
-        .map_err(pg_error("lock the tables"))?;
+        .map_err(pg_error("ask whether the server is a standby"))?
+        .try_get(0)
+        .map_err(pg_error("ask whether the server is a standby"))?;
+    if !standby {
+        tx.execute("SELECT pg_advisory_xact_lock($1)", &[&SCHEMA_LOCK])
+            .await
+            .map_err(pg_error("lock the tables"))?;
+    }
     let exists: bool = tx
         .query_one("SELECT to_regclass('simhash_meta') IS NOT NULL", &[])
         .await
@@ -97,6 +107,17 @@ pub(super) async fn create_or_check(
         .try_get(0)
         .map_err(pg_error("look for the tables"))?;
     let path = std::path::Path::new(database);
+    if !exists && standby {
+        return Err(Error::Postgres {
+            operation: "open the index on a hot standby",
+            message: format!(
+                "{database} is on a standby and has no simhash-store tables yet: open the index on \
+                 the primary first (serve --postgres, or load), then here once the standby has \
+                 replayed them"
+            ),
+            code: None,
+        });
+    }
     if !exists {
         let config = requested.cloned().unwrap_or_default();
         tx.batch_execute(CREATE_TABLES)

@@ -5,6 +5,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 /// The variable that names the test server.
 pub const URL_VARIABLE: &str = "SIMHASH_TEST_POSTGRES_URL";
+/// The variable that names the test server's streaming hot standby.
+pub const STANDBY_URL_VARIABLE: &str = "SIMHASH_TEST_POSTGRES_STANDBY_URL";
 
 /// The test server's URL. Panics with what to run when it is not set: a test of the
 /// `postgres` feature never passes without a server.
@@ -15,6 +17,23 @@ pub fn server_url() -> String {
              then `. target/postgres-test-server.env` and run the tests again"
         )
     })
+}
+
+/// The database of `url` (one of [`fresh_database`]'s) on the test server's hot standby.
+/// Panics with what to run when the standby's variable is not set.
+pub fn on_standby(url: &str) -> String {
+    let standby = std::env::var(STANDBY_URL_VARIABLE).unwrap_or_else(|_| {
+        panic!(
+            "{STANDBY_URL_VARIABLE} is not set: `scripts/postgres-test-server.sh start` makes the \
+             standby; run `. target/postgres-test-server.env` and the tests again"
+        )
+    });
+    let name = url
+        .split('?')
+        .next()
+        .and_then(|base| base.rsplit_once('/'))
+        .map_or("", |(_, name)| name);
+    with_database(&standby, name)
 }
 
 /// `url` naming database `name` instead of its own.
