@@ -225,7 +225,7 @@ fn race(
         Err(e) if !before.logs.is_subset(&after.logs) => {
             Some(format!("a log was deleted, and: {e}"))
         }
-        Err(e) if table_file_deleted(e.kind(), e.as_ref(), before, after) => {
+        Err(e) if table_file_deleted(&e.kind(), e.as_ref(), before, after) => {
             Some(format!("a table file was deleted: {e}"))
         }
         Err(_) => None,
@@ -239,7 +239,7 @@ fn race(
 /// error, or, when it meets it while recovering the MANIFEST's state, as corruption ("... may
 /// be corrupted").
 fn table_file_deleted(
-    kind: rocksdb::ErrorKind,
+    kind: &rocksdb::ErrorKind,
     message: &str,
     before: &WalListing,
     after: &WalListing,
@@ -277,17 +277,17 @@ mod tests {
             (rocksdb::ErrorKind::Corruption, recovering),
         ] {
             assert!(
-                table_file_deleted(kind, message, &before, &grown),
+                table_file_deleted(&kind, message, &before, &grown),
                 "{message}"
             );
             assert!(
-                !table_file_deleted(kind, message, &before, &before),
+                !table_file_deleted(&kind, message, &before, &before),
                 "{message}"
             );
         }
         let damaged = "Corruption: Bad table magic number in s/000049.sst";
         assert!(!table_file_deleted(
-            rocksdb::ErrorKind::Corruption,
+            &rocksdb::ErrorKind::Corruption,
             damaged,
             &before,
             &grown
