@@ -26,6 +26,14 @@
 
 use pyo3::prelude::*;
 
+/// The default `k` of every Python method that takes one. `#[pyo3(signature)]` needs it
+/// written as the literal `3` (so that `help()` shows `k=3`); this fails the build if the
+/// crate's default, [`simhash_store::DEFAULT_K`], ever differs.
+const _: () = assert!(
+    simhash_store::DEFAULT_K == 3,
+    "the `k = 3` defaults of python/src/*.rs must equal simhash_store::DEFAULT_K"
+);
+
 mod args;
 mod columns;
 mod dedup;
