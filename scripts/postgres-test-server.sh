@@ -14,7 +14,9 @@
 # and writes `SIMHASH_TEST_POSTGRES_URL=...` to the env file. Beside it, `start` makes a
 # streaming hot standby of it (`pg_basebackup -R`, another port, asynchronous replication):
 # `SIMHASH_TEST_POSTGRES_STANDBY_URL`, the same database on the standby, for the tests of
-# `serve --postgres-read`. The URL's user is a superuser:
+# `serve --postgres-read`. The primary also takes TLS, with a certificate for 127.0.0.1 signed by
+# a CA made for it (`SIMHASH_TEST_POSTGRES_CA`, a PEM file), and has a role `simhash_tls`
+# (superuser) that may connect only over TLS, for the tests of `sslmode`. The URL's user is a superuser:
 # the tests create one database each. `start` when the server of the env file is running does
 # nothing; `stop` stops it (`pg_ctl stop -m fast`, then the postmaster's PID), deletes its data
 # directory and the env file, and does nothing when there is no server. So a caller can run
@@ -78,11 +80,16 @@ start() {
   # default durability settings.
   as_pg "$bin/initdb" -D "$data/db" -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 --no-sync >"$data/initdb.log" 2>&1 ||
     { cat "$data/initdb.log" >&2; exit 1; }
+  make_certificates "$data"
+  # Before initdb's lines: the TLS test role only over TLS.
+  { printf 'hostssl all simhash_tls 127.0.0.1/32 trust\nhostnossl all simhash_tls 127.0.0.1/32 reject\n'
+    cat "$data/db/pg_hba.conf"; } >"$data/pg_hba.conf" && cat "$data/pg_hba.conf" >"$data/db/pg_hba.conf"
   port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
   as_pg "$bin/pg_ctl" -D "$data/db" -l "$data/server.log" -w -t 60 start \
-    -o "-c listen_addresses=127.0.0.1 -p $port -k $data -c max_connections=300" >/dev/null ||
+    -o "-c listen_addresses=127.0.0.1 -p $port -k $data -c max_connections=300 $(tls_options "$data")" >/dev/null ||
     { cat "$data/server.log" >&2; exit 1; }
   as_pg "$bin/createdb" -h 127.0.0.1 -p "$port" -U postgres simhash_test
+  as_pg "$bin/psql" -q -h 127.0.0.1 -p "$port" -U postgres -d simhash_test -c "CREATE ROLE simhash_tls SUPERUSER LOGIN" >/dev/null
   # The standby: a base backup of the primary that follows it (`-R` writes standby.signal
   # and the primary's address), on its own port. initdb's pg_hba.conf lets loopback
   # replication connections in.
@@ -97,17 +104,41 @@ start() {
   cat >"$env_file" <<EOF
 export SIMHASH_TEST_POSTGRES_URL=postgres://postgres@127.0.0.1:$port/simhash_test
 export SIMHASH_TEST_POSTGRES_STANDBY_URL=postgres://postgres@127.0.0.1:$standby_port/simhash_test
+export SIMHASH_TEST_POSTGRES_CA=$data/ca.pem
 export SIMHASH_TEST_POSTGRES_DATA=$data
 EOF
   echo "postgres-test-server: started on 127.0.0.1:$port, standby on 127.0.0.1:$standby_port ($data): . $env_file" >&2
   echo "$env_file"
 }
 
+# A CA and a certificate for 127.0.0.1 that it signs, in data directory $1 (server.crt and
+# server.key for the server, ca.pem for the clients).
+make_certificates() {
+  local d=$1
+  command -v openssl >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -q openssl
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 7 \
+    -subj "/CN=simhash-store test CA" -keyout "$d/ca.key" -out "$d/ca.pem" \
+    -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign" 2>/dev/null
+  openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj "/CN=127.0.0.1" \
+    -keyout "$d/server.key" -out "$d/server.csr" 2>/dev/null
+  printf 'subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nkeyUsage=digitalSignature\nextendedKeyUsage=serverAuth\n' >"$d/server.ext"
+  openssl x509 -req -in "$d/server.csr" -CA "$d/ca.pem" -CAkey "$d/ca.key" -CAcreateserial \
+    -days 7 -extfile "$d/server.ext" -out "$d/server.crt" 2>/dev/null
+  chmod 600 "$d/server.key"
+  [ "$(id -u)" = 0 ] && chown "$pg_user" "$d/server.key" "$d/server.crt"
+  return 0
+}
+
+# The primary's TLS options, for data directory $1.
+tls_options() {
+  echo "-c ssl=on -c ssl_cert_file=$1/server.crt -c ssl_key_file=$1/server.key"
+}
+
 # The server's options: loopback, the port of the env file's URL.
 server_options() {
   local port=${SIMHASH_TEST_POSTGRES_URL##*:}
   port=${port%%/*}
-  echo "-c listen_addresses=127.0.0.1 -p $port -k $1 -c max_connections=300"
+  echo "-c listen_addresses=127.0.0.1 -p $port -k $1 -c max_connections=300 $(tls_options "$1")"
 }
 
 pause() {

@@ -60,6 +60,8 @@ pub struct Args {
     /// the service finds the new primary by itself. Any number of service processes may
     /// serve one database; their writes are ordered by the index's writer lock. While the
     /// database is unreachable, requests are answered 503 `unavailable` with Retry-After.
+    /// TLS: add `?sslmode=verify-full` (the server's certificate is verified against the
+    /// system's roots, or `&sslrootcert=CA.pem`'s); without it, plain TCP.
     #[arg(long, value_name = "URL", env = "SIMHASH_POSTGRES")]
     postgres: Option<String>,
 

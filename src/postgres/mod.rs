@@ -31,6 +31,7 @@
 //! # }
 //! ```
 
+mod connect;
 mod groups;
 mod load;
 mod schema;
@@ -156,26 +157,28 @@ fn database_name(config: &tokio_postgres::Config) -> String {
 
 impl PgIndex {
     /// Opens the index in the database `url` names (`postgres://user:password@host:port/db`,
-    /// or `host=... dbname=...`), making its tables in an empty database. A new index
+    /// or `host=... dbname=...`), making its tables in an empty database. TLS as in libpq's
+    /// URLs: `?sslmode=verify-full` (or `require`, `verify-ca`: all three verify the server's
+    /// certificate and host name), against the system's root certificates or those of
+    /// `sslrootcert=PATH`; without `sslmode=require` or stronger, plain TCP. A new index
     /// fingerprints with `config` (the default if `None`); an existing one with the settings
     /// it records, which `config`, if given, must equal.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] for a malformed URL; [`Error::Postgres`] if the server
-    /// cannot be reached; [`Error::SchemaVersion`] for tables of another version;
+    /// [`Error::InvalidArgument`] for a malformed URL or an unreadable `sslrootcert`;
+    /// [`Error::Postgres`] if the server cannot be reached or its TLS certificate is not
+    /// trusted; [`Error::SchemaVersion`] for tables of another version;
     /// [`Error::ConfigMismatch`] for other settings than the recorded ones.
     pub async fn open(url: &str, config: Option<SimhashConfig>) -> Result<PgIndex> {
-        let pg_config: tokio_postgres::Config = url
-            .parse()
-            .map_err(|e| Error::InvalidArgument(format!("PostgreSQL URL: {e}")))?;
-        let database = database_name(&pg_config);
-        let manager = Manager::from_config(
-            pg_config,
-            NoTls,
-            ManagerConfig {
-                recycling_method: RecyclingMethod::Fast,
-            },
-        );
+        let target = connect::parse(url)?;
+        let database = database_name(&target.config);
+        let manager_config = ManagerConfig {
+            recycling_method: RecyclingMethod::Fast,
+        };
+        let manager = match target.tls {
+            Some(tls) => Manager::from_config(target.config, tls, manager_config),
+            None => Manager::from_config(target.config, NoTls, manager_config),
+        };
         let pool = Pool::builder(manager)
             .max_size(POOL_SIZE)
             .build()
