@@ -65,8 +65,7 @@ async fn verify_full_connects_over_tls_and_plain_urls_stay_plain() {
     let plain = as_tls_role(&url, "");
     let error = PgIndex::open(&plain, None)
         .await
-        .err()
-        .expect("plain is refused");
+        .expect_err("plain is refused");
     assert!(error.to_string().contains("no encryption"), "{error}");
 }
 
@@ -78,20 +77,17 @@ async fn an_untrusted_certificate_and_bad_tls_options_are_refused() {
     let untrusted = as_tls_role(&url, "?sslmode=verify-full");
     let error = PgIndex::open(&untrusted, None)
         .await
-        .err()
-        .expect("untrusted");
+        .expect_err("untrusted");
     assert!(error.to_string().contains("certificate"), "{error}");
 
     let error = PgIndex::open(&as_tls_role(&url, &format!("?sslrootcert={}", ca())), None)
         .await
-        .err()
-        .expect("sslrootcert without sslmode");
+        .expect_err("sslrootcert without sslmode");
     assert!(error.to_string().contains("sslmode=verify-full"), "{error}");
 
     let missing = as_tls_role(&url, "?sslmode=verify-full&sslrootcert=/nonexistent/ca.pem");
     let error = PgIndex::open(&missing, None)
         .await
-        .err()
-        .expect("a missing CA file");
+        .expect_err("a missing CA file");
     assert!(error.to_string().contains("/nonexistent/ca.pem"), "{error}");
 }
