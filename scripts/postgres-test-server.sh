@@ -158,26 +158,25 @@ resume() {
   echo "postgres-test-server: resumed" >&2
 }
 
+# Stops the server of data directory $1 (`pg_ctl stop -m fast`, then its postmaster's PID).
+stop_cluster() {
+  [ -d "$1" ] || return 0
+  local pid=
+  [ -f "$1/postmaster.pid" ] && pid=$(head -n 1 "$1/postmaster.pid")
+  as_pg "$(bindir)/pg_ctl" stop -D "$1" -m fast -w -t 30 >/dev/null 2>&1 || true
+  if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
+    kill -KILL "$pid" 2>/dev/null || true
+  fi
+}
+
 stop() {
   [ -f "$env_file" ] || return 0
   # shellcheck disable=SC1090
   . "$env_file"
   local data=${SIMHASH_TEST_POSTGRES_DATA:-}
-  if [ -n "$data" ] && [ -d "$data/standby" ]; then
-    local standby_pid=
-    [ -f "$data/standby/postmaster.pid" ] && standby_pid=$(head -n 1 "$data/standby/postmaster.pid")
-    as_pg "$(bindir)/pg_ctl" stop -D "$data/standby" -m fast -w -t 30 >/dev/null 2>&1 || true
-    if [ -n "$standby_pid" ] && kill -0 "$standby_pid" 2>/dev/null; then
-      kill -KILL "$standby_pid" 2>/dev/null || true
-    fi
-  fi
-  if [ -n "$data" ] && [ -d "$data/db" ]; then
-    local pid=
-    [ -f "$data/db/postmaster.pid" ] && pid=$(head -n 1 "$data/db/postmaster.pid")
-    as_pg "$(bindir)/pg_ctl" stop -D "$data/db" -m fast -w -t 30 >/dev/null 2>&1 || true
-    if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
-      kill -KILL "$pid" 2>/dev/null || true
-    fi
+  if [ -n "$data" ]; then
+    stop_cluster "$data/standby"
+    stop_cluster "$data/db"
   fi
   case $data in /tmp/simhash-store-pg.*) rm -rf "$data" ;; esac
   rm -f "$env_file"
