@@ -32,6 +32,8 @@
 //! `--batch-seconds S` (10), `--pg-batch N` (1,000,000), `--check C` (200), `--url URL` (a
 //! superuser's URL; default `$SIMHASH_TEST_POSTGRES_URL`), `--dir PATH` (where the store's
 //! temporary directory goes; default the current directory).
+//!
+//! Measured: `docs/scale-out.md` ("Against the store and a hand-written SQL index").
 
 #[path = "support/http_client.rs"]
 mod http_client;
