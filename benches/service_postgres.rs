@@ -15,58 +15,17 @@
 //! document sent before by the same client (refused as a near-duplicate). Prints
 //! requests/s, documents/s, p50 and p99 per scenario. The database is dropped at the end.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpStream};
-use std::process::{Child, Command, Stdio};
+#[path = "support/http_client.rs"]
+mod http_client;
+
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use http_client::{Conn, Service};
 use simhash_store::postgres::PgIndex;
 use simhash_store::{Entry, Fingerprint};
-
-struct Service {
-    child: Child,
-    addr: SocketAddr,
-}
-
-impl Service {
-    fn start(url: &str) -> Service {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_simhash-store"))
-            .args([
-                "serve",
-                "--quiet",
-                "--listen",
-                "127.0.0.1:0",
-                "--postgres",
-                url,
-            ])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("start simhash-store serve");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().expect("stdout"))
-            .read_line(&mut line)
-            .expect("its address");
-        let addr = line
-            .trim()
-            .rsplit("://")
-            .next()
-            .and_then(|a| a.parse().ok())
-            .expect("an address");
-        Service { child, addr }
-    }
-}
-
-impl Drop for Service {
-    fn drop(&mut self) {
-        let _ = Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
-            .status();
-        let _ = self.child.wait();
-    }
-}
 
 /// SplitMix64.
 struct Rng(u64);
@@ -78,42 +37,6 @@ impl Rng {
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
         z ^ (z >> 31)
-    }
-}
-
-/// POSTs `body` on a keep-alive connection; returns the status.
-fn post(stream: &mut TcpStream, buf: &mut Vec<u8>, path: &str, body: &[u8]) -> u16 {
-    let head = format!(
-        "POST {path} HTTP/1.1\r\nHost: bench\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
-        body.len()
-    );
-    stream.write_all(head.as_bytes()).expect("send");
-    stream.write_all(body).expect("send");
-    buf.clear();
-    let mut chunk = [0u8; 65536];
-    loop {
-        if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-            let head = String::from_utf8_lossy(&buf[..end]).to_ascii_lowercase();
-            let status: u16 = head
-                .split_whitespace()
-                .nth(1)
-                .and_then(|s| s.parse().ok())
-                .expect("status");
-            let length: usize = head
-                .lines()
-                .find_map(|l| l.strip_prefix("content-length:"))
-                .and_then(|v| v.trim().parse().ok())
-                .expect("content-length");
-            while buf.len() < end + 4 + length {
-                let n = stream.read(&mut chunk).expect("read");
-                assert!(n > 0, "connection closed");
-                buf.extend_from_slice(&chunk[..n]);
-            }
-            return status;
-        }
-        let n = stream.read(&mut chunk).expect("read");
-        assert!(n > 0, "connection closed");
-        buf.extend_from_slice(&chunk[..n]);
     }
 }
 
@@ -134,9 +57,7 @@ fn run(
             let stop = Arc::clone(&stop);
             std::thread::spawn(move || {
                 let mut rng = Rng(seed * 1000 + c as u64);
-                let mut stream = TcpStream::connect(addr).expect("connect");
-                stream.set_nodelay(true).expect("nodelay");
-                let mut buf = Vec::new();
+                let mut conn = Conn::open(addr);
                 let mut latencies = Vec::new();
                 let mut last = rng.next();
                 let mut i = 0u64;
@@ -155,8 +76,8 @@ fn run(
                         .collect();
                     let body = format!(r#"{{"k":3,"documents":[{}]}}"#, documents.join(","));
                     let t = Instant::now();
-                    let status = post(&mut stream, &mut buf, "/v1/insert-if-new", body.as_bytes());
-                    assert_eq!(status, 200, "{}", String::from_utf8_lossy(&buf));
+                    let (status, answer) = conn.post_json("/v1/insert-if-new", body.as_bytes());
+                    assert_eq!(status, 200, "{}", String::from_utf8_lossy(answer));
                     latencies.push(t.elapsed());
                 }
                 latencies
@@ -238,7 +159,10 @@ fn main() {
             t.elapsed().as_secs_f64()
         );
     });
-    let services = [Service::start(&db_url), Service::start(&db_url)];
+    let services = [
+        Service::start(&["--postgres", &db_url]),
+        Service::start(&["--postgres", &db_url]),
+    ];
     let one = [services[0].addr];
     let both = [services[0].addr, services[1].addr];
     println!("scenario                          requests/s   documents/s   p50 ms   p99 ms");
