@@ -1,6 +1,6 @@
 //! Bulk loading's parts: the in-memory run of a [`BulkLoader`](crate::BulkLoader), its sort
 //! and its files. The loader itself is the store's (`src/store/bulk_loader/`): it fills a run
-//! here, has the store plan it, writes it with [`sst`] and has the store ingest the files.
+//! here, has the store plan it, writes it with `sst` and has the store ingest the files.
 //! Nothing here knows the store.
 //!
 //! - `runs.rs`: the in-memory run, which the upsert planner (`src/upsert/plan/`, the same as

@@ -112,7 +112,7 @@ pub struct UpgradeSummary {
     pub sketches: u64,
     /// The old store's format version.
     pub from_format: u32,
-    /// The new store's format version: [`FORMAT_VERSION`].
+    /// The new store's format version: [`FORMAT_VERSION`](super::FORMAT_VERSION).
     pub to_format: u32,
     /// Bytes of SST files written.
     pub sst_bytes: u64,
@@ -173,7 +173,7 @@ impl Reporter {
 
 impl Store {
     /// Copies the store at `src`, of any format this build reads, into a new store at `dst`
-    /// of the newest format ([`FORMAT_VERSION`]), then verifies the new store.
+    /// of the newest format ([`FORMAT_VERSION`](super::FORMAT_VERSION)), then verifies the new store.
     ///
     /// The new store records exactly the old one's fingerprint settings and holds every
     /// document as it was: id, fingerprint, external key, text length, sketch and `added`
@@ -186,7 +186,7 @@ impl Store {
     /// compact. This build opens stores of older formats read-only: writes to them fail with
     /// [`Error::LegacyFormat`](crate::Error::LegacyFormat) until they are upgraded.
     ///
-    /// A store already of [`FORMAT_VERSION`] is copied all the same ([`UpgradeSummary`]'s
+    /// A store already of [`FORMAT_VERSION`](super::FORMAT_VERSION) is copied all the same ([`UpgradeSummary`]'s
     /// `from_format` equals `to_format`): a compact copy.
     ///
     /// `dst` must not exist or be an empty directory, and must not lie inside `src`. If the
