@@ -147,7 +147,9 @@ fn main() {
         let t = Instant::now();
         let mut id = 0u64;
         while id < preload {
-            let n = (preload - id).min(100_000);
+            // Batches of up to 10M: each batch repacks the groups it touches, so fewer,
+            // larger batches load a large preload much faster.
+            let n = (preload - id).min(10_000_000);
             let batch: Vec<Entry> = (0..n)
                 .map(|j| Entry::new(id + j, Fingerprint(rng.next())))
                 .collect();
