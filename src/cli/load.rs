@@ -648,7 +648,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             plural(after, "document", "documents"),
         );
     }
-    if let Some(bad) = tally.stopped {
+    strict_exit(&tally)
+}
+
+/// How a load ends once its summary is printed, into a store or into PostgreSQL: exit 2
+/// naming the bad record a `--strict` load stopped at, else success.
+fn strict_exit(tally: &Tally) -> anyhow::Result<ExitCode> {
+    if let Some(bad) = &tally.stopped {
         return Err(Exit {
             code: EXIT_PROBLEMS,
             message: format!(

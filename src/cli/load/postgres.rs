@@ -17,8 +17,8 @@ use simhash_store::{Entry, Fingerprint, IdAssigner, SimhashConfig};
 
 use super::super::progress::Progress;
 use super::super::read::{self, Content, Doc, NoText, NoTextReason, NoTexts};
-use super::super::{plural, Exit, EXIT_ERROR, EXIT_PROBLEMS};
-use super::Args;
+use super::super::{plural, Exit, EXIT_ERROR};
+use super::{strict_exit, Args};
 
 /// What running the same command again does after a load that stopped.
 const RESUME: &str =
@@ -388,16 +388,5 @@ pub fn run(args: &Args, url: &str) -> anyhow::Result<ExitCode> {
             plural(after, "document", "documents"),
         );
     }
-    if let Some(bad) = tally.stopped {
-        return Err(Exit {
-            code: EXIT_PROBLEMS,
-            message: format!(
-                "stopped at a bad record (--strict): {bad}\nthe {} before it are loaded; fix or remove the record, \
-                 or run without --strict to skip such records",
-                plural(tally.docs, "document", "documents")
-            ),
-        }
-        .into());
-    }
-    Ok(ExitCode::SUCCESS)
+    strict_exit(&tally)
 }
