@@ -188,3 +188,93 @@ async fn loaded_and_folded_groups_answer_the_same() -> Result<()> {
     assert_eq!(report.entries, [docs.len() as u64; 4]);
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_load_of_many_batches_answers_the_same() -> Result<()> {
+    use simhash_store::postgres::PgLoader;
+    let url = fresh_database("query_load_tiers").await;
+    let index = PgIndex::open(&url, None).await?;
+    let mut rng = Rng::new(31);
+    // Planted near-duplicates, and 6,000 documents sharing block 1 (a group of two chunks
+    // once the load's parts merge), loaded in batches of 250: 40 batches, tiers up to 5.
+    let (planted_docs, mut queries) = planted(&mut rng, 3000, 8, 8);
+    let centre = rng.next_u64();
+    let mut fps: Vec<u64> = planted_docs.iter().map(|&(_, fp)| fp).collect();
+    for _ in 0..6000 {
+        fps.push((centre & 0x0000_ffff_0000_0000) | (rng.next_u64() & 0xffff_0000_ffff_ffff));
+    }
+    queries.push(centre);
+    queries.push(rng.flip(centre, 3));
+    let mut docs = common::numbered(fps);
+    // Before the load: documents inserted one batch at a time (delta rows, then folds), so
+    // that the load meets groups with delta rows and stored ids it replaces.
+    let (early, rest) = docs.split_at(500);
+    let (early, rest) = (early.to_vec(), rest.to_vec());
+    insert(&index, &early).await?;
+    let mut loader = PgLoader::new(&index, 250);
+    let moved: Vec<(u64, u64)> = docs[..800]
+        .iter()
+        .step_by(7)
+        .map(|&(id, fp)| (id, rng.flip(fp, 3)))
+        .collect();
+    // Ids loaded twice in the load (a later batch replaces an earlier one), and ids
+    // inserted before it replaced.
+    let entries = rest
+        .iter()
+        .chain(&moved)
+        .map(|&(id, fp)| Entry::new(id, Fingerprint(fp)).with_key(format!("doc-{id}")));
+    loader.add_all(entries).await?;
+    // A removal between batches leaves delta rows in the groups a later batch touches.
+    index.remove(docs[600].0).await?;
+    let tail: Vec<(u64, u64)> = (0..300)
+        .map(|i| (100_000 + i, rng.flip(centre, (i % 5) as u32)))
+        .collect();
+    loader
+        .add_all(tail.iter().map(|&(id, fp)| Entry::new(id, Fingerprint(fp))))
+        .await?;
+    let summary = loader.finish().await?;
+    let removed = docs[600].0;
+    docs.retain(|&(id, _)| id != removed);
+    for &(id, fp) in &moved {
+        match docs.iter_mut().find(|d| d.0 == id) {
+            Some(d) => d.1 = fp,
+            None => docs.push((id, fp)),
+        }
+    }
+    docs.extend(&tail);
+    assert_eq!(
+        summary.added + summary.replaced + summary.superseded,
+        (rest.len() + moved.len() + tail.len()) as u64
+    );
+    check(&index, &docs, &queries, &KS).await?;
+    let report = index.verify().await?;
+    assert!(report.is_ok(), "{:?}", report.problems);
+    assert_eq!(report.documents, docs.len() as u64);
+    assert_eq!(report.entries, [docs.len() as u64; 4]);
+    // The load's parts (numbered below zero) hold entries, a few to a group.
+    let client = common::postgres::connect(&url).await;
+    let row = client
+        .query_one(
+            "SELECT (SELECT count(*) FROM simhash_groups WHERE part < 0),
+                    (SELECT max(n) FROM (SELECT count(*) AS n FROM simhash_groups GROUP BY grp) c)",
+            &[],
+        )
+        .await
+        .expect("count parts");
+    let (tiered, most): (i64, i64) = (row.get(0), row.get(1));
+    assert!(tiered > 0, "the load wrote no tiered part");
+    assert!(most <= 8, "a group holds {most} parts");
+    // Folding and loading again (every id replaces itself) answer the same.
+    index.fold().await?;
+    let mut again = PgLoader::new(&index, 1000);
+    again
+        .add_all(docs.iter().map(|&(id, fp)| Entry::new(id, Fingerprint(fp))))
+        .await?;
+    let summary = again.finish().await?;
+    assert_eq!(summary.added, 0);
+    assert_eq!(summary.replaced, docs.len() as u64);
+    check(&index, &docs, &queries, &[0, 3, 8]).await?;
+    let report = index.verify().await?;
+    assert!(report.is_ok(), "{:?}", report.problems);
+    Ok(())
+}

@@ -12,6 +12,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use deadpool_postgres::{GenericClient, Transaction};
 use rayon::prelude::*;
 
+use super::tiers::{self, Tier};
 use super::{col, pg_error};
 use crate::error::{Error, Result};
 use crate::pigeonhole::{self, BLOCKS, BLOCK_VALUES};
@@ -81,6 +82,14 @@ UNION ALL
 SELECT grp, NULL, remainder, id, live FROM simhash_deltas WHERE grp = ANY($1)";
 
 impl GroupsRead {
+    /// The read of groups' chunks, without delta rows.
+    pub(crate) fn from_chunks(chunks: HashMap<i32, Vec<Vec<u8>>>) -> GroupsRead {
+        GroupsRead {
+            chunks,
+            deltas: HashMap::new(),
+        }
+    }
+
     /// Reads `groups` in one statement.
     pub(crate) async fn read(client: &impl GenericClient, groups: &[i32]) -> Result<GroupsRead> {
         let stmt = client
@@ -275,6 +284,44 @@ impl Deltas {
     }
 }
 
+impl Deltas {
+    /// What a batch of a [`PgLoader`](super::PgLoader) does with the rows: the live entries
+    /// of documents new to the index go in `tier` of their groups ([`tiers::append`]), with
+    /// no group read whole; every group that `rewrite` names (sorted; those the batch
+    /// replaces or deletes entries of) or that has delta rows is packed whole, as
+    /// [`Deltas::pack`] does. The caller holds the writer lock.
+    pub(crate) async fn load(
+        self,
+        client: &Transaction<'_>,
+        mut rewrite: Vec<i32>,
+        tier: Tier,
+    ) -> Result<()> {
+        let rows = self.sorted();
+        let mut touched: Vec<i32> = rows.iter().map(|&(grp, ..)| grp).collect();
+        touched.dedup();
+        let with_deltas: Vec<i32> = client
+            .query(
+                "SELECT DISTINCT grp FROM simhash_deltas WHERE grp = ANY($1)",
+                &[&touched],
+            )
+            .await
+            .map_err(pg_error("find groups with delta rows"))?
+            .iter()
+            .map(|row| col(row, 0))
+            .collect::<Result<_>>()?;
+        rewrite.extend(with_deltas);
+        rewrite.sort_unstable();
+        rewrite.dedup();
+        let (packed, appended): (Vec<_>, Vec<_>) = rows
+            .into_iter()
+            .partition(|r| rewrite.binary_search(&r.0).is_ok());
+        pack(client, &rewrite, &packed).await?;
+        let mut groups: Vec<i32> = appended.iter().map(|&(grp, ..)| grp).collect();
+        groups.dedup();
+        tiers::append(client, &groups, &appended, tier).await
+    }
+}
+
 /// Packs the delta rows of `groups` into their chunks. The caller holds the writer lock.
 pub(crate) async fn fold(client: &Transaction<'_>, groups: &[i32]) -> Result<()> {
     pack(client, groups, &[]).await
@@ -301,17 +348,7 @@ async fn pack(
                 more.partition_point(|r| r.0 <= grp),
             );
             let entries = merge(read.entries(grp)?, more.get(from..to).unwrap_or_default());
-            let n = entries.len().div_ceil(MAX_ENTRIES);
-            let chunks = entries
-                .chunks(MAX_ENTRIES)
-                .enumerate()
-                .map(|(part, slice)| {
-                    let mut bytes = Vec::new();
-                    chunk::encode(slice, part + 1 == n, &mut bytes);
-                    bytes
-                })
-                .collect();
-            Ok((grp, chunks))
+            Ok((grp, encode_chunks(&entries)))
         })
         .collect::<Result<_>>()?;
     client
@@ -322,11 +359,30 @@ async fn pack(
         .execute("DELETE FROM simhash_deltas WHERE grp = ANY($1)", &[&groups])
         .await
         .map_err(pg_error("rewrite groups"))?;
-    copy_chunks(client, &packed).await
+    copy_chunks(client, &packed, |chunk| chunk as i32).await
 }
 
-/// Writes packed chunks with binary COPY: (group, its chunks as parts 0, 1, ...).
-async fn copy_chunks(client: &Transaction<'_>, packed: &[(i32, Vec<Vec<u8>>)]) -> Result<()> {
+/// A group's `entries` (sorted, distinct) as chunks of up to [`MAX_ENTRIES`].
+pub(crate) fn encode_chunks(entries: &[(u64, u64)]) -> Vec<Vec<u8>> {
+    let n = entries.len().div_ceil(MAX_ENTRIES);
+    entries
+        .chunks(MAX_ENTRIES)
+        .enumerate()
+        .map(|(i, slice)| {
+            let mut bytes = Vec::new();
+            chunk::encode(slice, i + 1 == n, &mut bytes);
+            bytes
+        })
+        .collect()
+}
+
+/// Writes packed chunks with binary COPY: (group, its chunks), the `i`th chunk of a group
+/// as part `part(i)`.
+pub(crate) async fn copy_chunks(
+    client: &Transaction<'_>,
+    packed: &[(i32, Vec<Vec<u8>>)],
+    part: impl Fn(usize) -> i32,
+) -> Result<()> {
     use tokio_postgres::binary_copy::BinaryCopyInWriter;
     use tokio_postgres::types::Type;
     let sink = client
@@ -336,8 +392,8 @@ async fn copy_chunks(client: &Transaction<'_>, packed: &[(i32, Vec<Vec<u8>>)]) -
     let writer = BinaryCopyInWriter::new(sink, &[Type::INT4, Type::INT4, Type::BYTEA]);
     let mut writer = std::pin::pin!(writer);
     for (grp, chunks) in packed {
-        for (part, bytes) in chunks.iter().enumerate() {
-            let part = part as i32;
+        for (i, bytes) in chunks.iter().enumerate() {
+            let part = part(i);
             writer
                 .as_mut()
                 .write(&[grp, &part, &bytes.as_slice()])

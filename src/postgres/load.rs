@@ -2,12 +2,13 @@
 //! transaction, [`PgIndex::load_batch`]), what the batches did, and the stored ids a loader
 //! assigns new ids past and looks keys up in, a batch at a time.
 
+use super::tiers::Tiers;
 use super::{col, connection, pg_error, PgIndex};
 use crate::error::Result;
 use crate::upsert::Entry;
 
 /// Documents per transaction of a [`PgLoader`] by default: about 4 x 65,536 groups touched
-/// ~15 times each, rewritten once per batch.
+/// ~15 times each.
 pub const DEFAULT_LOAD_BATCH: usize = 1_000_000;
 
 /// What one or more [`PgIndex::load_batch`]es did, as the store's bulk loader counts.
@@ -83,9 +84,17 @@ impl PgIndex {
 }
 
 /// A bulk load into the index a batch at a time: entries are gathered, and every
-/// `batch_size` of them are loaded in one transaction ([`PgIndex::load_batch`]: the new
-/// documents by binary COPY, the groups they touch packed in this process). Entries carry
-/// their ids; a later entry of the same id or key replaces an earlier one, as in any upsert.
+/// `batch_size` of them are loaded in one transaction, by the rules of
+/// [`PgIndex::load_batch`]: the new documents by binary COPY, their block entries packed in
+/// this process. Entries carry their ids; a later entry of the same id or key replaces an
+/// earlier one, as in any upsert.
+///
+/// A batch does not rewrite the groups it touches whole: it merges its new documents'
+/// entries with the parts this load wrote to those groups in recent batches, as a binary
+/// counter carries (batch `b` merges the parts of the trailing 1-bits of `b - 1`), so each
+/// entry is rewritten about log2(batches) / 2 times and a group holds one part for each
+/// 1-bit of the batch count. Groups whose stored entries a batch replaces or deletes, and
+/// groups with delta rows, are packed whole.
 ///
 /// A load that stops (an error, a lost connection, a killed process) leaves every batch
 /// before it committed and nothing of the one in flight, so the index is consistent; loading
@@ -95,6 +104,7 @@ pub struct PgLoader<'a> {
     index: &'a PgIndex,
     batch_size: usize,
     pending: Vec<Entry>,
+    tiers: Tiers,
     summary: PgLoadSummary,
     batches: u64,
     committed: u64,
@@ -102,13 +112,14 @@ pub struct PgLoader<'a> {
 
 impl<'a> PgLoader<'a> {
     /// A load into `index` in transactions of `batch_size` entries (at least 1; see
-    /// [`DEFAULT_LOAD_BATCH`]): larger batches load faster, since each batch rewrites the
-    /// groups it touches, and hold more in memory (a few hundred bytes an entry).
+    /// [`DEFAULT_LOAD_BATCH`]): larger batches load faster and leave fewer parts per group,
+    /// and hold more in memory (a few hundred bytes an entry).
     pub fn new(index: &'a PgIndex, batch_size: usize) -> PgLoader<'a> {
         PgLoader {
             index,
             batch_size: batch_size.max(1),
             pending: Vec::new(),
+            tiers: Tiers::new(),
             summary: PgLoadSummary::default(),
             batches: 0,
             committed: 0,
@@ -140,7 +151,8 @@ impl<'a> PgLoader<'a> {
             return Ok(());
         }
         let n = entries.len() as u64;
-        self.summary += self.index.load_batch(entries).await?;
+        self.summary += self.index.load_tier(entries, self.tiers.next()).await?;
+        self.tiers.committed();
         self.batches += 1;
         self.committed += n;
         Ok(())

@@ -37,6 +37,7 @@ mod load;
 mod schema;
 mod staged;
 mod stored;
+mod tiers;
 mod verify;
 mod write;
 

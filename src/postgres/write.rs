@@ -8,6 +8,7 @@ use deadpool_postgres::{GenericClient, Transaction};
 use super::groups::{self, Deltas};
 use super::load::PgLoadSummary;
 use super::stored::Snapshot;
+use super::tiers::Tier;
 use super::{col, connection, pg_error, query_on, PgIndex};
 use crate::dedup::InsertOutcome;
 use crate::error::{Error, Result};
@@ -45,8 +46,12 @@ pub(super) async fn begin(conn: &mut deadpool_postgres::Object) -> Result<Transa
 pub(super) enum BlockWrites {
     /// As delta rows; a group is folded once it has [`groups::FOLD_AT`] of them.
     Deltas,
-    /// Packed into the chunks of every group touched, in this process (a bulk load).
+    /// Packed into the chunks of every group touched, in this process (a bulk load of
+    /// one batch).
     Pack,
+    /// A batch of a load of many: the new documents' entries merged into the load's
+    /// parts of the given tier ([`super::tiers`]), the other groups touched packed whole.
+    Load(Tier),
 }
 
 /// Plans `entries` against the index and applies the plan; returns what it did. The caller
@@ -79,8 +84,11 @@ async fn apply(
 ) -> Result<()> {
     let now = now_micros();
     let mut deltas = Deltas::default();
+    // The groups an entry is deleted from or replaced in: a load packs these whole.
+    let mut rewrite: Vec<i32> = Vec::new();
     for &(id, fp) in &plan.block_deletes {
         deltas.set(fp, id, false);
+        rewrite.extend(groups::entries_of(fp).map(|(grp, _)| grp));
     }
     if !plan.doc_deletes.is_empty() {
         let ids: Vec<i64> = plan.doc_deletes.iter().map(|&id| id as i64).collect();
@@ -142,6 +150,7 @@ async fn apply(
             sketch: e.sketch.as_ref().map(|s| s.as_bytes().as_slice()),
         };
         if snapshot.holds(e.id) {
+            rewrite.extend(groups::entries_of(e.fingerprint.0).map(|(grp, _)| grp));
             replacing.push(row);
         } else {
             new_docs.push(row);
@@ -152,6 +161,7 @@ async fn apply(
     match blocks {
         BlockWrites::Deltas => deltas.write(client).await?,
         BlockWrites::Pack => deltas.pack(client).await?,
+        BlockWrites::Load(tier) => deltas.load(client, rewrite, tier).await?,
     }
     client
         .execute("UPDATE simhash_meta SET documents = $1", &[&(count as i64)])
@@ -295,14 +305,13 @@ impl PgIndex {
         tx.commit().await.map_err(pg_error("commit a write"))
     }
 
-    /// [`PgIndex::insert_batch`] for bulk loads: the same rules and result, but the block
-    /// entries are packed into the chunks of the groups they touch by this process, instead
-    /// of written as delta rows and folded later. Every group touched is rewritten, so give
-    /// it large batches (a million documents is about 4 x 65,536 groups, each touched ~15
-    /// times): a load of many batches costs each batch a rewrite of the groups so far.
+    /// [`PgIndex::insert_batch`] for a bulk load of one batch: the same rules and result,
+    /// but the block entries are packed into the chunks of the groups they touch by this
+    /// process, instead of written as delta rows and folded later. Every group touched is
+    /// rewritten whole; a load of many batches goes through a [`PgLoader`](super::PgLoader),
+    /// whose batches rewrite only their own recent parts.
     ///
-    /// Returns what the batch did. A load of many batches that stops (a crash, a lost
-    /// connection) leaves the batches before committed and nothing of the one in flight.
+    /// Returns what the batch did.
     ///
     /// # Errors
     /// As [`PgIndex::insert_batch`]; on error nothing of the batch is written.
@@ -310,10 +319,29 @@ impl PgIndex {
         &self,
         entries: impl IntoIterator<Item = Entry>,
     ) -> Result<PgLoadSummary> {
+        self.load_with(entries, BlockWrites::Pack).await
+    }
+
+    /// A batch of a [`PgLoader`](super::PgLoader), its new documents' block entries put
+    /// in `tier` ([`super::tiers`]).
+    pub(super) async fn load_tier(
+        &self,
+        entries: impl IntoIterator<Item = Entry>,
+        tier: Tier,
+    ) -> Result<PgLoadSummary> {
+        self.load_with(entries, BlockWrites::Load(tier)).await
+    }
+
+    /// Stores `entries` in one transaction, their block entries written as `blocks` says.
+    async fn load_with(
+        &self,
+        entries: impl IntoIterator<Item = Entry>,
+        blocks: BlockWrites,
+    ) -> Result<PgLoadSummary> {
         let entries = Entries::new(entries, |e| self.check_sketch(e))?;
         let mut conn = connection(&self.pool).await?;
         let tx = begin(&mut conn).await?;
-        let summary = upsert(&tx, &entries, BlockWrites::Pack).await?;
+        let summary = upsert(&tx, &entries, blocks).await?;
         tx.commit().await.map_err(pg_error("commit a load"))?;
         Ok(summary)
     }
