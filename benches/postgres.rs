@@ -8,13 +8,13 @@
 //! cargo bench --features postgres --bench postgres -- --docs 1000000 --workload real
 //! ```
 //!
-//! `--docs N` (default 1,000,000), `--batch N` documents per `load_batch` (default
+//! `--docs N` (default 1,000,000), `--batch N` documents per transaction of a `PgLoader` (default
 //! 1,000,000), `--workload uniform|real|templated|crowded:<share>` (default `real`),
 //! `--queries N` (default 2,000).
 
 use std::time::Instant;
 
-use simhash_store::postgres::PgIndex;
+use simhash_store::postgres::{PgIndex, PgLoader};
 use simhash_store::{Entry, Fingerprint};
 
 #[path = "support/rng.rs"]
@@ -91,17 +91,15 @@ async fn main() -> simhash_store::Result<()> {
         fps.push(fp);
     }
     let start = Instant::now();
-    for (b, batch) in fps.chunks(args.batch as usize).enumerate() {
-        let base = b as u64 * args.batch;
-        index
-            .load_batch(
-                batch
-                    .iter()
-                    .enumerate()
-                    .map(|(i, &fp)| Entry::new(base + i as u64, Fingerprint(fp))),
-            )
-            .await?;
-    }
+    let mut loader = PgLoader::new(&index, args.batch as usize);
+    loader
+        .add_all(
+            fps.iter()
+                .enumerate()
+                .map(|(i, &fp)| Entry::new(i as u64, Fingerprint(fp))),
+        )
+        .await?;
+    loader.finish().await?;
     let load = start.elapsed().as_secs_f64();
     println!(
         "load: {} documents ({}) in {load:.1} s: {:.3} M docs/s (batches of {})",

@@ -7,9 +7,9 @@
 //! ```
 //!
 //! Loads N fingerprints of the workload (ids 0..N) three ways, each timed, with its size:
-//!   1. `PgIndex::load_batch` into a new database, `--pg-batch` documents a transaction (the
-//!      default of `simhash-store load --postgres`): bytes of its `simhash_*` tables with
-//!      their TOAST and indexes;
+//!   1. a `PgLoader` (what `simhash-store load --postgres` runs) into a new database,
+//!      `--pg-batch` documents a transaction (default as the command's): bytes of its
+//!      `simhash_*` tables with their TOAST and indexes;
 //!   2. the store's bulk loader into a new directory (`load --store`): the directory's bytes;
 //!   3. the peer (`support/sql_peer.rs`: one row per document, a B-tree on each block
 //!      column) into another database on the same server, by binary COPY, then its indexes.
@@ -49,7 +49,7 @@ use std::time::{Duration, Instant};
 use http_client::{Conn, Service};
 use rayon::prelude::*;
 use rng::SplitMix;
-use simhash_store::postgres::PgIndex;
+use simhash_store::postgres::{PgIndex, PgLoader};
 use simhash_store::{BulkOptions, Entry, Fingerprint, Store};
 use sql_peer::Peer;
 use tokio::runtime::Runtime;
@@ -437,18 +437,17 @@ fn main() {
             .await
             .expect("open the index");
         let t = Instant::now();
-        for (b, chunk) in stored.chunks(a.pg_batch).enumerate() {
-            let base = (b * a.pg_batch) as u64;
-            index
-                .load_batch(
-                    chunk
-                        .iter()
-                        .enumerate()
-                        .map(|(i, &fp)| Entry::new(base + i as u64, Fingerprint(fp))),
-                )
-                .await
-                .expect("load a batch");
-        }
+        let mut loader = PgLoader::new(&index, a.pg_batch);
+        loader
+            .add_all(
+                stored
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &fp)| Entry::new(i as u64, Fingerprint(fp))),
+            )
+            .await
+            .expect("load a batch");
+        loader.finish().await.expect("load the last batch");
         let took = t.elapsed().as_secs_f64();
         let client = connect(&index_url).await;
         let bytes: i64 = client

@@ -24,7 +24,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use http_client::{Conn, Service};
-use simhash_store::postgres::PgIndex;
+use simhash_store::postgres::{PgIndex, PgLoader, DEFAULT_LOAD_BATCH};
 use simhash_store::{Entry, Fingerprint};
 
 /// SplitMix64.
@@ -145,17 +145,12 @@ fn main() {
         let index = PgIndex::open(&db_url, None).await.expect("open");
         let mut rng = Rng(7);
         let t = Instant::now();
-        let mut id = 0u64;
-        while id < preload {
-            // Batches of up to 10M: each batch repacks the groups it touches, so fewer,
-            // larger batches load a large preload much faster.
-            let n = (preload - id).min(10_000_000);
-            let batch: Vec<Entry> = (0..n)
-                .map(|j| Entry::new(id + j, Fingerprint(rng.next())))
-                .collect();
-            index.load_batch(batch).await.expect("load");
-            id += n;
-        }
+        let mut loader = PgLoader::new(&index, DEFAULT_LOAD_BATCH);
+        loader
+            .add_all((0..preload).map(|id| Entry::new(id, Fingerprint(rng.next()))))
+            .await
+            .expect("load");
+        loader.finish().await.expect("load");
         eprintln!(
             "preloaded {preload} documents in {:.1} s",
             t.elapsed().as_secs_f64()

@@ -18,17 +18,25 @@ use crate::upsert::plan::{Adds, Stored};
 /// The stored documents and key owners that planning some adds reads.
 pub(crate) struct Snapshot {
     count: u64,
-    /// Every id read, with its document if stored.
-    documents: HashMap<u64, Option<Document>>,
-    /// Every key read, with its owner if any.
-    owners: HashMap<Vec<u8>, Option<u64>>,
+    /// Every id read (sorted, distinct; a bulk load reads a million, so no map of them).
+    ids_read: Vec<u64>,
+    /// The stored documents among them.
+    documents: HashMap<u64, Document>,
+    /// Every key read.
+    keys_read: BTreeSet<Vec<u8>>,
+    /// The owners of those that a document holds.
+    owners: HashMap<Vec<u8>, u64>,
 }
 
 impl Snapshot {
     /// Reads what planning `adds` reads. The caller holds the writer lock.
     pub(crate) async fn read(client: &impl GenericClient, adds: &impl Adds) -> Result<Snapshot> {
         let n = adds.len() as u32;
-        let ids: BTreeSet<u64> = (0..n).map(|s| adds.id(s)).collect();
+        let mut ids: Vec<u64> = (0..n).map(|s| adds.id(s)).collect();
+        if !adds.ids_ascending() {
+            ids.sort_unstable();
+            ids.dedup();
+        }
         let keys: BTreeSet<Vec<u8>> = (0..n)
             .filter_map(|s| adds.key(s))
             .map(<[u8]>::to_vec)
@@ -39,14 +47,17 @@ impl Snapshot {
     /// Reads the documents of `ids` and the owners of their keys. The caller holds the
     /// writer lock.
     pub(crate) async fn read_ids(client: &impl GenericClient, ids: &[u64]) -> Result<Snapshot> {
-        Snapshot::read_named(client, ids.iter().copied().collect(), BTreeSet::new()).await
+        let mut ids = ids.to_vec();
+        ids.sort_unstable();
+        ids.dedup();
+        Snapshot::read_named(client, ids, BTreeSet::new()).await
     }
 
     /// Reads the documents of `ids`, the owners of `keys`, the documents of those owners and
     /// the owners of the keys of every document read.
     async fn read_named(
         client: &impl GenericClient,
-        ids: BTreeSet<u64>,
+        ids: Vec<u64>,
         keys: BTreeSet<Vec<u8>>,
     ) -> Result<Snapshot> {
         let count: i64 = client
@@ -57,39 +68,48 @@ impl Snapshot {
             .map_err(pg_error("read the document count"))?;
         let mut snapshot = Snapshot {
             count: count as u64,
+            ids_read: Vec::new(),
             documents: HashMap::new(),
+            keys_read: BTreeSet::new(),
             owners: HashMap::new(),
         };
         // The adds' ids and keys, then the documents of the keys' owners, then the owners of
         // the keys of every document read.
         let mut doc_keys = snapshot.read_documents(client, ids).await?;
         let owners = snapshot.read_owners(client, keys).await?;
-        let owners: BTreeSet<u64> = owners
+        let mut owners: Vec<u64> = owners
             .into_iter()
-            .filter(|id| !snapshot.documents.contains_key(id))
+            .filter(|id| !snapshot.was_read(*id))
             .collect();
+        owners.sort_unstable();
+        owners.dedup();
         doc_keys.extend(snapshot.read_documents(client, owners).await?);
         let doc_keys: BTreeSet<Vec<u8>> = doc_keys
             .into_iter()
-            .filter(|k| !snapshot.owners.contains_key(k))
+            .filter(|k| !snapshot.keys_read.contains(k))
             .collect();
         snapshot.read_owners(client, doc_keys).await?;
         Ok(snapshot)
     }
 
-    /// Reads the documents of `ids`; returns their keys.
+    /// Whether document `id` was read (stored or not).
+    fn was_read(&self, id: u64) -> bool {
+        self.ids_read.binary_search(&id).is_ok()
+    }
+
+    /// Reads the documents of `ids` (sorted, distinct, none read before); returns their
+    /// keys.
     async fn read_documents(
         &mut self,
         client: &impl GenericClient,
-        ids: BTreeSet<u64>,
+        ids: Vec<u64>,
     ) -> Result<Vec<Vec<u8>>> {
         if ids.is_empty() {
             return Ok(Vec::new());
         }
         let wanted: Vec<i64> = ids.iter().map(|&id| id as i64).collect();
-        for id in &ids {
-            self.documents.insert(*id, None);
-        }
+        self.ids_read.extend(ids);
+        self.ids_read.sort_unstable();
         // One index probe first: a bulk load's new ids lie past every stored one, and
         // looking each up would cost a million probes per million documents.
         let (lo, hi) = (wanted.iter().min(), wanted.iter().max());
@@ -109,7 +129,7 @@ impl Snapshot {
             if let Some(key) = &doc.key {
                 keys.push(key.as_bytes().to_vec());
             }
-            self.documents.insert(id, Some(doc));
+            self.documents.insert(id, doc);
         }
         Ok(keys)
     }
@@ -124,11 +144,9 @@ impl Snapshot {
             return Ok(Vec::new());
         }
         let wanted: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
-        for key in &keys {
-            self.owners.insert(key.clone(), None);
-        }
         let (lo, hi) = (wanted.first(), wanted.last());
         if !any_between(client, "simhash_keys", "key", &lo, &hi).await? {
+            self.keys_read.extend(keys);
             return Ok(Vec::new());
         }
         let rows = client
@@ -142,8 +160,9 @@ impl Snapshot {
         for row in rows {
             let (key, id): (Vec<u8>, i64) = (col(&row, 0)?, col(&row, 1)?);
             owners.push(id as u64);
-            self.owners.insert(key, Some(id as u64));
+            self.owners.insert(key, id as u64);
         }
+        self.keys_read.extend(keys);
         Ok(owners)
     }
 }
@@ -151,12 +170,12 @@ impl Snapshot {
 impl Snapshot {
     /// Whether key `key` was read and no document holds it.
     pub(crate) fn key_is_free(&self, key: &[u8]) -> bool {
-        matches!(self.owners.get(key), Some(None))
+        self.keys_read.contains(key) && !self.owners.contains_key(key)
     }
 
     /// Whether document `id` was read and is stored.
     pub(crate) fn holds(&self, id: u64) -> bool {
-        matches!(self.documents.get(&id), Some(Some(_)))
+        self.documents.contains_key(&id)
     }
 }
 
@@ -204,22 +223,20 @@ impl Stored for Snapshot {
 
     fn documents_of(&self, ids: &[u64]) -> Result<Vec<Option<Document>>> {
         ids.iter()
-            .map(|id| {
-                self.documents
-                    .get(id)
-                    .cloned()
-                    .ok_or_else(|| unforeseen("a document"))
+            .map(|id| match self.documents.get(id) {
+                Some(doc) => Ok(Some(doc.clone())),
+                None if self.was_read(*id) => Ok(None),
+                None => Err(unforeseen("a document")),
             })
             .collect()
     }
 
     fn owners_of(&self, keys: &[&[u8]]) -> Result<Vec<Option<u64>>> {
         keys.iter()
-            .map(|key| {
-                self.owners
-                    .get(*key)
-                    .copied()
-                    .ok_or_else(|| unforeseen("a key"))
+            .map(|key| match self.owners.get(*key) {
+                Some(&owner) => Ok(Some(owner)),
+                None if self.keys_read.contains(*key) => Ok(None),
+                None => Err(unforeseen("a key")),
             })
             .collect()
     }

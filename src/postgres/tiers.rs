@@ -124,7 +124,8 @@ pub(crate) async fn append(
             );
             let mut entries = read.entries(grp)?;
             entries.extend(rows[from..to].iter().map(|&(_, r, id, _)| (r, id)));
-            entries.sort_unstable();
+            // Two sorted runs: a stable sort merges them.
+            entries.sort();
             Ok((grp, encode_chunks(&entries)))
         })
         .collect::<Result<_>>()?;
