@@ -280,8 +280,10 @@ impl PyPostgresIndex {
 
     /// Loads precomputed fingerprints as ``simhash-store load --postgres`` does: every
     /// ``batch_size`` documents are one transaction that copies the new documents in
-    /// (binary COPY) and packs the groups they touch in this process. Larger batches load
-    /// faster (each rewrites the groups it touches) and hold more memory (a few hundred bytes
+    /// (binary COPY) and packs their entries into the groups in this process: into this
+    /// load's parts of recent batches, merged as a binary counter carries, so a batch does
+    /// not rewrite the groups whole. Larger batches load faster, leave fewer parts per
+    /// group and hold more memory (a few hundred bytes
     /// a document). Arrays are read as :meth:`Store.bulk_load_fingerprints` reads them.
     /// Documents are upserts by id and key, so loading the same ones again stores none twice.
     ///

@@ -82,8 +82,8 @@ pub struct Args {
     #[arg(long, value_name = "URL")]
     postgres: Option<String>,
 
-    /// Documents per transaction with --postgres: each is packed into the index's groups and
-    /// committed whole.
+    /// Documents per transaction with --postgres: each batch's entries are packed into the
+    /// index's groups (merged with the parts of recent batches) and committed whole.
     #[arg(
         long,
         value_name = "DOCS",
