@@ -297,11 +297,19 @@ impl BulkLoader<'_> {
         Ok(())
     }
 
-    /// Fingerprints the pending texts in parallel and adds them in order.
+    /// Fingerprints the pending texts, if any, and adds them in order. Every add calls it;
+    /// only the check is inlined there.
+    #[inline]
     fn fingerprint_texts(&mut self) -> Result<()> {
         if self.texts.is_empty() {
             return Ok(());
         }
+        self.fingerprint_pending_texts()
+    }
+
+    /// Fingerprints the pending texts in parallel and adds them in order.
+    #[inline(never)]
+    fn fingerprint_pending_texts(&mut self) -> Result<()> {
         let texts = std::mem::take(&mut self.texts);
         self.text_bytes = 0;
         let hasher = self.store.simhasher();
