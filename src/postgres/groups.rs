@@ -318,7 +318,7 @@ impl Deltas {
 impl Deltas {
     /// What a batch of a [`PgLoader`](super::PgLoader) does with the rows: the live entries
     /// of documents new to the index go in `tier` of their groups ([`tiers::append`]), with
-    /// no group read whole; every group that `rewrite` names (sorted; those the batch
+    /// no group read whole; every group that `rewrite` names (in any order; those the batch
     /// replaces or deletes entries of) or that has delta rows is packed whole, as
     /// [`Deltas::pack`] does. The caller holds the writer lock.
     pub(crate) async fn load(
