@@ -374,11 +374,7 @@ async fn pack(
     let packed: Vec<(i32, Vec<Vec<u8>>)> = groups
         .par_iter()
         .map(|&grp| {
-            let (from, to) = (
-                more.partition_point(|r| r.0 < grp),
-                more.partition_point(|r| r.0 <= grp),
-            );
-            let entries = merge(read.entries(grp)?, more.get(from..to).unwrap_or_default());
+            let entries = merge(read.entries(grp)?, rows_of(more, grp));
             Ok((grp, encode_chunks(&entries)))
         })
         .collect::<Result<_>>()?;
@@ -391,6 +387,13 @@ async fn pack(
         .await
         .map_err(pg_error("rewrite groups"))?;
     copy_chunks(client, &packed, |chunk| chunk as i32).await
+}
+
+/// The rows of group `grp` among `rows` (sorted by group).
+pub(crate) fn rows_of(rows: &[(i32, u64, u64, bool)], grp: i32) -> &[(i32, u64, u64, bool)] {
+    let from = rows.partition_point(|r| r.0 < grp);
+    let to = rows.partition_point(|r| r.0 <= grp);
+    &rows[from..to]
 }
 
 /// A group's `entries` (sorted, distinct) as chunks of up to [`MAX_ENTRIES`].

@@ -17,7 +17,7 @@ use std::hash::{BuildHasher, Hasher};
 use deadpool_postgres::Transaction;
 use rayon::prelude::*;
 
-use super::groups::{copy_chunks, encode_chunks, GroupsRead};
+use super::groups::{copy_chunks, encode_chunks, rows_of, GroupsRead};
 use super::{col, pg_error};
 use crate::error::{Error, Result};
 
@@ -118,12 +118,8 @@ pub(crate) async fn append(
     let packed: Vec<(i32, Vec<Vec<u8>>)> = groups
         .par_iter()
         .map(|&grp| {
-            let (from, to) = (
-                rows.partition_point(|r| r.0 < grp),
-                rows.partition_point(|r| r.0 <= grp),
-            );
             let mut entries = read.entries(grp)?;
-            entries.extend(rows[from..to].iter().map(|&(_, r, id, _)| (r, id)));
+            entries.extend(rows_of(rows, grp).iter().map(|&(_, r, id, _)| (r, id)));
             // Two sorted runs: a stable sort merges them.
             entries.sort();
             Ok((grp, encode_chunks(&entries)))
