@@ -14,6 +14,10 @@
 //! Each document has a key of its own and a random fingerprint, one in ten within 2 bits of a
 //! document sent before by the same client (refused as a near-duplicate). Prints
 //! requests/s, documents/s, p50 and p99 per scenario. The database is dropped at the end.
+//!
+//! `--database NAME` uses (and keeps) database NAME of the server instead: it is made and
+//! preloaded only if it does not exist, so later runs skip the preload. `--scenario N`
+//! (1, 2 or 3) runs only that scenario.
 
 #[path = "support/http_client.rs"]
 mod http_client;
@@ -116,18 +120,29 @@ fn main() {
         .expect("give --url URL (a superuser's URL: the bench makes a database)");
     let seconds: f64 = value("--seconds").map_or(5.0, |s| s.parse().expect("--seconds"));
     let preload: u64 = value("--preload").map_or(200_000, |s| s.parse().expect("--preload"));
+    let scenario: Option<usize> = value("--scenario").map(|s| s.parse().expect("--scenario"));
+    let kept = value("--database");
     let runtime = tokio::runtime::Runtime::new().expect("a runtime");
-    let name = format!("simhash_svc_bench_{}", std::process::id());
-    let admin = runtime.block_on(async {
+    let name = kept
+        .clone()
+        .unwrap_or_else(|| format!("simhash_svc_bench_{}", std::process::id()));
+    let (admin, fresh) = runtime.block_on(async {
         let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
             .await
             .expect("connect");
         tokio::spawn(connection);
-        client
-            .batch_execute(&format!("CREATE DATABASE {name}"))
+        let exists = client
+            .query_opt("SELECT 1 FROM pg_database WHERE datname = $1", &[&name])
             .await
-            .expect("create the database");
-        client
+            .expect("look for the database")
+            .is_some();
+        if !exists {
+            client
+                .batch_execute(&format!("CREATE DATABASE {name}"))
+                .await
+                .expect("create the database");
+        }
+        (client, !exists)
     });
     let (base, query) = url
         .split_once('?')
@@ -142,6 +157,10 @@ fn main() {
         }
     );
     runtime.block_on(async {
+        if !fresh {
+            eprintln!("using database {name} as it is");
+            return;
+        }
         let index = PgIndex::open(&db_url, None).await.expect("open");
         let mut rng = Rng(7);
         let t = Instant::now();
@@ -163,11 +182,19 @@ fn main() {
     let one = [services[0].addr];
     let both = [services[0].addr, services[1].addr];
     println!("scenario                          requests/s   documents/s   p50 ms   p99 ms");
-    for (label, addrs, clients, docs, seed) in [
+    for (n, (label, addrs, clients, docs, seed)) in [
         ("1 client, 1 doc, 1 service", &one[..], 1, 1, 1),
         ("16 clients, 1 doc, 2 services", &both[..], 16, 1, 2),
         ("16 clients, 100 docs, 2 services", &both[..], 16, 100, 3),
-    ] {
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        if scenario.is_some_and(|s| s != n + 1) {
+            continue;
+        }
+        // A kept database holds earlier runs' documents: draw other fingerprints and keys.
+        let seed = seed + kept.as_ref().map_or(0, |_| 16 * u64::from(std::process::id()));
         let (rate, latencies) = run(addrs, clients, docs, seconds, seed);
         println!(
             "{label:<33} {rate:>10.0} {:>13.0} {:>8.2} {:>8.2}",
@@ -177,6 +204,9 @@ fn main() {
         );
     }
     drop(services);
+    if kept.is_some() {
+        return;
+    }
     runtime.block_on(async {
         let _ = admin
             .batch_execute(&format!("DROP DATABASE IF EXISTS {name}"))

@@ -75,11 +75,17 @@ pub(crate) struct GroupsRead {
     deltas: HashMap<i32, Vec<(u64, u64, bool)>>,
 }
 
-/// The statement that reads groups' chunks and delta rows.
+/// The statement that reads groups' chunks and delta rows. The delta rows are read group by
+/// group through the primary key (`OFFSET 0` keeps the planner from turning the lookups into
+/// one join): the table churns too fast for its statistics, and with stale ones the planner
+/// scanned all of it for a few groups.
 const READ_GROUPS: &str = "
 SELECT grp, chunk, NULL::bigint, NULL::bigint, NULL::boolean FROM simhash_groups WHERE grp = ANY($1)
 UNION ALL
-SELECT grp, NULL, remainder, id, live FROM simhash_deltas WHERE grp = ANY($1)";
+SELECT g.grp, NULL, d.remainder, d.id, d.live FROM unnest($1::integer[]) AS g(grp)
+CROSS JOIN LATERAL (
+    SELECT remainder, id, live FROM simhash_deltas WHERE simhash_deltas.grp = g.grp OFFSET 0
+) AS d";
 
 impl GroupsRead {
     /// The read of groups' chunks, without delta rows.
@@ -263,8 +269,9 @@ impl Deltas {
         grps.dedup();
         let due: Vec<i32> = client
             .query(
-                "SELECT grp FROM simhash_deltas WHERE grp = ANY($1)
-                 GROUP BY grp HAVING count(*) >= $2",
+                // Counted group by group, through the primary key (see [`READ_GROUPS`]).
+                "SELECT g.grp FROM unnest($1::integer[]) AS g(grp)
+                 WHERE (SELECT count(*) FROM simhash_deltas WHERE simhash_deltas.grp = g.grp) >= $2",
                 &[&grps, &FOLD_AT],
             )
             .await
