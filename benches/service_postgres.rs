@@ -194,7 +194,10 @@ fn main() {
             continue;
         }
         // A kept database holds earlier runs' documents: draw other fingerprints and keys.
-        let seed = seed + kept.as_ref().map_or(0, |_| 16 * u64::from(std::process::id()));
+        let seed = seed
+            + kept
+                .as_ref()
+                .map_or(0, |_| 16 * u64::from(std::process::id()));
         let (rate, latencies) = run(addrs, clients, docs, seconds, seed);
         println!(
             "{label:<33} {rate:>10.0} {:>13.0} {:>8.2} {:>8.2}",

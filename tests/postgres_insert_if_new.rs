@@ -122,3 +122,83 @@ async fn batch_outcomes_equal_the_store() -> Result<()> {
     assert_eq!(got, stored);
     Ok(())
 }
+
+/// Staged batches (the service's group commits) into one crowded group: the commit counts the
+/// group's delta rows from what the batch read ahead and folds it on time, and every outcome
+/// and every answer equals a store directory's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn staged_batches_fold_a_crowded_group_on_time() -> Result<()> {
+    let url = fresh_database("if_new_staged_fold").await;
+    let index = PgIndex::open(&url, None).await?;
+    let dir = tempfile::tempdir()?;
+    let store = Store::open(dir.path())?;
+    let mut rng = Rng::new(11);
+    // Every document has block 0 of `centre`: all go into one group of family 0.
+    let centre = rng.next_u64();
+    let crowded = |rng: &mut Rng| (centre & 0xffff_0000_0000_0000) | (rng.next_u64() >> 16);
+    let mut next_id = 0u64;
+    for round in 0..12 {
+        let mut entries = Vec::new();
+        for i in 0..30 {
+            let fp = match i % 5 {
+                // A near-duplicate of a document of this round or an earlier one.
+                0 if next_id > 0 => {
+                    let of = rng.below(next_id);
+                    let stored = store.get(of)?.map(|f| f.0);
+                    let d = rng.below(5) as u32;
+                    rng.flip(stored.unwrap_or(centre), d)
+                }
+                _ => crowded(&mut rng),
+            };
+            let mut e = Entry::new(next_id, Fingerprint(fp));
+            next_id += 1;
+            // Keys that come back replace their holder, which may sit in another group.
+            if rng.below(3) == 0 {
+                e.key = Some(format!("k{}", rng.below(40)));
+            }
+            entries.push(e);
+        }
+        let fps: Vec<Fingerprint> = entries.iter().map(|e| e.fingerprint).collect();
+        let keys: Vec<&str> = entries.iter().filter_map(|e| e.key.as_deref()).collect();
+        let mut conn = index.connection().await?;
+        let mut batch = index.staged_batch(&mut conn).await?;
+        batch.read_ahead(&fps, &keys, 3).await?;
+        let mut want_batch = store.staged_batch()?;
+        for e in entries.clone() {
+            let want = want_batch.insert_if_new(e.clone(), 3)?;
+            let got = batch.insert_if_new(e, 3)?;
+            assert_eq!(got, want, "round {round}");
+        }
+        want_batch.commit()?;
+        batch.commit().await?;
+        drop(conn);
+
+        let group = (centre >> 48) as i32;
+        let admin = common::postgres::connect(&url).await;
+        let deltas: i64 = admin
+            .query_one(
+                "SELECT count(*) FROM simhash_deltas WHERE grp = $1",
+                &[&group],
+            )
+            .await
+            .expect("count delta rows")
+            .get(0);
+        assert!(
+            deltas < 64,
+            "round {round}: {deltas} delta rows in the crowded group"
+        );
+        for &q in fps.iter().take(5) {
+            for k in [0, 3, 7] {
+                assert_eq!(
+                    index.query(q, k).await?,
+                    store.query(q, k)?,
+                    "round {round}"
+                );
+            }
+        }
+    }
+    let report = index.verify().await?;
+    assert!(report.is_ok(), "{:?}", report.problems);
+    assert_eq!(report.documents, store.len());
+    Ok(())
+}

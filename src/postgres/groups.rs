@@ -124,6 +124,11 @@ impl GroupsRead {
         Ok(read)
     }
 
+    /// The number of delta rows read of group `grp`.
+    pub(crate) fn delta_count(&self, grp: i32) -> usize {
+        self.deltas.get(&grp).map_or(0, Vec::len)
+    }
+
     /// Calls `found(id, fingerprint, distance)` for every entry of group `grp` within `k`
     /// bits of `fp`, whose block differs from the group's in `block_bits` bits.
     pub(crate) fn scan(
@@ -238,8 +243,13 @@ impl Deltas {
     }
 
     /// Writes the rows, then folds each group they touch that has [`FOLD_AT`] rows or more.
-    /// The caller holds the writer lock.
-    pub(crate) async fn write(self, client: &Transaction<'_>) -> Result<()> {
+    /// `counted` holds the number of delta rows of groups the transaction read before; the
+    /// others are counted. The caller holds the writer lock.
+    pub(crate) async fn write(
+        self,
+        client: &Transaction<'_>,
+        counted: &HashMap<i32, usize>,
+    ) -> Result<()> {
         let rows = self.sorted();
         if rows.is_empty() {
             return Ok(());
@@ -266,19 +276,35 @@ impl Deltas {
             )
             .await
             .map_err(pg_error("write block entries"))?;
-        grps.dedup();
-        let due: Vec<i32> = client
+        // A group read before holds at most its rows then and the rows written now (fewer
+        // if some replaced one); folding a group early is harmless.
+        let mut due: Vec<i32> = Vec::new();
+        let mut uncounted: Vec<i32> = Vec::new();
+        for run in grps.chunk_by(|a, b| a == b) {
+            match counted.get(&run[0]) {
+                Some(&before) if (before + run.len()) as i64 >= FOLD_AT => due.push(run[0]),
+                Some(_) => {}
+                None => uncounted.push(run[0]),
+            }
+        }
+        let counted_due: Vec<i32> = if uncounted.is_empty() {
+            Vec::new()
+        } else {
+            client
             .query(
                 // Counted group by group, through the primary key (see [`READ_GROUPS`]).
                 "SELECT g.grp FROM unnest($1::integer[]) AS g(grp)
                  WHERE (SELECT count(*) FROM simhash_deltas WHERE simhash_deltas.grp = g.grp) >= $2",
-                &[&grps, &FOLD_AT],
+                &[&uncounted, &FOLD_AT],
             )
             .await
             .map_err(pg_error("count block entries to fold"))?
             .iter()
             .map(|row| col(row, 0))
-            .collect::<Result<_>>()?;
+            .collect::<Result<_>>()?
+        };
+        due.extend(counted_due);
+        due.sort_unstable();
         fold(client, &due).await
     }
 }

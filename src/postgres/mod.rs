@@ -41,6 +41,8 @@ mod tiers;
 mod verify;
 mod write;
 
+use std::collections::HashMap;
+
 use deadpool_postgres::{GenericClient, Manager, ManagerConfig, Pool, RecyclingMethod};
 use tokio_postgres::{NoTls, Row};
 
@@ -355,12 +357,25 @@ async fn query_on(
     fps: &[Fingerprint],
     k: u32,
 ) -> Result<Vec<Vec<Match>>> {
+    Ok(query_counting(client, fps, k).await?.0)
+}
+
+/// [`query_on`], and the number of delta rows of every group it read.
+async fn query_counting(
+    client: &impl GenericClient,
+    fps: &[Fingerprint],
+    k: u32,
+) -> Result<(Vec<Vec<Match>>, HashMap<i32, usize>)> {
     let k = k.min(MAX_DISTANCE);
     let probes: Vec<Vec<(i32, u32)>> = fps.iter().map(|fp| groups::probes(fp.0, k)).collect();
     let mut wanted: Vec<i32> = probes.iter().flatten().map(|&(g, _)| g).collect();
     wanted.sort_unstable();
     wanted.dedup();
     let read = GroupsRead::read(client, &wanted).await?;
+    let counts = wanted
+        .iter()
+        .map(|&grp| (grp, read.delta_count(grp)))
+        .collect();
     let mut found: Vec<Vec<(u64, u64, u32)>> = Vec::with_capacity(fps.len());
     for (fp, probes) in fps.iter().zip(&probes) {
         let mut matches = Vec::new();
@@ -380,7 +395,7 @@ async fn query_on(
         .map(|&(id, _, _)| id as i64)
         .collect();
     if ids.is_empty() {
-        return Ok(found.iter().map(|_| Vec::new()).collect());
+        return Ok((found.iter().map(|_| Vec::new()).collect(), counts));
     }
     ids.sort_unstable();
     ids.dedup();
@@ -392,7 +407,7 @@ async fn query_on(
         .query(&stmt, &[&ids])
         .await
         .map_err(pg_error("read the matches' keys"))?;
-    let mut docs = std::collections::HashMap::with_capacity(rows.len());
+    let mut docs = HashMap::with_capacity(rows.len());
     for row in rows {
         let id = col::<i64>(&row, 0)? as u64;
         let key = col::<Option<Vec<u8>>>(&row, 2)?
@@ -407,7 +422,7 @@ async fn query_on(
             .transpose()?;
         docs.insert(id, (col::<i64>(&row, 1)? as u64, key));
     }
-    Ok(found
+    let matches = found
         .into_iter()
         .map(|matches| {
             matches
@@ -423,5 +438,6 @@ async fn query_on(
                 })
                 .collect()
         })
-        .collect())
+        .collect();
+    Ok((matches, counts))
 }

@@ -13,8 +13,8 @@ use std::collections::HashMap;
 
 use deadpool_postgres::Transaction;
 
-use super::write::{begin, upsert, BlockWrites};
-use super::{col, connection, pg_error, query_on, PgIndex};
+use super::write::{begin, upsert, BlockWrites, ReadBefore};
+use super::{col, connection, pg_error, query_counting, PgIndex};
 use crate::dedup::{InsertOutcome, KeyHolder};
 use crate::error::{Error, Result};
 use crate::fingerprint::Fingerprint;
@@ -43,6 +43,8 @@ pub struct PgStagedBatch<'c> {
     read_k: u32,
     /// The stored holder of each key read ahead.
     owners: HashMap<String, Option<u64>>,
+    /// What the commit's upsert need not read again.
+    before: ReadBefore,
     /// Past every stored id; `None` once id 2^64-1 is stored.
     next_id: Option<u64>,
 }
@@ -96,6 +98,7 @@ impl PgIndex {
             near: HashMap::new(),
             read_k: 0,
             owners: HashMap::new(),
+            before: ReadBefore::default(),
             next_id,
         })
     }
@@ -128,7 +131,7 @@ impl PgStagedBatch<'_> {
         let mut fps: Vec<Fingerprint> = fps.to_vec();
         fps.sort_unstable_by_key(|fp| fp.0);
         fps.dedup();
-        let found = query_on(&self.tx, &fps, k).await?;
+        let (found, deltas) = query_counting(&self.tx, &fps, k).await?;
         self.near = fps.iter().map(|fp| fp.0).zip(found).collect();
         self.read_k = k;
         let wanted: Vec<&[u8]> = keys.iter().map(|k| k.as_bytes()).collect();
@@ -148,6 +151,14 @@ impl PgStagedBatch<'_> {
                 self.owners.insert(key, Some(id));
             }
         }
+        self.before = ReadBefore {
+            owners: self
+                .owners
+                .iter()
+                .map(|(key, &owner)| (key.as_bytes().to_vec(), owner))
+                .collect(),
+            deltas,
+        };
         Ok(())
     }
 
@@ -248,7 +259,7 @@ impl PgStagedBatch<'_> {
         if !self.pending.is_empty() {
             let entries =
                 Entries::new(self.pending.into_entries(), |e| self.index.check_sketch(e))?;
-            upsert(&self.tx, &entries, BlockWrites::Deltas).await?;
+            upsert(&self.tx, &entries, BlockWrites::Deltas, &self.before).await?;
         }
         self.tx.commit().await.map_err(pg_error("commit a write"))
     }

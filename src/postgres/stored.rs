@@ -29,8 +29,13 @@ pub(crate) struct Snapshot {
 }
 
 impl Snapshot {
-    /// Reads what planning `adds` reads. The caller holds the writer lock.
-    pub(crate) async fn read(client: &impl GenericClient, adds: &impl Adds) -> Result<Snapshot> {
+    /// Reads what planning `adds` reads; the holders of the keys in `owners` (read before
+    /// under the same lock) are taken from there. The caller holds the writer lock.
+    pub(crate) async fn read(
+        client: &impl GenericClient,
+        adds: &impl Adds,
+        owners: &HashMap<Vec<u8>, Option<u64>>,
+    ) -> Result<Snapshot> {
         let n = adds.len() as u32;
         let mut ids: Vec<u64> = (0..n).map(|s| adds.id(s)).collect();
         if !adds.ids_ascending() {
@@ -41,7 +46,7 @@ impl Snapshot {
             .filter_map(|s| adds.key(s))
             .map(<[u8]>::to_vec)
             .collect();
-        Snapshot::read_named(client, ids, keys).await
+        Snapshot::read_named(client, ids, keys, owners).await
     }
 
     /// Reads the documents of `ids` and the owners of their keys. The caller holds the
@@ -50,15 +55,16 @@ impl Snapshot {
         let mut ids = ids.to_vec();
         ids.sort_unstable();
         ids.dedup();
-        Snapshot::read_named(client, ids, BTreeSet::new()).await
+        Snapshot::read_named(client, ids, BTreeSet::new(), &HashMap::new()).await
     }
 
-    /// Reads the documents of `ids`, the owners of `keys`, the documents of those owners and
-    /// the owners of the keys of every document read.
+    /// Reads the documents of `ids`, the owners of `keys` (those in `known` from there), the
+    /// documents of those owners and the owners of the keys of every document read.
     async fn read_named(
         client: &impl GenericClient,
         ids: Vec<u64>,
-        keys: BTreeSet<Vec<u8>>,
+        mut keys: BTreeSet<Vec<u8>>,
+        known: &HashMap<Vec<u8>, Option<u64>>,
     ) -> Result<Snapshot> {
         let count: i64 = client
             .query_one("SELECT documents FROM simhash_meta", &[])
@@ -76,7 +82,19 @@ impl Snapshot {
         // The adds' ids and keys, then the documents of the keys' owners, then the owners of
         // the keys of every document read.
         let mut doc_keys = snapshot.read_documents(client, ids).await?;
-        let owners = snapshot.read_owners(client, keys).await?;
+        let mut owners = Vec::new();
+        keys.retain(|key| match known.get(key) {
+            Some(owner) => {
+                if let Some(id) = *owner {
+                    owners.push(id);
+                    snapshot.owners.insert(key.clone(), id);
+                }
+                snapshot.keys_read.insert(key.clone());
+                false
+            }
+            None => true,
+        });
+        owners.extend(snapshot.read_owners(client, keys).await?);
         let mut owners: Vec<u64> = owners
             .into_iter()
             .filter(|id| !snapshot.was_read(*id))

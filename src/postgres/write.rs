@@ -1,6 +1,7 @@
 //! Writes: upserts planned by the store's planner, removals, check-then-insert; each in one
 //! transaction under the writer lock.
 
+use std::collections::HashMap;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use deadpool_postgres::{GenericClient, Transaction};
@@ -54,17 +55,28 @@ pub(super) enum BlockWrites {
     Load(Tier),
 }
 
+/// What a write transaction read under the writer lock before its upsert, so that the
+/// upsert need not read it again: nothing else writes while the lock is held.
+#[derive(Debug, Default)]
+pub(super) struct ReadBefore {
+    /// The holder of each key read (`None`: no document holds it).
+    pub(super) owners: HashMap<Vec<u8>, Option<u64>>,
+    /// The number of delta rows of each group read.
+    pub(super) deltas: HashMap<i32, usize>,
+}
+
 /// Plans `entries` against the index and applies the plan; returns what it did. The caller
-/// holds the writer lock.
+/// holds the writer lock, and read `before` under it.
 pub(super) async fn upsert(
     client: &Transaction<'_>,
     entries: &Entries,
     blocks: BlockWrites,
+    before: &ReadBefore,
 ) -> Result<PgLoadSummary> {
-    let snapshot = Snapshot::read(client, entries).await?;
+    let snapshot = Snapshot::read(client, entries, &before.owners).await?;
     let plan = upsert::plan(&snapshot, entries)?;
     let count = plan.count_after(upsert::Stored::count(&snapshot));
-    apply(client, entries, &plan, &snapshot, count, blocks).await?;
+    apply(client, entries, &plan, &snapshot, count, blocks, before).await?;
     Ok(PgLoadSummary {
         added: plan.added,
         replaced: plan.replaced,
@@ -81,6 +93,7 @@ async fn apply(
     snapshot: &Snapshot,
     count: u64,
     blocks: BlockWrites,
+    before: &ReadBefore,
 ) -> Result<()> {
     let now = now_micros();
     let mut deltas = Deltas::default();
@@ -159,7 +172,7 @@ async fn apply(
     copy_documents(client, &new_docs).await?;
     upsert_documents(client, &replacing).await?;
     match blocks {
-        BlockWrites::Deltas => deltas.write(client).await?,
+        BlockWrites::Deltas => deltas.write(client, &before.deltas).await?,
         BlockWrites::Pack => deltas.pack(client).await?,
         BlockWrites::Load(tier) => deltas.load(client, rewrite, tier).await?,
     }
@@ -301,7 +314,7 @@ impl PgIndex {
         let entries = Entries::new(entries, |e| self.check_sketch(e))?;
         let mut conn = connection(&self.pool).await?;
         let tx = begin(&mut conn).await?;
-        upsert(&tx, &entries, BlockWrites::Deltas).await?;
+        upsert(&tx, &entries, BlockWrites::Deltas, &ReadBefore::default()).await?;
         tx.commit().await.map_err(pg_error("commit a write"))
     }
 
@@ -341,7 +354,7 @@ impl PgIndex {
         let entries = Entries::new(entries, |e| self.check_sketch(e))?;
         let mut conn = connection(&self.pool).await?;
         let tx = begin(&mut conn).await?;
-        let summary = upsert(&tx, &entries, blocks).await?;
+        let summary = upsert(&tx, &entries, blocks, &ReadBefore::default()).await?;
         tx.commit().await.map_err(pg_error("commit a load"))?;
         Ok(summary)
     }
@@ -414,7 +427,7 @@ impl PgIndex {
                 continue;
             }
             let one = Entries::one(entry, keyed);
-            upsert(&tx, &one, BlockWrites::Deltas).await?;
+            upsert(&tx, &one, BlockWrites::Deltas, &ReadBefore::default()).await?;
             outcomes.push(InsertOutcome::Inserted);
         }
         tx.commit().await.map_err(pg_error("commit a write"))?;
@@ -484,6 +497,7 @@ async fn remove_locked(client: &Transaction<'_>, id: u64) -> Result<bool> {
         &snapshot,
         count,
         BlockWrites::Deltas,
+        &ReadBefore::default(),
     )
     .await?;
     Ok(true)
