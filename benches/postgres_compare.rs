@@ -31,7 +31,11 @@
 //! of one target stop after S seconds, default 120), `--batch-clients 1,4`,
 //! `--batch-seconds S` (10), `--pg-batch N` (1,000,000), `--check C` (200), `--url URL` (a
 //! superuser's URL; default `$SIMHASH_TEST_POSTGRES_URL`), `--dir PATH` (where the store's
-//! temporary directory goes; default the current directory).
+//! temporary directory goes; default the current directory), `--keep-databases` (leave the
+//! two databases on the server at the end, and print their names), `--reuse ID` (query the
+//! databases `simhash_cmp_ID` and `simhash_cmp_ID_peer` that an earlier run with the same
+//! `--n` and `--workload` loaded and kept, instead of loading new ones; the store is loaded
+//! again).
 //!
 //! Measured: `docs/scale-out.md` ("Against the store and a hand-written SQL index").
 
@@ -67,6 +71,8 @@ struct Args {
     check: usize,
     url: String,
     dir: std::path::PathBuf,
+    keep: bool,
+    reuse: Option<u32>,
 }
 
 fn args() -> Args {
@@ -82,6 +88,8 @@ fn args() -> Args {
         check: 200,
         url: std::env::var("SIMHASH_TEST_POSTGRES_URL").unwrap_or_default(),
         dir: std::env::current_dir().expect("cwd"),
+        keep: false,
+        reuse: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -105,6 +113,8 @@ fn args() -> Args {
             "--check" => a.check = value().parse().expect("--check C"),
             "--url" => a.url = value(),
             "--dir" => a.dir = value().into(),
+            "--keep-databases" => a.keep = true,
+            "--reuse" => a.reuse = Some(value().parse().expect("--reuse ID")),
             "--bench" => {}
             other => panic!("unknown argument {other}"),
         }
@@ -140,15 +150,32 @@ async fn connect(url: &str) -> tokio_postgres::Client {
 struct Databases {
     admin: String,
     names: [String; 2],
+    /// Left on the server at the end.
+    keep: bool,
 }
 
 impl Databases {
-    fn create(rt: &Runtime, admin: &str) -> Databases {
-        let id = std::process::id();
+    /// New databases, or those of run `reuse` (kept, and not made again).
+    fn create(rt: &Runtime, admin: &str, reuse: Option<u32>, keep: bool) -> Databases {
+        let id = reuse.unwrap_or_else(std::process::id);
         let names = [
             format!("simhash_cmp_{id}"),
             format!("simhash_cmp_{id}_peer"),
         ];
+        let keep = keep || reuse.is_some();
+        if keep {
+            eprintln!(
+                "databases {} and {} are kept (--reuse {id})",
+                names[0], names[1]
+            );
+        }
+        if reuse.is_some() {
+            return Databases {
+                admin: admin.to_owned(),
+                names,
+                keep,
+            };
+        }
         rt.block_on(async {
             let client = connect(admin).await;
             for name in &names {
@@ -161,6 +188,7 @@ impl Databases {
         Databases {
             admin: admin.to_owned(),
             names,
+            keep,
         }
     }
 
@@ -171,6 +199,9 @@ impl Databases {
 
 impl Drop for Databases {
     fn drop(&mut self) {
+        if self.keep {
+            return;
+        }
         let Ok(rt) = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -428,7 +459,7 @@ fn main() {
         stored.push(fp);
     }
     let n = a.n as f64;
-    let dbs = Databases::create(&rt, &a.url);
+    let dbs = Databases::create(&rt, &a.url, a.reuse, a.keep);
     let (index_url, peer_url) = (dbs.url(0), dbs.url(1));
 
     // Loads: the index on PostgreSQL, the store, the peer.
@@ -436,19 +467,23 @@ fn main() {
         let index = PgIndex::open(&index_url, None)
             .await
             .expect("open the index");
-        let t = Instant::now();
-        let mut loader = PgLoader::new(&index, a.pg_batch);
-        loader
-            .add_all(
-                stored
-                    .iter()
-                    .enumerate()
-                    .map(|(i, &fp)| Entry::new(i as u64, Fingerprint(fp))),
-            )
-            .await
-            .expect("load a batch");
-        loader.finish().await.expect("load the last batch");
-        let took = t.elapsed().as_secs_f64();
+        // A reused database was loaded by an earlier run: no load to time (NaN).
+        let mut took = f64::NAN;
+        if a.reuse.is_none() {
+            let t = Instant::now();
+            let mut loader = PgLoader::new(&index, a.pg_batch);
+            loader
+                .add_all(
+                    stored
+                        .iter()
+                        .enumerate()
+                        .map(|(i, &fp)| Entry::new(i as u64, Fingerprint(fp))),
+                )
+                .await
+                .expect("load a batch");
+            loader.finish().await.expect("load the last batch");
+            took = t.elapsed().as_secs_f64();
+        }
         let client = connect(&index_url).await;
         let bytes: i64 = client
             .query_one(
@@ -480,9 +515,12 @@ fn main() {
     eprintln!("store: {store_load:.3} M docs/s, {store_bytes:.1} B/doc");
     let (peer_load, peer_bytes) = rt.block_on(async {
         let client = connect(&peer_url).await;
-        let t = Instant::now();
-        sql_peer::load(&client, &stored).await;
-        let took = t.elapsed().as_secs_f64();
+        let mut took = f64::NAN;
+        if a.reuse.is_none() {
+            let t = Instant::now();
+            sql_peer::load(&client, &stored).await;
+            took = t.elapsed().as_secs_f64();
+        }
         (n / took / 1e6, sql_peer::size(&client).await as f64 / n)
     });
     eprintln!("peer: {peer_load:.3} M docs/s, {peer_bytes:.1} B/doc");

@@ -1,6 +1,8 @@
 //! The writer of a service on PostgreSQL: one task per process takes every request queued
 //! (as `writer.rs` does for a store) and commits the group in one transaction under the
-//! index's writer lock ([`PgStagedBatch`]), so concurrent clients share commits. Several
+//! index's writer lock ([`PgStagedBatch`]), so concurrent clients share commits. It takes
+//! the lock before it takes the group, so that the requests that arrive while another
+//! process commits join this group rather than wait for the next one. Several
 //! service processes may write the same index: the lock orders their groups, and each group
 //! reads the next free id under it, so new ids are unique across processes.
 //!
@@ -49,20 +51,44 @@ struct PgWriter {
 
 impl PgWriter {
     async fn run(mut self, mut rx: mpsc::Receiver<WriteOp>) {
+        let index = Arc::clone(&self.index);
         while let Some(first) = rx.recv().await {
+            if matches!(first, WriteOp::Remove { .. }) {
+                let ops = take_group(first, &mut rx);
+                self.commit_ops(ops, None).await;
+                continue;
+            }
+            // The group's transaction first, then the group: the requests that arrive while
+            // another process holds the writer lock join this group instead of waiting for
+            // the next one.
+            let mut conn = match index.connection().await {
+                Ok(conn) => conn,
+                Err(e) => {
+                    let ops = take_group(first, &mut rx);
+                    self.commit_ops(ops, Some(Err(e))).await;
+                    continue;
+                }
+            };
+            let opened = index.staged_batch(&mut conn).await;
             let ops = take_group(first, &mut rx);
-            self.commit_ops(ops).await;
+            self.commit_ops(ops, Some(opened)).await;
         }
     }
 
-    /// Commits `ops` in order: each run of inserts as one group, removals between runs.
-    async fn commit_ops(&mut self, ops: Vec<WriteOp>) {
+    /// Commits `ops` in order: each run of inserts as one group, removals between runs. The
+    /// first run goes into `opened` if given (`ops` then starts with an insert).
+    async fn commit_ops(
+        &mut self,
+        ops: Vec<WriteOp>,
+        mut opened: Option<simhash_store::Result<PgStagedBatch<'_>>>,
+    ) {
         let mut run = Vec::new();
         for op in ops {
             match Step::from(op) {
                 Step::Insert(request, reply) => run.push((request, reply)),
                 Step::Remove(id, reply) => {
-                    self.commit_group(std::mem::take(&mut run)).await;
+                    self.commit_group(std::mem::take(&mut run), opened.take())
+                        .await;
                     let removed = self.index.remove(id).await.map_err(ApiError::from);
                     if removed == Ok(true) {
                         self.metrics.committed(1);
@@ -71,18 +97,22 @@ impl PgWriter {
                 }
             }
         }
-        self.commit_group(run).await;
+        self.commit_group(run, opened.take()).await;
     }
 
-    /// Commits a run of insert requests in one transaction; on an error that is not the
-    /// database's unavailability, each request alone.
-    async fn commit_group(&mut self, run: Vec<(Request, Reply)>) {
+    /// Commits a run of insert requests in one transaction (`opened`, if given); on an error
+    /// that is not the database's unavailability, each request alone.
+    async fn commit_group(
+        &mut self,
+        run: Vec<(Request, Reply)>,
+        opened: Option<simhash_store::Result<PgStagedBatch<'_>>>,
+    ) {
         if run.is_empty() {
             return;
         }
         let (requests, replies): (Vec<Request>, Vec<Reply>) = run.into_iter().unzip();
         let ids = self.ids;
-        let committed = self.commit(&requests).await;
+        let committed = self.commit(&requests, opened).await;
         if committed.is_err() {
             self.ids = ids;
         }
@@ -94,7 +124,7 @@ impl PgWriter {
             }
             Err(e) if requests.len() > 1 && !e.is_unavailable() => {
                 for pair in requests.into_iter().zip(replies) {
-                    Box::pin(self.commit_group(vec![pair])).await;
+                    Box::pin(self.commit_group(vec![pair], None)).await;
                 }
             }
             Err(e) => {
@@ -106,10 +136,22 @@ impl PgWriter {
         }
     }
 
-    /// Stages and commits `requests`; returns each request's answer.
-    async fn commit(&mut self, requests: &[Request]) -> Result<Vec<Decided>, GroupError> {
-        let mut conn = self.index.connection().await?;
-        let mut batch = self.index.staged_batch(&mut conn).await?;
+    /// Stages and commits `requests` in `opened`, or a batch of its own; returns each
+    /// request's answer.
+    async fn commit(
+        &mut self,
+        requests: &[Request],
+        opened: Option<simhash_store::Result<PgStagedBatch<'_>>>,
+    ) -> Result<Vec<Decided>, GroupError> {
+        let index = Arc::clone(&self.index);
+        let mut conn;
+        let mut batch = match opened {
+            Some(opened) => opened?,
+            None => {
+                conn = index.connection().await?;
+                index.staged_batch(&mut conn).await?
+            }
+        };
         match batch.next_id() {
             Some(0) => {}
             Some(next) => self.ids.give(next - 1),
