@@ -1,4 +1,4 @@
-//! A `simhash-store serve` process of this build and a blocking keep-alive HTTP/1.1 client
+//! A `simhash-store serve` process (of this build unless told otherwise) and a blocking keep-alive HTTP/1.1 client
 //! for it: what the PostgreSQL service benches need (the store's service bench has its own
 //! tokio load generator, `http_load.rs`).
 
@@ -14,9 +14,12 @@ pub struct Service {
 
 impl Service {
     /// Starts the service of this build with `args` (`--store DIR`, `--postgres URL`, ...)
-    /// and waits for the address it prints.
+    /// and waits for the address it prints. `SIMHASH_BENCH_SERVE_BIN` names another
+    /// `simhash-store` binary to start instead (to compare two builds on one workload).
     pub fn start(args: &[&str]) -> Service {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_simhash-store"))
+        let bin = std::env::var_os("SIMHASH_BENCH_SERVE_BIN")
+            .unwrap_or_else(|| env!("CARGO_BIN_EXE_simhash-store").into());
+        let mut child = Command::new(bin)
             .args(["serve", "--quiet", "--listen", "127.0.0.1:0"])
             .args(args)
             .stdout(Stdio::piped())
