@@ -287,21 +287,20 @@ impl Deltas {
                 None => uncounted.push(run[0]),
             }
         }
+        // The others are counted group by group, through the primary key (see
+        // [`READ_GROUPS`]).
+        const COUNT_DUE: &str = "SELECT g.grp FROM unnest($1::integer[]) AS g(grp)
+            WHERE (SELECT count(*) FROM simhash_deltas AS d WHERE d.grp = g.grp) >= $2";
         let counted_due: Vec<i32> = if uncounted.is_empty() {
             Vec::new()
         } else {
             client
-            .query(
-                // Counted group by group, through the primary key (see [`READ_GROUPS`]).
-                "SELECT g.grp FROM unnest($1::integer[]) AS g(grp)
-                 WHERE (SELECT count(*) FROM simhash_deltas WHERE simhash_deltas.grp = g.grp) >= $2",
-                &[&uncounted, &FOLD_AT],
-            )
-            .await
-            .map_err(pg_error("count block entries to fold"))?
-            .iter()
-            .map(|row| col(row, 0))
-            .collect::<Result<_>>()?
+                .query(COUNT_DUE, &[&uncounted, &FOLD_AT])
+                .await
+                .map_err(pg_error("count block entries to fold"))?
+                .iter()
+                .map(|row| col(row, 0))
+                .collect::<Result<_>>()?
         };
         due.extend(counted_due);
         due.sort_unstable();
