@@ -108,7 +108,7 @@ def test_readmes_have_python_examples():
 
 @pytest.mark.parametrize("name, code", BLOCKS, ids=[n for n, _ in BLOCKS])
 def test_readme_examples_run(name, code, tmp_path, monkeypatch):
-    """Examples written as a session (``>>>``) print what they show; others run."""
+    """Examples written as interpreter input (``>>>``) print what they show; others run."""
     monkeypatch.chdir(tmp_path)
     if ">>>" not in code:
         exec(compile(code, name, "exec"), {"__name__": "readme_example"})
@@ -305,7 +305,7 @@ def service_python_example() -> str:
 
 
 def test_service_doc_python_example_prints_what_it_shows(doc_server):
-    """The Python client's example, a session run against a new store, prints what it shows
+    """The Python client's example, interpreter input run against a new store, prints what it shows
     (its query finds the page it inserted)."""
     code = service_python_example().replace("http://127.0.0.1:7700", doc_server)
     assert code != service_python_example(), "the example names no server address"

@@ -124,9 +124,12 @@ impl GroupsRead {
         Ok(read)
     }
 
-    /// The number of delta rows read of group `grp`.
-    pub(crate) fn delta_count(&self, grp: i32) -> usize {
-        self.deltas.get(&grp).map_or(0, Vec::len)
+    /// The number of delta rows read of each of `groups` (groups this read read).
+    pub(crate) fn delta_counts(&self, groups: &[i32]) -> HashMap<i32, usize> {
+        groups
+            .iter()
+            .map(|&grp| (grp, self.deltas.get(&grp).map_or(0, Vec::len)))
+            .collect()
     }
 
     /// Calls `found(id, fingerprint, distance)` for every entry of group `grp` within `k`

@@ -357,25 +357,21 @@ async fn query_on(
     fps: &[Fingerprint],
     k: u32,
 ) -> Result<Vec<Vec<Match>>> {
-    Ok(query_counting(client, fps, k).await?.0)
+    Ok(query_reading(client, fps, k).await?.0)
 }
 
-/// [`query_on`], and the number of delta rows of every group it read.
-async fn query_counting(
+/// [`query_on`], with the groups it read (sorted) and what it read of them.
+async fn query_reading(
     client: &impl GenericClient,
     fps: &[Fingerprint],
     k: u32,
-) -> Result<(Vec<Vec<Match>>, HashMap<i32, usize>)> {
+) -> Result<(Vec<Vec<Match>>, Vec<i32>, GroupsRead)> {
     let k = k.min(MAX_DISTANCE);
     let probes: Vec<Vec<(i32, u32)>> = fps.iter().map(|fp| groups::probes(fp.0, k)).collect();
     let mut wanted: Vec<i32> = probes.iter().flatten().map(|&(g, _)| g).collect();
     wanted.sort_unstable();
     wanted.dedup();
     let read = GroupsRead::read(client, &wanted).await?;
-    let counts = wanted
-        .iter()
-        .map(|&grp| (grp, read.delta_count(grp)))
-        .collect();
     let mut found: Vec<Vec<(u64, u64, u32)>> = Vec::with_capacity(fps.len());
     for (fp, probes) in fps.iter().zip(&probes) {
         let mut matches = Vec::new();
@@ -395,7 +391,7 @@ async fn query_counting(
         .map(|&(id, _, _)| id as i64)
         .collect();
     if ids.is_empty() {
-        return Ok((found.iter().map(|_| Vec::new()).collect(), counts));
+        return Ok((found.iter().map(|_| Vec::new()).collect(), wanted, read));
     }
     ids.sort_unstable();
     ids.dedup();
@@ -439,5 +435,5 @@ async fn query_counting(
                 .collect()
         })
         .collect();
-    Ok((matches, counts))
+    Ok((matches, wanted, read))
 }

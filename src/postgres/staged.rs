@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use deadpool_postgres::Transaction;
 
 use super::write::{begin, upsert, BlockWrites, ReadBefore};
-use super::{col, connection, pg_error, query_counting, PgIndex};
+use super::{col, connection, pg_error, query_reading, PgIndex};
 use crate::dedup::{InsertOutcome, KeyHolder};
 use crate::error::{Error, Result};
 use crate::fingerprint::Fingerprint;
@@ -41,9 +41,8 @@ pub struct PgStagedBatch<'c> {
     /// Stored documents within `read_k` of each fingerprint read ahead.
     near: HashMap<u64, Vec<Match>>,
     read_k: u32,
-    /// The stored holder of each key read ahead.
-    owners: HashMap<String, Option<u64>>,
-    /// What the commit's upsert need not read again.
+    /// The stored holder of each key read ahead and the delta rows of each group read ahead,
+    /// which the commit's upsert need not read again.
     before: ReadBefore,
     /// Past every stored id; `None` once id 2^64-1 is stored.
     next_id: Option<u64>,
@@ -97,7 +96,6 @@ impl PgIndex {
             pending: PendingAdds::default(),
             near: HashMap::new(),
             read_k: 0,
-            owners: HashMap::new(),
             before: ReadBefore::default(),
             next_id,
         })
@@ -131,7 +129,10 @@ impl PgStagedBatch<'_> {
         let mut fps: Vec<Fingerprint> = fps.to_vec();
         fps.sort_unstable_by_key(|fp| fp.0);
         fps.dedup();
-        let (found, deltas) = query_counting(&self.tx, &fps, k).await?;
+        let (found, deltas) = {
+            let (found, groups, read) = query_reading(&self.tx, &fps, k).await?;
+            (found, read.delta_counts(&groups))
+        };
         self.near = fps.iter().map(|fp| fp.0).zip(found).collect();
         self.read_k = k;
         let wanted: Vec<&[u8]> = keys.iter().map(|k| k.as_bytes()).collect();
@@ -143,22 +144,12 @@ impl PgStagedBatch<'_> {
             )
             .await
             .map_err(pg_error("read keys"))?;
-        self.owners = keys.iter().map(|&k| (k.to_owned(), None)).collect();
+        let mut owners: HashMap<Vec<u8>, Option<u64>> =
+            wanted.iter().map(|&k| (k.to_vec(), None)).collect();
         for row in rows {
-            let key = col::<Vec<u8>>(&row, 0)?;
-            let id = col::<i64>(&row, 1)? as u64;
-            if let Ok(key) = String::from_utf8(key) {
-                self.owners.insert(key, Some(id));
-            }
+            owners.insert(col::<Vec<u8>>(&row, 0)?, Some(col::<i64>(&row, 1)? as u64));
         }
-        self.before = ReadBefore {
-            owners: self
-                .owners
-                .iter()
-                .map(|(key, &owner)| (key.as_bytes().to_vec(), owner))
-                .collect(),
-            deltas,
-        };
+        self.before = ReadBefore { owners, deltas };
         Ok(())
     }
 
@@ -177,8 +168,9 @@ impl PgStagedBatch<'_> {
             return Ok(owner.map(|(at, id)| KeyHolder::Staged { id, at }));
         }
         let stored = self
+            .before
             .owners
-            .get(key)
+            .get(key.as_bytes())
             .ok_or_else(|| Self::not_read("a key"))?;
         Ok(stored
             .filter(|&id| !self.pending.displace(id, None))
